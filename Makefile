@@ -1,0 +1,21 @@
+# Two commands do all the set-up on a fresh machine: `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test serve bench
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/navmcp demo
+
+serve: $(STAMP)
+	$(VENV)/bin/navmcp serve
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest

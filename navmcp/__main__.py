@@ -1,0 +1,3 @@
+from navmcp.cli import main
+
+raise SystemExit(main())

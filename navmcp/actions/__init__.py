@@ -1,0 +1,167 @@
+"""The action table: name → pages it lives on → params model → who/when rules → handler.
+
+The same two rules filter a page's listing and gate the execution (inside the write transaction,
+on fresh data), so the page can never offer what the executor refuses or the reverse.
+`who` answers "may this user do it here?" (refusal: 403); `when` answers "is it possible in this
+state?" (refusal: 409). Each returns None when allowed, else a reason written for the agent.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from navmcp.errors import ActionUnavailable, InvalidParams
+from navmcp.pages import Request
+
+Rule = Callable[[Request], "str | None"]
+
+
+class Params(BaseModel):
+    """Base of every params model: unknown parameters are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class NoParams(Params):
+    pass
+
+
+@dataclass(frozen=True)
+class Outcome:
+    message: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    on: tuple[str, ...]
+    description: str
+    run: Callable[[Request, Any], Outcome]
+    params: type[Params] = NoParams
+    who: Rule | None = None
+    when: Rule | None = None
+
+    @functools.cached_property
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.params.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return schema
+
+    def refusal(self, req: Request) -> tuple[str, bool] | None:
+        """(reason, forbidden) when the action is not valid here, else None."""
+        if self.who and (reason := self.who(req)):
+            return reason, True
+        if self.when and (reason := self.when(req)):
+            return reason, False
+        return None
+
+    def parse(self, raw: dict[str, Any] | None, req: Request, available: list[str]) -> Params:
+        try:
+            return self.params.model_validate({} if raw is None else raw)
+        except ValidationError as e:
+            raise InvalidParams(describe_validation(self, e), url=req.url, available=available) from None
+
+
+def describe_validation(action: Action, error: ValidationError) -> str:
+    """Pydantic's errors as one teaching sentence per field, with the parameters that exist."""
+    fields = action.input_schema.get("properties", {})
+    lines = []
+    for err in error.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "params"
+        if err["type"] == "extra_forbidden":
+            lines.append(f"unknown parameter '{loc}'")
+        elif err["type"] == "missing":
+            lines.append(f"'{loc}' is required")
+        else:
+            lines.append(f"'{loc}': {err['msg']}")
+    names = ", ".join(f"{n}{'' if n in action.input_schema.get('required', []) else '?'}" for n in fields) or "none"
+    return f"invalid parameters for {action.name}: " + "; ".join(lines) + f". Parameters of {action.name}: {names}."
+
+
+def param_docs(action: Action) -> list[dict[str, Any]]:
+    """The parameters as the page lists them: name, type, required, allowed values, description."""
+    schema = action.input_schema
+    defs = schema.get("$defs", {})
+    docs = []
+    for name, prop in schema.get("properties", {}).items():
+        docs.append({
+            "name": name,
+            "type": _type_name(prop, defs),
+            "required": name in schema.get("required", []),
+            "allowed": _allowed(prop),
+            "description": prop.get("description") or next(
+                (p["description"] for p in prop.get("anyOf", []) if "description" in p), ""),
+        })
+    return docs
+
+
+def _type_name(prop: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        target = defs[prop["$ref"].rsplit("/", 1)[-1]]
+        fields = ", ".join(target.get("properties", {}))
+        return "{" + fields + "}"
+    if "anyOf" in prop:
+        kinds = [_type_name(p, defs) for p in prop["anyOf"] if p.get("type") != "null"]
+        return " or ".join(kinds)
+    if prop.get("type") == "array":
+        return f"list of {_type_name(prop.get('items', {}), defs)}"
+    if "enum" in prop or "const" in prop:
+        return "string"
+    return prop.get("type", "any")
+
+
+def _allowed(prop: dict[str, Any]) -> list[Any] | None:
+    for candidate in [prop, *prop.get("anyOf", [])]:
+        if "enum" in candidate:
+            return candidate["enum"]
+    return None
+
+
+from navmcp.actions import commitments, decisions, notes, studios  # noqa: E402
+
+ACTIONS: list[Action] = [*studios.ACTIONS, *notes.ACTIONS, *decisions.ACTIONS, *commitments.ACTIONS]
+
+
+def _by_page(actions: list[Action]) -> dict[str, dict[str, Action]]:
+    table: dict[str, dict[str, Action]] = {}
+    for action in actions:
+        for page in action.on:
+            if action.name in table.setdefault(page, {}):
+                raise RuntimeError(f"action {action.name!r} declared twice on page {page!r}")
+            table[page][action.name] = action
+    return table
+
+
+BY_PAGE = _by_page(ACTIONS)
+
+
+def available(page: str, req: Request) -> list[Action]:
+    return [a for a in BY_PAGE.get(page, {}).values() if a.refusal(req) is None]
+
+
+def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
+    """The action if valid here now, else `ActionUnavailable` naming the reason and what is valid."""
+    valid = [a.name for a in available(page, req)]
+    action = BY_PAGE.get(page, {}).get(name)
+    if action is None:
+        raise ActionUnavailable(
+            f"{name} is not an action of {req.path}. " + _valid_here(valid), url=req.url, available=valid)
+    refused = action.refusal(req)
+    if refused:
+        reason, forbidden = refused
+        raise ActionUnavailable(
+            f"{name} is not available: {reason}. " + _valid_here(valid),
+            url=req.url, available=valid, forbidden=forbidden)
+    return action, valid
+
+
+def _valid_here(valid: list[str]) -> str:
+    return f"Available here: {', '.join(valid)}." if valid else "No actions are available here for you."

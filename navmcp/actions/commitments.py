@@ -1,0 +1,64 @@
+"""Actions on commitments: join, leave, close. A commitment that reaches its limit closes."""
+
+from __future__ import annotations
+
+from navmcp import domain
+from navmcp.actions import Action, Outcome, Params
+from navmcp.actions import rules
+from navmcp.identity import now
+from navmcp.pages import Request
+
+
+def join_commitment(req: Request, p: Params) -> Outcome:
+    item = req.item
+    if req.facts["joined"]:
+        return Outcome("You had already joined; nothing changed.", req.path)
+    req.tx.execute("INSERT INTO participants (commitment_id, user_id, joined_at) VALUES (?, ?, ?)",
+                   (item["id"], req.user["id"], now()))
+    count = req.facts["count"] + 1
+    message = f"Joined ({count} of critical mass {item['critical_mass']}"
+    message += f", limit {item['participant_limit']})." if item["participant_limit"] else ")."
+    if count == item["critical_mass"]:
+        message += " Critical mass reached."
+    if item["participant_limit"] is not None and count >= item["participant_limit"]:
+        req.tx.execute("UPDATE items SET closed_at = ?, updated_at = ? WHERE id = ?", (now(), now(), item["id"]))
+        message += " The limit is reached: the commitment is now closed."
+    else:
+        domain.touch(req.tx, item["id"])
+    return Outcome(message, req.path)
+
+
+def join_open(req: Request) -> str | None:
+    # Joining twice is harmless, even once the commitment has closed behind you.
+    return None if req.facts.get("joined") else rules.is_open(req)
+
+
+def leave_commitment(req: Request, p: Params) -> Outcome:
+    req.tx.execute("DELETE FROM participants WHERE commitment_id = ? AND user_id = ?", (req.item["id"], req.user["id"]))
+    domain.touch(req.tx, req.item["id"])
+    return Outcome("You left the commitment.", req.path)
+
+
+def joined_and_open(req: Request) -> str | None:
+    return rules.is_open(req) or (None if req.facts.get("joined") else "you have not joined it")
+
+
+def close_commitment(req: Request, p: Params) -> Outcome:
+    req.tx.execute("UPDATE items SET closed_at = ?, updated_at = ? WHERE id = ?", (now(), now(), req.item["id"]))
+    reached = req.facts["count"] >= req.item["critical_mass"]
+    return Outcome("Commitment closed " + ("with critical mass reached." if reached else
+                   f"short of critical mass ({req.facts['count']} of {req.item['critical_mass']})."), req.path)
+
+
+def not_closed(req: Request) -> str | None:
+    return "it is already closed" if req.item["closed_at"] else None
+
+
+ACTIONS = [
+    Action("join_commitment", ("commitment",), "Join; joining twice is harmless.", join_commitment,
+           who=rules.member, when=join_open),
+    Action("leave_commitment", ("commitment",), "Leave a commitment you joined.", leave_commitment,
+           who=rules.member, when=joined_and_open),
+    Action("close_commitment", ("commitment",), "Close the commitment to new participants.", close_commitment,
+           who=rules.creator, when=not_closed),
+]

@@ -1,0 +1,81 @@
+"""Actions on decisions: options, acceptance votes, closing."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from navmcp import domain
+from navmcp.actions import Action, Outcome, Params
+from navmcp.actions import rules
+from navmcp.actions.fields import Title
+from navmcp.errors import ActionFailed
+from navmcp.identity import now
+from navmcp.pages import Request
+
+
+class AddOption(Params):
+    title: Title
+
+
+def add_option(req: Request, p: AddOption) -> Outcome:
+    domain.insert_option(req.tx, req.user, req.item["id"], p.title)
+    domain.touch(req.tx, req.item["id"])
+    return Outcome(f"Added option {p.title!r}.", req.path)
+
+
+class Ballot(Params):
+    option: str = Field(min_length=1, max_length=200, description="an option's id or its exact title")
+    accept: bool = Field(True, description="you could live with this option")
+    prefer: bool = Field(False, description="this is the option you want most")
+
+
+class Vote(Params):
+    votes: list[Ballot] = Field(min_length=1, max_length=50,
+                                description="one entry per option you vote on; voting again replaces your vote")
+
+
+def vote(req: Request, p: Vote) -> Outcome:
+    options = req.facts["options"]
+    by_id = {o["id"]: o for o in options}
+    by_title = {o["title"]: o for o in options}
+    chosen = {}
+    for ballot in p.votes:
+        option = by_id.get(ballot.option) or by_title.get(ballot.option)
+        if option is None:
+            names = "; ".join(f"{o['id']} ({o['title']})" for o in options) or "none yet (add_option first)"
+            raise ActionFailed(f"vote failed: no option {ballot.option!r}. Options: {names}")
+        chosen[option["id"]] = (option, ballot)
+    decision_id, uid, stamp = req.item["id"], req.user["id"], now()
+    replaced = req.tx.execute("DELETE FROM votes WHERE decision_id = ? AND user_id = ?", (decision_id, uid))
+    for option, ballot in chosen.values():
+        req.tx.execute(
+            "INSERT INTO votes (decision_id, option_id, user_id, accept, prefer, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (decision_id, option["id"], uid, int(ballot.accept), int(ballot.prefer), stamp))
+    summary = ", ".join(
+        f"{o['title']!r}: {'accept' if b.accept else 'reject'}{' + prefer' if b.prefer else ''}" for o, b in chosen.values())
+    return Outcome(("Vote replaced: " if replaced else "Vote recorded: ") + summary + ".", req.path)
+
+
+def has_options(req: Request) -> str | None:
+    return None if req.facts.get("options") else "the decision has no options yet; add_option first"
+
+
+def open_with_options(req: Request) -> str | None:
+    return rules.is_open(req) or has_options(req)
+
+
+def close_decision(req: Request, p: Params) -> Outcome:
+    req.tx.execute("UPDATE items SET closed_at = ?, updated_at = ? WHERE id = ?", (now(), now(), req.item["id"]))
+    result = domain.winners(domain.tally(req.tx, req.item["id"]))
+    said = " / ".join(repr(o["title"]) for o in result) if result else "no option was accepted"
+    return Outcome(f"Decision closed. Result: {said}.", req.path)
+
+
+ACTIONS = [
+    Action("add_option", ("decision",), "Add an option to vote on.", add_option, AddOption,
+           who=rules.member, when=rules.is_open),
+    Action("vote", ("decision",), "Vote: accept or reject options and mark the ones you prefer.", vote, Vote,
+           who=rules.member, when=open_with_options),
+    Action("close_decision", ("decision",), "Close voting and fix the result.", close_decision,
+           who=rules.creator_or_admin, when=rules.is_open),
+]

@@ -1,0 +1,52 @@
+"""Parameter types shared by the action models, with the limits that keep pages bounded."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
+
+
+def _one_line(value: str) -> str:
+    if any(ch in value for ch in "\r\n\x00") or any(ord(ch) < 32 and ch != "\t" for ch in value):
+        raise ValueError("must be a single line without control characters")
+    return value
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def _deadline(value: object) -> str:
+    """An ISO date or date-time in the future, stored as UTC text."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError("must be an ISO 8601 date or date-time, e.g. 2026-12-01 or 2026-12-01T17:00:00Z") from None
+    elif isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    else:
+        raise ValueError("must be an ISO 8601 date or date-time string")
+    if isinstance(value, str) and len(value) == 10:  # a bare date means the end of that day
+        moment = moment.replace(hour=23, minute=59, second=59)
+    moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    if moment <= datetime.now(timezone.utc):
+        raise ValueError("must be in the future")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), AfterValidator(_one_line)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), AfterValidator(_one_line)]
+Body = Annotated[str, StringConstraints(min_length=1, max_length=100_000), AfterValidator(_no_nul)]
+ShortText = Annotated[str, StringConstraints(max_length=5_000), AfterValidator(_no_nul)]
+Comment = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20_000), AfterValidator(_no_nul)]
+Handle = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
+Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
+Tags = Annotated[list[Tag], Field(max_length=10, description="lowercase tags, e.g. [\"planning\", \"q4\"]")]
+Deadline = Annotated[str, BeforeValidator(_deadline), Field(description="ISO 8601 date or date-time in the future (UTC if no zone)")]

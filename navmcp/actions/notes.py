@@ -1,0 +1,89 @@
+"""Actions on notes and the comment action every item shares."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from navmcp import domain
+from navmcp.actions import Action, Outcome, Params
+from navmcp.actions import rules
+from navmcp.actions.fields import Body, Comment, Tags, Title
+from navmcp.identity import new_id, now
+from navmcp.pages import Request
+
+
+class AddComment(Params):
+    body: Comment = Field(description="markdown text")
+
+
+def add_comment(req: Request, p: AddComment) -> Outcome:
+    req.tx.execute(
+        "INSERT INTO comments (id, item_id, studio_id, body, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (new_id(), req.item["id"], req.studio["id"], p.body, req.user["id"], now()))
+    domain.link_mentions(req.tx, req.studio, req.item["id"], p.body)
+    domain.touch(req.tx, req.item["id"])
+    return Outcome("Comment added.", req.path)
+
+
+def confirm_read(req: Request, p: Params) -> Outcome:
+    req.tx.execute("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                   (req.item["id"], req.user["id"], now()))
+    return Outcome("Confirmed that you read this note.", req.path)
+
+
+def not_confirmed(req: Request) -> str | None:
+    return "you already confirmed reading it" if req.facts.get("confirmed") else None
+
+
+class EditNote(Params):
+    title: Title | None = None
+    body: Body | None = Field(None, description="replaces the whole body")
+    tags: Tags | None = Field(None, description="replaces the tags")
+
+    @model_validator(mode="after")
+    def _something(self):
+        if self.title is None and self.body is None and self.tags is None:
+            raise ValueError("give at least one of title, body, tags")
+        return self
+
+
+def edit_note(req: Request, p: EditNote) -> Outcome:
+    item = req.item
+    title = item["title"] if p.title is None else p.title
+    body = item["body"] if p.body is None else p.body
+    req.tx.execute("UPDATE items SET title = ?, body = ?, updated_at = ? WHERE id = ?", (title, body, now(), item["id"]))
+    if p.body is not None:
+        req.tx.execute("DELETE FROM links WHERE from_item = ?", (item["id"],))
+        domain.link_mentions(req.tx, req.studio, item["id"], body)
+    if p.tags is not None:
+        req.tx.execute("DELETE FROM item_tags WHERE item_id = ?", (item["id"],))
+        domain.set_tags(req.tx, item["id"], p.tags)
+    changed = [name for name in ("title", "body", "tags") if getattr(p, name) is not None]
+    return Outcome(f"Updated the note's {', '.join(changed)}.", req.path)
+
+
+def _set_pin(value: int):
+    def run(req: Request, p: Params) -> Outcome:
+        req.tx.execute("UPDATE items SET pinned = ? WHERE id = ?", (value, req.item["id"]))
+        return Outcome("Pinned to the studio feed." if value else "Unpinned.", req.path)
+    return run
+
+
+def pinned(req: Request) -> str | None:
+    return None if req.item["pinned"] else "it is not pinned"
+
+
+def unpinned(req: Request) -> str | None:
+    return "it is already pinned" if req.item["pinned"] else None
+
+
+ITEM_PAGES = ("note", "decision", "commitment")
+
+ACTIONS = [
+    Action("add_comment", ITEM_PAGES, "Comment on this item.", add_comment, AddComment, who=rules.member),
+    Action("confirm_read", ("note",), "Confirm that you have read this note.", confirm_read,
+           who=rules.member, when=not_confirmed),
+    Action("edit_note", ("note",), "Change the note's title, body or tags.", edit_note, EditNote, who=rules.author),
+    Action("pin", ("note",), "Pin this note to the top of the studio feed.", _set_pin(1), who=rules.admin, when=unpinned),
+    Action("unpin", ("note",), "Remove this note from the pinned items.", _set_pin(0), who=rules.admin, when=pinned),
+]

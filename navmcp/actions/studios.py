@@ -1,0 +1,139 @@
+"""Actions on studios: creating one, its members, and creating items in it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from navmcp import domain
+from navmcp.actions import Action, Outcome, Params
+from navmcp.actions import rules
+from navmcp.actions.fields import Body, Deadline, Handle, Name, ShortText, Tags, Title
+from navmcp.errors import ActionFailed
+from navmcp.identity import new_id, now, user_by_handle
+from navmcp.pages import Request
+
+class CreateStudio(Params):
+    handle: Handle = Field(description="URL name: lowercase letters, digits, '-' (e.g. 'team')")
+    name: Name = Field(description="display name")
+    description: ShortText = Field("", description="what the studio is for")
+
+
+def create_studio(req: Request, p: CreateStudio) -> Outcome:
+    if req.tx.one("SELECT 1 FROM studios WHERE handle = ?", (p.handle,)):
+        raise ActionFailed(f"create_studio failed: the handle {p.handle!r} is taken; choose another")
+    sid, stamp = new_id(), now()
+    req.tx.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   (sid, p.handle, p.name, p.description, req.user["id"], stamp))
+    req.tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, 'admin', ?)",
+                   (sid, req.user["id"], stamp))
+    req.studio = {"id": sid, "handle": p.handle}
+    return Outcome(f"Created studio {p.name!r}; you are its admin.", f"/studios/{p.handle}")
+
+
+class AddMember(Params):
+    handle: Handle = Field(description="handle of an existing user")
+    role: Literal["member", "admin"] = Field("member", description="role in this studio")
+
+
+def add_member(req: Request, p: AddMember) -> Outcome:
+    user = user_by_handle(req.tx, p.handle)
+    if user is None:
+        raise ActionFailed(f"add_member failed: no user {p.handle!r} (create one with `navmcp user add {p.handle}`)")
+    changed = req.tx.execute(
+        """INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (studio_id, user_id) DO UPDATE SET role = excluded.role""",
+        (req.studio["id"], user["id"], p.role, now()))
+    _keep_an_admin(req)
+    return Outcome(f"@{p.handle} is now {'an admin' if p.role == 'admin' else 'a member'} of this studio."
+                   if changed else f"@{p.handle} was already there.", req.path)
+
+
+class RemoveMember(Params):
+    handle: Handle = Field(description="handle of a current member")
+
+
+def remove_member(req: Request, p: RemoveMember) -> Outcome:
+    user = user_by_handle(req.tx, p.handle)
+    removed = user and req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?",
+                                      (req.studio["id"], user["id"]))
+    if not removed:
+        raise ActionFailed(f"remove_member failed: @{p.handle} is not a member of this studio")
+    _keep_an_admin(req)
+    return Outcome(f"Removed @{p.handle} from this studio.", req.path)
+
+
+def _keep_an_admin(req: Request) -> None:
+    if not req.tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ? AND role = 'admin'", (req.studio["id"],)):
+        raise ActionFailed("refused: a studio must keep at least one admin")
+
+
+class CreateNote(Params):
+    title: Title
+    body: Body = Field(description="markdown text; mention another item's URL to link them")
+    tags: Tags = []
+
+
+def create_note(req: Request, p: CreateNote) -> Outcome:
+    item = domain.insert_item(req.tx, req.studio, req.user, "note", p.title, p.body, p.tags)
+    return Outcome(f"Created note {p.title!r}.", domain.item_url(req.studio["handle"], item))
+
+
+class CreateDecision(Params):
+    question: Title = Field(description="the question to decide")
+    description: ShortText = ""
+    options: list[Title] = Field([], max_length=50, description="initial option titles")
+    deadline: Deadline | None = None
+    tags: Tags = []
+
+    @model_validator(mode="after")
+    def _distinct(self):
+        if len(set(self.options)) != len(self.options):
+            raise ValueError("options must be distinct")
+        return self
+
+
+def create_decision(req: Request, p: CreateDecision) -> Outcome:
+    item = domain.insert_item(req.tx, req.studio, req.user, "decision", p.question, p.description, p.tags,
+                              deadline=p.deadline)
+    for title in p.options:
+        domain.insert_option(req.tx, req.user, item["id"], title)
+    return Outcome(f"Created decision {p.question!r} with {len(p.options)} option(s).",
+                   domain.item_url(req.studio["handle"], item))
+
+
+class CreateCommitment(Params):
+    title: Title
+    description: ShortText = ""
+    critical_mass: int = Field(ge=1, le=100_000, description="participants needed for it to take effect")
+    limit: int | None = Field(None, ge=1, le=100_000, description="most participants; reaching it closes the commitment")
+    deadline: Deadline | None = None
+    tags: Tags = []
+
+    @model_validator(mode="after")
+    def _limit_reachable(self):
+        if self.limit is not None and self.limit < self.critical_mass:
+            raise ValueError("limit must be at least critical_mass")
+        return self
+
+
+def create_commitment(req: Request, p: CreateCommitment) -> Outcome:
+    item = domain.insert_item(req.tx, req.studio, req.user, "commitment", p.title, p.description, p.tags,
+                              deadline=p.deadline, critical_mass=p.critical_mass, participant_limit=p.limit)
+    return Outcome(f"Created commitment {p.title!r} (critical mass {p.critical_mass}).",
+                   domain.item_url(req.studio["handle"], item))
+
+
+ACTIONS = [
+    Action("create_studio", ("home",), "Create a studio; you become its admin.", create_studio, CreateStudio),
+    Action("add_member", ("members",), "Add a user to this studio, or change their role.", add_member, AddMember,
+           who=rules.admin),
+    Action("remove_member", ("members",), "Remove a member from this studio.", remove_member, RemoveMember,
+           who=rules.admin),
+    Action("create_note", ("studio",), "Write a note; returns its URL.", create_note, CreateNote, who=rules.member),
+    Action("create_decision", ("studio",), "Ask a question the studio decides by acceptance voting; returns its URL.",
+           create_decision, CreateDecision, who=rules.member),
+    Action("create_commitment", ("studio",), "Propose something that happens once enough people join; returns its URL.",
+           create_commitment, CreateCommitment, who=rules.member),
+]

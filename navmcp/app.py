@@ -1,0 +1,69 @@
+"""The application object: configuration, and the store, secret and workspace it opens lazily.
+
+Nothing is opened at construction, so a server answers `initialize` before touching the disk.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import TYPE_CHECKING
+
+from navmcp import __version__
+from navmcp.config import Config
+from navmcp.errors import AuthError
+
+if TYPE_CHECKING:
+    from navmcp.store import Row, Store
+    from navmcp.workspace import Workspace
+
+INSTRUCTIONS = (
+    "navmcp is a team workspace (studios with notes, decisions, commitments) that you use like a website. "
+    "Call navigate('/') to see your studios and what awaits you, or navigate('/help') for the URL map. "
+    "Every page lists the actions valid there; run one with execute_action(action, params, url). "
+    "Mention page URLs to people: they open the same pages in their browser."
+)
+
+
+class App:
+    def __init__(self, config: Config | None = None):
+        self.config = config or Config.from_env()
+        self._lock = threading.Lock()
+
+    @functools.cached_property
+    def store(self) -> "Store":
+        from navmcp.store import open_store
+
+        return open_store(self.config.home, self.config.database_url)
+
+    @functools.cached_property
+    def secret(self) -> bytes:
+        from navmcp.identity import load_secret
+
+        return load_secret(self.config.home)
+
+    @functools.cached_property
+    def workspace(self) -> "Workspace":
+        from navmcp.workspace import Workspace
+
+        return Workspace(self.store)
+
+    @property
+    def embedded(self) -> bool:
+        return not self.config.database_url
+
+    def authenticate(self, token: str | None) -> "Row":
+        """The user a call acts as. No token means the local owner, and only on the embedded store."""
+        from navmcp.identity import resolve_user
+
+        if token is None and not self.embedded:
+            raise AuthError("a token is required with a hosted store: set NAVMCP_TOKEN")
+        return resolve_user(self.store, self.secret, token)
+
+    def connection(self, token: str | None):
+        """A fresh MCP protocol connection bound to a new session of this app."""
+        from navmcp.protocol import Connection
+        from navmcp.tools import Session
+
+        session = Session(self, token)
+        return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS)

@@ -1,0 +1,63 @@
+"""Typed faults of the workspace. The MCP tools and the web app each turn them into answers in one
+place; the messages are written for the agent and teach the next step.
+
+Faults of an action carry the page's `url` and the actions that *are* `available` there, so every
+refusal can say what to do instead.
+"""
+
+from __future__ import annotations
+
+
+class NavError(Exception):
+    """Base of every fault a user can cause. `status` is the HTTP status the web app answers."""
+
+    status = 400
+
+    def __init__(self, message: str, *, url: str | None = None, available: list[str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.url = url
+        self.available = available or []
+
+
+class NotFound(NavError):
+    """No such page — or a page this user may not see (the two read the same: no leaks)."""
+
+    status = 404
+
+
+class AuthError(NavError):
+    """A missing, bad, expired or foreign token. Never downgraded to another identity."""
+
+    status = 401
+
+
+class ActionUnavailable(NavError):
+    """The action is not valid on this page for this user (403) or in this state (409)."""
+
+    status = 409
+
+    def __init__(self, message: str, *, url: str, available: list[str], forbidden: bool = False):
+        super().__init__(message, url=url, available=available)
+        if forbidden:
+            self.status = 403
+
+
+class ActionFailed(NavError):
+    """A well-formed, available action that the data refuses (a taken handle, an unknown option)."""
+
+    status = 409
+
+
+class InvalidParams(NavError):
+    """Action parameters that fail their model; the message names the field and allowed values."""
+
+    status = 422
+
+
+class RateLimited(NavError):
+    status = 429
+
+    def __init__(self, message: str, retry_after: float):
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -1,0 +1,153 @@
+"""Who is asking: users, the local signing secret, and JWTs.
+
+Locally navmcp signs HS256 tokens with a secret kept in NAVMCP_HOME (mode 0600). A token is checked
+for signature, expiry, not-before and audience, and must name a user that still exists; anything
+else is an `AuthError` with a reason — never a silent fall-back to another identity.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import secrets
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from navmcp.errors import AuthError, NavError
+from navmcp.store import Row, Store, Tx
+
+AUDIENCE = "navmcp"
+ISSUER = "navmcp"
+ALGORITHM = "HS256"
+DEFAULT_TOKEN_DAYS = 30
+HANDLE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
+_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no look-alikes (l, 1, o, 0)
+
+
+def new_id(length: int = 8) -> str:
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
+
+
+def now() -> str:
+    """Current UTC time as sortable ISO-8601 text (the store keeps times as text)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def check_handle(handle: str) -> str:
+    if not HANDLE_RE.match(handle):
+        raise NavError(
+            f"invalid handle {handle!r}: use 1-32 lowercase letters, digits and '-', starting with a letter or digit"
+        )
+    return handle
+
+
+def load_secret(home: Path) -> bytes:
+    """The local signing secret, created with 0600 permissions on first use."""
+    path = home / "secret"
+    try:
+        return path.read_bytes().strip()
+    except FileNotFoundError:
+        pass
+    home.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_hex(32).encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process won the race; use its secret
+        return path.read_bytes().strip()
+    with os.fdopen(fd, "wb") as f:
+        f.write(value)
+    return value
+
+
+def mint_token(secret: bytes, user_id: str, days: float = DEFAULT_TOKEN_DAYS) -> str:
+    import jwt
+
+    issued = int(time.time())
+    claims = {"sub": user_id, "aud": AUDIENCE, "iss": ISSUER, "iat": issued, "nbf": issued,
+              "exp": issued + int(days * 86400)}
+    return jwt.encode(claims, secret, algorithm=ALGORITHM)
+
+
+def verify_token(secret: bytes, token: str) -> dict[str, Any]:
+    import jwt
+
+    try:
+        return jwt.decode(
+            token, secret, algorithms=[ALGORITHM], audience=AUDIENCE,
+            options={"require": ["exp", "sub", "aud"]},
+        )
+    except jwt.ExpiredSignatureError:
+        raise AuthError("token expired: mint a new one with `navmcp token HANDLE`") from None
+    except jwt.ImmatureSignatureError:
+        raise AuthError("token not yet valid (nbf/iat in the future)") from None
+    except jwt.InvalidAudienceError:
+        raise AuthError(f"token is for another audience (expected {AUDIENCE!r})") from None
+    except jwt.MissingRequiredClaimError as e:
+        raise AuthError(f"token lacks the {e.claim!r} claim") from None
+    except jwt.InvalidSignatureError:
+        raise AuthError("token signature is invalid (signed with another secret?)") from None
+    except jwt.InvalidAlgorithmError:
+        raise AuthError(f"token algorithm not accepted (only {ALGORITHM})") from None
+    except jwt.InvalidTokenError as e:
+        raise AuthError(f"token is not valid: {e}") from None
+
+
+# --- users ------------------------------------------------------------------------------------
+
+
+def user_by_id(tx: Tx, user_id: str) -> Row | None:
+    return tx.one("SELECT * FROM users WHERE id = ? AND deleted_at IS NULL", (user_id,))
+
+
+def user_by_handle(tx: Tx, handle: str) -> Row | None:
+    return tx.one("SELECT * FROM users WHERE handle = ? AND deleted_at IS NULL", (handle,))
+
+
+def create_user(tx: Tx, handle: str, name: str | None = None) -> Row:
+    check_handle(handle)
+    if tx.one("SELECT 1 FROM users WHERE handle = ?", (handle,)):
+        raise NavError(f"user {handle!r} already exists")
+    user = {"id": new_id(10), "handle": handle, "name": name or handle, "created_at": now()}
+    tx.execute("INSERT INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?)",
+               (user["id"], user["handle"], user["name"], user["created_at"]))
+    return user
+
+
+def owner_handle_default() -> str:
+    try:
+        name = getpass.getuser().lower()
+    except Exception:
+        name = ""
+    name = re.sub(r"[^a-z0-9-]", "-", name).strip("-")[:32]
+    return name if HANDLE_RE.match(name) else "owner"
+
+
+def ensure_owner(store: Store) -> Row:
+    """The local owner: created on first run, remembered in settings."""
+    with store.read() as tx:
+        row = tx.one("SELECT u.* FROM settings s JOIN users u ON u.id = s.value WHERE s.key = 'owner'")
+        if row:
+            return row
+    with store.write() as tx:
+        row = tx.one("SELECT u.* FROM settings s JOIN users u ON u.id = s.value WHERE s.key = 'owner'")
+        if row:
+            return row
+        handle = os.environ.get("NAVMCP_OWNER") or owner_handle_default()
+        user = user_by_handle(tx, handle) or create_user(tx, handle)
+        tx.execute("INSERT INTO settings (key, value) VALUES ('owner', ?)", (user["id"],))
+        return user
+
+
+def resolve_user(store: Store, secret: bytes, token: str | None) -> Row:
+    """The user a call acts as: the token's subject, or with no token the local owner."""
+    if token is None:
+        return ensure_owner(store)
+    claims = verify_token(secret, token)
+    with store.read() as tx:
+        user = user_by_id(tx, str(claims["sub"]))
+    if user is None:
+        raise AuthError("token names a user that does not exist (deleted?)")
+    return user

@@ -1,0 +1,134 @@
+"""The page table: URL pattern → resolve → view → template.
+
+`resolve(req)` loads what the page's action rules need (the studio, the item, the user's role and
+facts such as "has joined") and raises `NotFound` for anything this user may not see. `view(req)`
+loads the rest of what the page shows. Executing an action only resolves, inside the write
+transaction, so availability is judged on fresh data; navigating resolves and views.
+Adding a page is one row here, one function pair and one template.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from navmcp.errors import NotFound
+from navmcp.store import Row, Tx
+
+MAX_URL_LENGTH = 2048
+PAGE_SIZE = 20
+
+
+@dataclass
+class Request:
+    """One look at one page by one user, inside one transaction."""
+
+    tx: Tx
+    user: Row
+    client: str
+    path: str
+    query: dict[str, str]
+    args: dict[str, str]
+    studio: Row | None = None
+    role: str | None = None  # the user's role in `studio`: "admin", "member" or None
+    item: Row | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return self.path + ("?" + urlencode(self.query) if self.query else "")
+
+    def page_number(self, key: str = "page") -> int:
+        try:
+            return max(1, min(int(self.query.get(key, "1")), 100_000))
+        except ValueError:
+            return 1
+
+    def url_with(self, **changes: Any) -> str:
+        query = {**self.query, **{k: str(v) for k, v in changes.items() if v is not None}}
+        query = {k: v for k, v in query.items() if not (k in ("page", "part") and v == "1")}
+        return self.path + ("?" + urlencode(query) if query else "")
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    name: str
+    pattern: str
+    resolve: Callable[[Request], None]
+    view: Callable[[Request], dict[str, Any]]
+    template: str
+    query_keys: tuple[str, ...] = ("page",)  # query parameters that are part of the page's URL
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compile(self.pattern)
+
+
+@functools.cache
+def _compile(pattern: str) -> re.Pattern[str]:
+    body = re.sub(r"\{(\w+)\}", r"(?P<\1>[A-Za-z0-9_-]{1,64})", pattern)
+    return re.compile(f"^{body}$")
+
+
+def split_url(url: str) -> tuple[str, dict[str, str]]:
+    """A URL-like string as (canonical path, query). Accepts full http URLs and `.md` twins."""
+    if not isinstance(url, str) or not url.strip():
+        raise NotFound("empty URL: try '/' (your studios) or '/help'")
+    if len(url) > MAX_URL_LENGTH:
+        raise NotFound(f"URL longer than {MAX_URL_LENGTH} characters")
+    parts = urlsplit(url.strip())
+    path = parts.path or "/"
+    if not path.startswith("/"):
+        path = "/" + path
+    path = re.sub(r"/{2,}", "/", path)
+    if len(path) > 1:
+        path = path.rstrip("/")
+    if path.endswith(".md"):
+        path = path[:-3] or "/"
+    query = dict(parse_qsl(parts.query, keep_blank_values=False))
+    return path, query
+
+
+def route(path: str) -> tuple[PageSpec, dict[str, str]]:
+    for spec in ROUTES:
+        m = spec.regex.match(path)
+        if m:
+            return spec, m.groupdict()
+    raise NotFound(f"no page at {path}: start at '/' or see '/help' for the URL map")
+
+
+def make_request(tx: Tx, user: Row, client: str, url: str) -> tuple[PageSpec, Request]:
+    path, query = split_url(url)
+    spec, args = route(path)
+    query = {k: v[:500] for k, v in query.items() if k in spec.query_keys}
+    return spec, Request(tx=tx, user=user, client=client, path=path, query=query, args=args)
+
+
+from navmcp.pages import home, items, studio  # noqa: E402  (the table below names their functions)
+
+ROUTES: list[PageSpec] = [
+    PageSpec("home", "/", home.resolve_home, home.view_home, "home.md.j2"),
+    PageSpec("help", "/help", home.resolve_help, home.view_help, "help.md.j2"),
+    PageSpec("help_topic", "/help/{topic}", home.resolve_help, home.view_help, "help.md.j2"),
+    PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami, "whoami.md.j2"),
+    PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, "studio.md.j2"),
+    PageSpec("members", "/studios/{studio}/members", studio.resolve_studio, studio.view_members, "members.md.j2"),
+    PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note, "note.md.j2",
+             ("page", "part")),
+    PageSpec("decision", "/studios/{studio}/d/{item}", items.resolve_decision, items.view_decision,
+             "decision.md.j2", ("page", "part")),
+    PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
+             "commitment.md.j2", ("page", "part")),
+    PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle, "cycle.md.j2"),
+    PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, studio.view_search, "search.md.j2",
+             ("q", "page")),
+    PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, "tag.md.j2"),
+    PageSpec("audit", "/studios/{studio}/audit", studio.resolve_audit, studio.view_audit, "audit.md.j2"),
+]
+
+_names = [spec.name for spec in ROUTES]
+assert len(_names) == len(set(_names)), "duplicate page name in ROUTES"

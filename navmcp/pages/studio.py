@@ -1,0 +1,191 @@
+"""Studio-wide pages: the feed, members, cycles, search, tags and the audit log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
+from navmcp.errors import NotFound
+from navmcp.pages import PAGE_SIZE, Request
+from navmcp.pages.home import HOME
+
+ITEM_COLUMNS = "i.id, i.kind, i.title, i.created_at, i.updated_at, i.pinned, i.closed_at, i.deadline"
+
+
+def resolve_studio(req: Request) -> None:
+    """The studio and your role in it. Not a member reads exactly like no such studio."""
+    handle = req.args["studio"]
+    row = req.tx.one(
+        """SELECT s.*, m.role FROM studios s
+             JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?
+            WHERE s.handle = ?""",
+        (req.user["id"], handle),
+    )
+    if row is None:
+        raise NotFound(f"no page at {req.path}: start at '/' to see your studios")
+    req.role = row.pop("role")
+    req.studio = row
+
+
+def crumbs(req: Request, *more: tuple[str, str]) -> list[tuple[str, str]]:
+    studio = req.studio
+    return [HOME, (studio["name"], f"/studios/{studio['handle']}"), *more]
+
+
+def with_urls(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    base = f"/studios/{req.studio['handle']}"
+    for row in rows:
+        row["url"] = f"{base}/{KIND_LETTER[row['kind']]}/{row['id']}"
+    return rows
+
+
+def paginate(req: Request, total: int) -> dict[str, Any]:
+    page = req.page_number()
+    pages = max(1, -(-total // PAGE_SIZE))
+    return {
+        "number": page, "pages": pages, "total": total, "offset": (page - 1) * PAGE_SIZE,
+        "next": req.url_with(page=page + 1) if page < pages else None,
+        "prev": req.url_with(page=page - 1) if page > 1 else None,
+    }
+
+
+def view_studio(req: Request) -> dict[str, Any]:
+    tx, sid = req.tx, req.studio["id"]
+    counts = {r["kind"]: r["n"] for r in tx.all(
+        "SELECT kind, count(*) AS n FROM items WHERE studio_id = ? GROUP BY kind", (sid,))}
+    total = sum(counts.values())
+    pager = paginate(req, total)
+    pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
+                    "ORDER BY updated_at DESC LIMIT ?", (sid, PAGE_SIZE))
+    recent = tx.all(
+        f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?",
+        (sid, PAGE_SIZE, pager["offset"]),
+    )
+    members = tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ?", (sid,))
+    return {
+        "title": req.studio["name"],
+        "breadcrumb": crumbs(req),
+        "studio": req.studio,
+        "role": req.role,
+        "counts": {"note": counts.get("note", 0), "decision": counts.get("decision", 0),
+                   "commitment": counts.get("commitment", 0), "members": members},
+        "pinned": with_urls(req, pinned),
+        "recent": with_urls(req, recent),
+        "pager": pager,
+    }
+
+
+def view_members(req: Request) -> dict[str, Any]:
+    total = req.tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ?", (req.studio["id"],))
+    pager = paginate(req, total)
+    members = req.tx.all(
+        """SELECT u.handle, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+            WHERE m.studio_id = ? ORDER BY m.role, u.handle LIMIT ? OFFSET ?""",
+        (req.studio["id"], PAGE_SIZE, pager["offset"]),
+    )
+    return {"title": f"Members of {req.studio['name']}",
+            "breadcrumb": crumbs(req, ("Members", f"/studios/{req.studio['handle']}/members")),
+            "members": members, "pager": pager}
+
+
+def resolve_cycle(req: Request) -> None:
+    resolve_studio(req)
+    if req.args["cycle"] not in CYCLES:
+        raise NotFound(f"no cycle {req.args['cycle']!r}: cycles are {', '.join(CYCLES)}")
+
+
+def view_cycle(req: Request) -> dict[str, Any]:
+    tx, sid, cycle = req.tx, req.studio["id"], req.args["cycle"]
+    start, end = cycle_window(cycle)
+    window = (sid, start, end)
+    total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window)
+    pager = paginate(req, total)
+    created = tx.all(
+        f"""SELECT {ITEM_COLUMNS}, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
+             WHERE i.studio_id = ? AND i.created_at >= ? AND i.created_at < ?
+             ORDER BY i.created_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
+        (*window, PAGE_SIZE, pager["offset"]),
+    )
+    closed = tx.all(
+        f"""SELECT {ITEM_COLUMNS} FROM items i
+             WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ? ORDER BY i.closed_at DESC LIMIT ?""",
+        (*window, PAGE_SIZE),
+    )
+    activity = {
+        "comments": tx.scalar("SELECT count(*) FROM comments WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window),
+        "votes": tx.scalar("""SELECT count(DISTINCT v.decision_id || ':' || v.user_id) FROM votes v
+                               JOIN items i ON i.id = v.decision_id
+                              WHERE i.studio_id = ? AND v.created_at >= ? AND v.created_at < ?""", window),
+        "joins": tx.scalar("""SELECT count(*) FROM participants p JOIN items i ON i.id = p.commitment_id
+                              WHERE i.studio_id = ? AND p.joined_at >= ? AND p.joined_at < ?""", window),
+    }
+    base = f"/studios/{req.studio['handle']}"
+    return {"title": f"{req.studio['name']}: {cycle.replace('-', ' ')}",
+            "breadcrumb": crumbs(req, (cycle, f"{base}/cycles/{cycle}")),
+            "cycle": cycle, "start": start, "end": end, "cycles": CYCLES, "base": base,
+            "created": with_urls(req, created), "closed": with_urls(req, closed),
+            "activity": activity, "pager": pager}
+
+
+def view_search(req: Request) -> dict[str, Any]:
+    q = req.query.get("q", "").strip()
+    base = f"/studios/{req.studio['handle']}"
+    results, pager = [], None
+    if q:
+        page = req.page_number()
+        hits, total = req.tx.search(req.studio["id"], q, PAGE_SIZE, (page - 1) * PAGE_SIZE)
+        pager = paginate(req, total)
+        if hits:
+            ids = list(dict.fromkeys(h["item_id"] for h in hits))
+            marks = ", ".join("?" * len(ids))
+            items = {r["id"]: r for r in req.tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE i.id IN ({marks})", ids)}
+            comment_ids = [h["comment_id"] for h in hits if h["comment_id"]]
+            comments = {}
+            if comment_ids:
+                comments = {r["id"]: r for r in req.tx.all(
+                    f"SELECT id, body FROM comments WHERE id IN ({', '.join('?' * len(comment_ids))})", comment_ids)}
+            for h in hits:
+                item = dict(items[h["item_id"]])
+                item["matched"] = "comment" if h["comment_id"] else "item"
+                item["snippet"] = comments[h["comment_id"]]["body"] if h["comment_id"] else None
+                results.append(item)
+            with_urls(req, results)
+    return {"title": f"Search {req.studio['name']}" + (f": {q}" if q else ""),
+            "breadcrumb": crumbs(req, ("Search", f"{base}/search")),
+            "q": q, "results": results, "pager": pager, "base": base}
+
+
+def view_tag(req: Request) -> dict[str, Any]:
+    tag = req.args["tag"]
+    args = (req.studio["id"], tag)
+    total = req.tx.scalar(
+        "SELECT count(*) FROM items i JOIN item_tags t ON t.item_id = i.id WHERE i.studio_id = ? AND t.tag = ?", args)
+    pager = paginate(req, total)
+    items = req.tx.all(
+        f"""SELECT {ITEM_COLUMNS} FROM items i JOIN item_tags t ON t.item_id = i.id
+             WHERE i.studio_id = ? AND t.tag = ? ORDER BY i.updated_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
+        (*args, PAGE_SIZE, pager["offset"]),
+    )
+    return {"title": f"Tagged {tag}",
+            "breadcrumb": crumbs(req, (f"#{tag}", f"/studios/{req.studio['handle']}/tags/{tag}")),
+            "tag": tag, "items": with_urls(req, items), "pager": pager}
+
+
+def resolve_audit(req: Request) -> None:
+    resolve_studio(req)
+    if req.role != "admin":
+        # Members know the studio exists; say plainly why they can't read its audit log.
+        raise NotFound(f"no page at {req.path} for you: the audit log is for the studio's admins")
+
+
+def view_audit(req: Request) -> dict[str, Any]:
+    total = req.tx.scalar("SELECT count(*) FROM audit WHERE studio_id = ?", (req.studio["id"],))
+    pager = paginate(req, total)
+    entries = req.tx.all(
+        """SELECT a.*, coalesce(u.handle, a.user_id) AS handle FROM audit a LEFT JOIN users u ON u.id = a.user_id
+            WHERE a.studio_id = ? ORDER BY a.id DESC LIMIT ? OFFSET ?""",
+        (req.studio["id"], PAGE_SIZE, pager["offset"]),
+    )
+    return {"title": f"Audit log of {req.studio['name']}",
+            "breadcrumb": crumbs(req, ("Audit", f"/studios/{req.studio['handle']}/audit")),
+            "entries": entries, "pager": pager}

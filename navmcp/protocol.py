@@ -1,0 +1,218 @@
+"""The MCP protocol core: JSON-RPC 2.0 and the MCP lifecycle, sans-IO.
+
+`Connection.receive(value)` takes one decoded JSON value and returns the JSON value to send back,
+or None when nothing is owed (a notification, or a batch of them). `Connection.receive_bytes`
+adds decoding and encoding for transports that move framed bytes (stdio lines, HTTP bodies).
+No sockets, no stdin, nothing heavy imported: the same core serves stdio and HTTP, and the cold
+start stays small because the workspace is only loaded by the first tool call.
+
+Rules of this module:
+- every fault becomes exactly one JSON-RPC error, converted in `_error_response` only;
+- a request (it has an "id") gets exactly one response; a notification never gets one;
+- tool failures are tool results with isError (the model reads them), not protocol errors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+log = logging.getLogger("navmcp.protocol")
+
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_VERSION = SUPPORTED_VERSIONS[0]
+MAX_BATCH = 100
+
+
+class JsonRpcError(Exception):
+    code = -32603
+    default = "Internal error"
+
+    def __init__(self, message: str | None = None, data: Any = None):
+        super().__init__(message or self.default)
+        self.message = message or self.default
+        self.data = data
+
+
+class ParseError(JsonRpcError):
+    code, default = -32700, "Parse error"
+
+
+class InvalidRequest(JsonRpcError):
+    code, default = -32600, "Invalid Request"
+
+
+class MethodNotFound(JsonRpcError):
+    code, default = -32601, "Method not found"
+
+
+class InvalidParams(JsonRpcError):
+    code, default = -32602, "Invalid params"
+
+
+class InternalError(JsonRpcError):
+    code, default = -32603, "Internal error"
+
+
+class ToolHost(Protocol):
+    """What the protocol needs from the application: the static tool list and a way to call one."""
+
+    def tool_definitions(self) -> list[dict[str, Any]]: ...
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
+    def tool_names(self) -> frozenset[str]: ...
+    def on_initialize(self, client_info: dict[str, Any], protocol_version: str) -> None: ...
+
+
+def negotiate(requested: Any) -> str:
+    return requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
+
+
+def encode(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def error_object(error: JsonRpcError, id_: Any = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return {"jsonrpc": "2.0", "id": id_, "error": body}
+
+
+class Connection:
+    """One MCP session's protocol state: negotiated version, client info, initialized or not."""
+
+    def __init__(self, host: ToolHost, *, name: str, version: str, instructions: str):
+        self.host = host
+        self.server_info = {"name": name, "title": "navmcp", "version": version}
+        self.instructions = instructions
+        self.protocol_version: str | None = None
+        self.client_info: dict[str, Any] = {}
+        self.initialized = False  # set by the initialize request; the notification only confirms
+        self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "initialize": self._initialize,
+            "ping": lambda params: {},
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+        }
+        self._notifications: dict[str, Callable[[dict[str, Any]], None]] = {
+            "notifications/initialized": lambda params: None,
+            "notifications/cancelled": lambda params: None,  # calls run to completion; nothing to cancel
+        }
+
+    # --- entry points ---------------------------------------------------------------------------
+
+    def receive_bytes(self, data: bytes) -> bytes | None:
+        try:
+            value = json.loads(data)
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            detail = "invalid UTF-8" if isinstance(e, UnicodeDecodeError) else "not valid JSON"
+            return encode(error_object(ParseError(f"Parse error: {detail}")))
+        response = self.receive(value)
+        return None if response is None else encode(response)
+
+    def receive(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return self._batch(value)
+        return self._one(value)
+
+    # --- dispatch -------------------------------------------------------------------------------
+
+    def _batch(self, values: list[Any]) -> Any:
+        # JSON-RPC 2.0 batches are answered element by element (MCP 2025-06-18 dropped them, but
+        # older clients may send them, and an odd frame must never break the connection).
+        if not values:
+            return error_object(InvalidRequest("Invalid Request: empty batch"))
+        if len(values) > MAX_BATCH:
+            return error_object(InvalidRequest(f"Invalid Request: batch of {len(values)} exceeds {MAX_BATCH}"))
+        if any(isinstance(v, dict) and v.get("method") == "initialize" for v in values):
+            return error_object(InvalidRequest("Invalid Request: initialize must not be part of a batch"))
+        responses = [r for r in (self._one(v) for v in values) if r is not None]
+        return responses or None
+
+    def _one(self, msg: Any) -> dict[str, Any] | None:
+        if not isinstance(msg, dict):
+            return error_object(InvalidRequest("Invalid Request: expected a JSON object"))
+        id_ = msg.get("id")
+        is_request = "id" in msg
+        if is_request and not _valid_id(id_):
+            return error_object(InvalidRequest("Invalid Request: id must be a string, an integer or null"))
+        try:
+            if msg.get("jsonrpc") != "2.0":
+                raise InvalidRequest('Invalid Request: "jsonrpc" must be "2.0"')
+            method = msg.get("method")
+            if not isinstance(method, str):
+                if is_request and ("result" in msg or "error" in msg):
+                    return None  # a response to a request we never send; nothing to answer
+                raise InvalidRequest('Invalid Request: "method" must be a string')
+            params = msg.get("params", {})
+            if params is None:
+                params = {}
+            if isinstance(params, list):
+                raise InvalidParams("Invalid params: MCP params must be an object, not an array")
+            if not isinstance(params, dict):
+                raise InvalidRequest("Invalid Request: params must be a structured value")
+            if not is_request:
+                self._notify(method, params)
+                return None
+            return {"jsonrpc": "2.0", "id": id_, "result": self._call(method, params)}
+        except InvalidRequest as e:  # answered even without an id: the frame was no valid notification
+            return error_object(e, id_ if is_request else None)
+        except JsonRpcError as e:
+            return error_object(e, id_) if is_request else None
+        except Exception:
+            log.exception("internal error handling %r", msg.get("method"))
+            return error_object(InternalError("Internal error (details are in the server log)"), id_) if is_request else None
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None:
+        handler = self._notifications.get(method)
+        if handler is None:
+            log.debug("ignoring unknown notification %s", method)
+            return
+        handler(params)
+
+    def _call(self, method: str, params: dict[str, Any]) -> Any:
+        handler = self._methods.get(method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {method}")
+        if not self.initialized and method not in ("initialize", "ping"):
+            raise InvalidRequest(f"Invalid Request: {method} before initialize; send initialize first")
+        return handler(params)
+
+    # --- methods --------------------------------------------------------------------------------
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        client_info = params.get("clientInfo")
+        if client_info is not None and not isinstance(client_info, dict):
+            raise InvalidParams("Invalid params: clientInfo must be an object")
+        self.protocol_version = negotiate(params.get("protocolVersion"))
+        self.client_info = client_info or {}
+        self.initialized = True
+        self.host.on_initialize(self.client_info, self.protocol_version)
+        return {
+            "protocolVersion": self.protocol_version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": self.server_info,
+            "instructions": self.instructions,
+        }
+
+    def _tools_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"tools": self.host.tool_definitions()}
+
+    def _tools_call(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams('Invalid params: tools/call needs "name" (a string)')
+        if name not in self.host.tool_names():
+            raise InvalidParams(f"Unknown tool: {name}. Tools: {', '.join(sorted(self.host.tool_names()))}")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise InvalidParams('Invalid params: "arguments" must be an object')
+        return self.host.call_tool(name, arguments)
+
+
+def _valid_id(id_: Any) -> bool:
+    return id_ is None or isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool))

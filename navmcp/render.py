@@ -1,0 +1,80 @@
+"""Markdown rendering: the Jinja environment and the filters that keep user text inert.
+
+Two rules make user-written text unable to pass for page structure:
+- text on one line (titles, names, option titles) goes through `inline`, which folds newlines and
+  backslash-escapes every markdown metacharacter, so it can't open a heading, list, link or fence;
+- multi-line text (bodies, comments) goes through `fenced`, a code fence longer than any run of
+  backticks inside it, so nothing in it is markdown at all.
+Templates are compiled once per process; `templates/` ships inside the wheel as `navmcp/templates`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
+
+_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
+_LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quote at a line start
+_WS = re.compile(r"\s+")
+
+
+def inline(value: Any) -> str:
+    """User text on one line, escaped so it renders literally and can't start any structure."""
+    text = _WS.sub(" ", str(value if value is not None else "")).strip()
+    return _LINE_START.sub(r"\1\\\2", _INLINE_SPECIAL.sub(r"\\\1", text))
+
+
+def fenced(value: Any, info: str = "text") -> str:
+    """User text as a fenced block whose fence no line inside can close."""
+    text = str(value if value is not None else "").replace("\r\n", "\n").replace("\r", "\n")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def body_part(text: str, part: int) -> tuple[str, int]:
+    """The `part`-th slice (1-based) of a long body, and how many parts there are."""
+    parts = max(1, -(-len(text) // BODY_PART_CHARS))
+    part = min(max(part, 1), parts)
+    return text[(part - 1) * BODY_PART_CHARS : part * BODY_PART_CHARS], parts
+
+
+def excerpt(text: str, length: int = 160) -> str:
+    flat = _WS.sub(" ", text).strip()
+    return flat if len(flat) <= length else flat[: length - 1].rstrip() + "…"
+
+
+def templates_dir() -> Path:
+    """Installed wheels carry templates inside the package; a checkout keeps them at the top."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "templates", here.parent / "templates"):
+        if candidate.is_dir():
+            return candidate
+    raise RuntimeError("navmcp templates not found (broken installation?)")
+
+
+@functools.cache
+def environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=False,  # markdown: safety comes from the filters above, applied in the templates
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["inline"] = inline
+    env.filters["fenced"] = fenced
+    env.filters["excerpt"] = excerpt
+    return env
+
+
+def render_markdown(template: str, data: dict[str, Any]) -> str:
+    text = environment().get_template(template).render(**data)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

@@ -1,0 +1,51 @@
+"""Navigation state: where one session is, what it may do there, and where it has been.
+
+One object per session (a stdio process, an `Mcp-Session-Id` over HTTP). It is a convenience, not a
+gate: `execute_action` with a `url` needs no prior navigate, and every action is re-validated
+against fresh data when it runs. Without a `url`, the action targets the current page.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+HISTORY_LENGTH = 20
+
+
+class NoCurrentPage(Exception):
+    pass
+
+
+@dataclass
+class NavigationState:
+    current_url: str | None = None
+    actions: list[str] = field(default_factory=list)
+    history: deque[str] = field(default_factory=lambda: deque(maxlen=HISTORY_LENGTH))
+
+    def arrive(self, url: str, actions: list[str]) -> None:
+        """Record that the session now looks at `url`, where `actions` are valid."""
+        if self.current_url and self.current_url != url:
+            self.history.append(self.current_url)
+        self.current_url = url
+        self.actions = list(actions)
+
+    def target(self, url: str | None) -> str:
+        """The page an action runs on: the one named, else the current one."""
+        if url:
+            return url
+        if self.current_url is None:
+            raise NoCurrentPage(
+                "no current page in this session: pass `url` (the page the action is on), "
+                "or navigate to the page first. Start at '/'.")
+        return self.current_url
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"current_url": self.current_url, "actions": self.actions, "history": list(self.history)}
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> "NavigationState":
+        state = cls(data.get("current_url"), list(data.get("actions", [])))
+        state.history.extend(data.get("history", []))
+        return state

@@ -1,0 +1,223 @@
+"""The store seam and its embedded SQLite implementation.
+
+Pages and actions talk to a `Tx` (one transaction) and never to a driver: SQL is written with `?`
+placeholders in the subset SQLite and PostgreSQL share, and the few things that differ (full-text
+search) are methods of the transaction. Every write is one `BEGIN IMMEDIATE` transaction, so
+concurrent processes on the same file queue up instead of losing writes; a busy database is
+retried here, never reported to the agent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+log = logging.getLogger("navmcp.store")
+
+Row = dict[str, Any]
+
+
+class Tx(Protocol):
+    """One transaction. Rows come back as dicts."""
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+    def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]: ...
+
+
+class Store(Protocol):
+    def read(self) -> contextlib.AbstractContextManager[Tx]: ...
+    def write(self) -> contextlib.AbstractContextManager[Tx]: ...
+    def close(self) -> None: ...
+
+
+def migrations() -> list[tuple[int, str]]:
+    """The ordered (version, sql) migrations shipped as package data."""
+    found = []
+    for entry in resources.files("navmcp.migrations").iterdir():
+        m = re.match(r"(\d+)_.*\.sql$", entry.name)
+        if m:
+            found.append((int(m.group(1)), entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str | None:
+    """A user's words as a safe FTS5 query: every word must match, the last one as a prefix.
+
+    User text never reaches FTS5 syntax (quotes, NEAR, column filters), so no query is an error.
+    """
+    words = _WORD.findall(text)[:16]
+    if not words:
+        return None
+    quoted = [f'"{w}"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+class SqliteTx:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        return self.conn.execute(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else next(iter(row.values()))
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.conn.execute(sql, params).rowcount
+
+    def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
+        match = fts_query(query)
+        if match is None:
+            return [], 0
+        # Items and comments ranked together by bm25 (lower is better); a comment hit names its item.
+        sql = """
+            WITH hits AS (
+                SELECT i.id AS item_id, NULL AS comment_id, bm25(items_fts, 5.0, 1.0) AS rank
+                  FROM items_fts JOIN items i ON i.seq = items_fts.rowid
+                 WHERE items_fts MATCH ? AND i.studio_id = ?
+                UNION ALL
+                SELECT c.item_id, c.id, bm25(comments_fts) AS rank
+                  FROM comments_fts JOIN comments c ON c.seq = comments_fts.rowid
+                 WHERE comments_fts MATCH ? AND c.studio_id = ?
+            )
+            SELECT * FROM hits ORDER BY rank, item_id LIMIT ? OFFSET ?
+        """
+        rows = self.all(sql, (match, studio_id, match, studio_id, limit, offset))
+        total = self.scalar(
+            """SELECT (SELECT count(*) FROM items_fts JOIN items i ON i.seq = items_fts.rowid
+                        WHERE items_fts MATCH ? AND i.studio_id = ?)
+                    + (SELECT count(*) FROM comments_fts JOIN comments c ON c.seq = comments_fts.rowid
+                        WHERE comments_fts MATCH ? AND c.studio_id = ?)""",
+            (match, studio_id, match, studio_id),
+        )
+        return rows, total
+
+
+def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> Row:
+    return {d[0]: v for d, v in zip(cursor.description, row)}
+
+
+class SqliteStore:
+    """One SQLite file in WAL mode. One connection per store object (one per process/thread)."""
+
+    BUSY_RETRIES = 50
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
+        self.conn.row_factory = _dict_row
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.conn.execute("PRAGMA busy_timeout = 10000")
+        self._retrying(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.migrate()
+
+    def _retrying(self, fn):
+        for attempt in range(self.BUSY_RETRIES):
+            try:
+                return fn()
+            except sqlite3.OperationalError as e:
+                if not _is_busy(e) or attempt == self.BUSY_RETRIES - 1:
+                    raise
+                time.sleep(min(0.005 * 2**attempt, 0.2))
+
+    def migrate(self) -> None:
+        """Apply pending migrations, each in its own exclusive transaction (safe to race)."""
+        for version, sql in migrations():
+            def apply(version=version, sql=sql):
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+                    if self.conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone():
+                        self.conn.execute("COMMIT")
+                        return
+                    log.info("applying migration %s to %s", version, self.path)
+                    # executescript would commit our transaction; run statement by statement instead.
+                    for statement in _split_sql(sql):
+                        self.conn.execute(statement)
+                    self.conn.execute(
+                        "INSERT INTO schema_migrations VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))", (version,)
+                    )
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+            self._retrying(apply)
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[SqliteTx]:
+        # A deferred transaction: one consistent snapshot for the whole page.
+        self._retrying(lambda: self.conn.execute("BEGIN"))
+        try:
+            yield SqliteTx(self.conn)
+        finally:
+            self.conn.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[SqliteTx]:
+        self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        try:
+            yield SqliteTx(self.conn)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self._retrying(lambda: self.conn.execute("COMMIT"))
+
+    def integrity_check(self) -> str:
+        return self.conn.execute("PRAGMA integrity_check").fetchone()["integrity_check"]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _is_busy(e: sqlite3.OperationalError) -> bool:
+    msg = str(e)
+    return "locked" in msg or "busy" in msg
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements, keeping trigger bodies (BEGIN ... END;) whole."""
+    statements, current = [], []
+    for line in script.splitlines():
+        if line.strip().startswith("--") and not current:
+            continue
+        current.append(line)
+        candidate = "\n".join(current).strip()
+        if candidate.endswith(";") and sqlite3.complete_statement(candidate):
+            statements.append(candidate)
+            current = []
+    if "\n".join(current).strip():
+        statements.append("\n".join(current))
+    return statements
+
+
+def open_store(home: Path, database_url: str | None = None) -> Store:
+    """The store named by the configuration: a Postgres URL, else the SQLite file in NAVMCP_HOME."""
+    if database_url and database_url.startswith(("postgres://", "postgresql://")):
+        from navmcp.pgstore import PostgresStore  # only the hosted store pays for the driver
+
+        return PostgresStore(database_url)
+    return SqliteStore(home / "navmcp.db")

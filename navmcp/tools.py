@@ -1,0 +1,175 @@
+"""The two MCP tools and the session that runs them.
+
+The tool list is static (it never changes); what changes per page lives in the page. This module
+is imported at start-up, so it imports nothing heavy: the workspace, pydantic and the templates
+load on the first tool call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from navmcp.errors import AuthError, NavError
+from navmcp.state import NavigationState, NoCurrentPage
+
+if TYPE_CHECKING:
+    from navmcp.app import App
+
+log = logging.getLogger("navmcp.tools")
+
+_ACTIONS_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "description": {"type": "string"},
+            "input_schema": {"type": "object"},
+        },
+        "required": ["name", "description", "input_schema"],
+    },
+}
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "navigate",
+        "title": "Navigate to a page",
+        "description": (
+            "Open a page of the navmcp workspace by its URL-like path and read it: markdown content plus the "
+            "actions you can take there right now. Navigating never changes anything. URLs are shared with "
+            "people: a human opening the same path in the web app sees the same page, so mention URLs freely. "
+            "Start at '/' (your studios and what awaits you) or '/help'. Examples: '/studios/team' (a studio's "
+            "feed), '/studios/team/d/abc123' (a decision), '/studios/team/cycles/today', "
+            "'/studios/team/search?q=standup'."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "Path of the page, e.g. '/studios/team/n/k3f9q2'"},
+            },
+            "required": ["url"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"url": {"type": "string"}, "title": {"type": "string"}, "actions": _ACTIONS_SCHEMA},
+            "required": ["url", "title", "actions"],
+        },
+        "annotations": {"title": "Navigate to a page", "readOnlyHint": True, "idempotentHint": True,
+                        "destructiveHint": False, "openWorldHint": False},
+    },
+    {
+        "name": "execute_action",
+        "title": "Execute an action on a page",
+        "description": (
+            "Run one action listed under '## Available actions' on a page, e.g. create_note on '/studios/team' "
+            "or vote on '/studios/team/d/abc123'. Pass `url` (the page the action belongs to) to make the call "
+            "self-contained; without it the action runs on the page you navigated to last. `params` follow the "
+            "action's parameter list. The answer says what changed, the URL of the page acted on or created, and "
+            "the actions valid there now. A refused action explains why and lists what is valid instead."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "description": "An action name from the page, e.g. 'create_note'"},
+                "params": {"type": "object", "description": "The action's parameters", "additionalProperties": True},
+                "url": {"type": "string", "description": "The page the action is on; defaults to your current page"},
+            },
+            "required": ["action"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "ok": {"type": "boolean"},
+                "message": {"type": "string"},
+                "url": {"type": "string"},
+                "actions": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["ok", "message", "url", "actions"],
+        },
+        "annotations": {"title": "Execute an action", "readOnlyHint": False, "destructiveHint": True,
+                        "idempotentHint": False, "openWorldHint": False},
+    },
+]
+TOOL_NAMES = frozenset(t["name"] for t in TOOLS)
+_ARGUMENTS = {"navigate": {"url": str}, "execute_action": {"action": str, "params": dict, "url": str}}
+_REQUIRED = {"navigate": ("url",), "execute_action": ("action",)}
+_TYPE_NAMES = {str: "a string", dict: "an object"}
+
+
+def tool_error(text: str, structured: dict[str, Any] | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
+    if structured is not None:
+        result["structuredContent"] = structured
+    return result
+
+
+def check_arguments(tool: str, arguments: dict[str, Any]) -> str | None:
+    """The first way `arguments` fails the tool's input schema, named for the model; None if valid."""
+    fields = _ARGUMENTS[tool]
+    for name in _REQUIRED[tool]:
+        if arguments.get(name) is None:
+            return f"{tool}: missing required argument '{name}'"
+    for name, value in arguments.items():
+        if name not in fields:
+            return f"{tool}: unknown argument '{name}'; arguments are {', '.join(fields)}"
+        if value is not None and not isinstance(value, fields[name]):
+            return f"{tool}: argument '{name}' must be {_TYPE_NAMES[fields[name]]}"
+    return None
+
+
+class Session:
+    """One MCP session: who it acts as, which client it is, where it is (implements `ToolHost`)."""
+
+    def __init__(self, app: "App", token: str | None, state: NavigationState | None = None):
+        self.app = app
+        self.token = token
+        self.client = "unknown"
+        self.protocol_version: str | None = None
+        self.state = state or NavigationState()
+
+    # ToolHost
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        return TOOLS
+
+    def tool_names(self) -> frozenset[str]:
+        return TOOL_NAMES
+
+    def on_initialize(self, client_info: dict[str, Any], protocol_version: str) -> None:
+        name = client_info.get("name")
+        self.client = str(name)[:100] if name else "unknown"
+        self.protocol_version = protocol_version
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        problem = check_arguments(name, arguments)
+        if problem:
+            return tool_error(problem)
+        try:
+            user = self.app.authenticate(self.token)
+            if name == "navigate":
+                return self._navigate(user, arguments["url"])
+            return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"))
+        except AuthError as e:
+            return tool_error(f"authentication failed: {e.message}")
+        except NoCurrentPage as e:
+            return tool_error(f"execute_action: {e}")
+        except NavError as e:
+            if name == "execute_action" and e.url is not None:
+                return tool_error(e.message, {"ok": False, "message": e.message, "url": e.url, "actions": e.available})
+            return tool_error(e.message)
+
+    def _navigate(self, user, url: str) -> dict[str, Any]:
+        page = self.app.workspace.page(user, url, self.client)
+        self.state.arrive(page.url, [a.name for a in page.actions])
+        return {"content": [{"type": "text", "text": page.markdown}], "structuredContent": page.structured(),
+                "isError": False}
+
+    def _execute(self, user, action: str, params: dict[str, Any] | None, url: str | None) -> dict[str, Any]:
+        result = self.app.workspace.execute(user, self.state.target(url), action, params, self.client)
+        self.state.arrive(result.url, result.actions)
+        actions = ", ".join(result.actions) or "none"
+        text = f"✓ {result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
+        return {"content": [{"type": "text", "text": text}], "structuredContent": result.structured(),
+                "isError": False}

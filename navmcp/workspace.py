@@ -1,0 +1,136 @@
+"""The workspace as its users meet it: render a page, execute an action, audit the write.
+
+This is the one entry point shared by the MCP tools, the web app and the command line. It owns the
+transaction boundaries: a page is one read transaction; an action is one write transaction in
+which the page is resolved again, the action's rules are re-checked on that fresh data, and the
+handler runs — so a decision that closed since you looked refuses the vote.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from navmcp import actions as action_table
+from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NavError
+from navmcp.identity import now
+from navmcp.pages import make_request
+from navmcp.render import render_markdown
+from navmcp.store import Row, Store
+
+log = logging.getLogger("navmcp.workspace")
+
+
+@dataclass
+class ActionInfo:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    params: list[dict[str, Any]]
+
+    def public(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass
+class Page:
+    url: str
+    name: str
+    title: str
+    breadcrumb: list[tuple[str, str]]
+    data: dict[str, Any]
+    actions: list[ActionInfo]
+    template: str
+    user: Row
+    _markdown: str | None = field(default=None, repr=False)
+
+    @property
+    def markdown(self) -> str:
+        if self._markdown is None:
+            self._markdown = render_markdown(self.template, {
+                **self.data, "url": self.url, "title": self.title, "breadcrumb": self.breadcrumb,
+                "user": self.user, "actions": self.actions})
+        return self._markdown
+
+    def structured(self) -> dict[str, Any]:
+        return {"url": self.url, "title": self.title, "actions": [a.public() for a in self.actions]}
+
+
+@dataclass
+class Result:
+    ok: bool
+    message: str
+    url: str
+    actions: list[str]
+
+    def structured(self) -> dict[str, Any]:
+        return {"ok": self.ok, "message": self.message, "url": self.url, "actions": self.actions}
+
+
+def action_info(action: action_table.Action) -> ActionInfo:
+    return ActionInfo(action.name, action.description, action.input_schema, action_table.param_docs(action))
+
+
+class Workspace:
+    def __init__(self, store: Store):
+        self.store = store
+
+    def page(self, user: Row, url: str, client: str = "unknown") -> Page:
+        with self.store.read() as tx:
+            spec, req = make_request(tx, user, client, url)
+            spec.resolve(req)
+            data = spec.view(req)
+            actions = [action_info(a) for a in action_table.available(spec.name, req)]
+        return Page(url=req.url, name=spec.name, title=data["title"], breadcrumb=data["breadcrumb"],
+                    data=data, actions=actions, template=spec.template, user=user)
+
+    def execute(self, user: Row, url: str, name: str, params: dict[str, Any] | None,
+                client: str = "unknown") -> Result:
+        """Run one action on the page at `url`. Refusals raise typed `NavError`s; every attempt is audited."""
+        started = time.perf_counter()
+        studio_id, target = None, url
+        try:
+            with self.store.write() as tx:
+                spec, req = make_request(tx, user, client, url)
+                target = req.url
+                spec.resolve(req)
+                studio_id = req.studio["id"] if req.studio else None
+                action, valid = action_table.check(spec.name, name, req)
+                try:
+                    outcome = action.run(req, action.parse(params, req, valid))
+                except ActionFailed as e:
+                    e.url, e.available = req.url, valid
+                    raise
+                studio_id = req.studio["id"] if req.studio else None
+                # What is valid now, on the page the action acted on or created, judged in this transaction.
+                after = self._actions_after(tx, user, client, outcome.url)
+                self._audit(tx, user, client, studio_id, target, name, params, "ok", started)
+            return Result(True, outcome.message, outcome.url, after)
+        except NavError as e:
+            self._audit_refusal(user, client, studio_id, target, name, params, e, started)
+            raise
+
+    def _actions_after(self, tx, user: Row, client: str, url: str) -> list[str]:
+        spec, req = make_request(tx, user, client, url)
+        spec.resolve(req)
+        return [a.name for a in action_table.available(spec.name, req)]
+
+    def _audit(self, tx, user, client, studio_id, url, name, params, outcome, started) -> None:
+        names = json.dumps(sorted(params)) if isinstance(params, dict) else "[]"
+        tx.execute(
+            "INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (now(), user["id"], client[:100], studio_id, url[:500], name[:100], names[:1000], outcome[:300],
+             round((time.perf_counter() - started) * 1000, 3)))
+
+    def _audit_refusal(self, user, client, studio_id, url, name, params, error: NavError, started) -> None:
+        kind = {ActionUnavailable: "refused", InvalidParams: "invalid params", ActionFailed: "failed"}.get(
+            type(error), "error")
+        try:
+            with self.store.write() as tx:
+                self._audit(tx, user, client, studio_id, url, name, params, f"{kind}: {error.message}", started)
+        except Exception:  # the audit must never turn a clear refusal into an internal error
+            log.exception("could not audit a refused action")

@@ -1,0 +1,41 @@
+"""Shared fixtures: a fresh NAVMCP_HOME per test, the app over it, users and their tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from navmcp.app import App
+from navmcp.config import Config
+from navmcp.identity import create_user, ensure_owner, mint_token
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = ROOT / "bin" / "mcp-server"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def app(home: Path) -> App:
+    app = App(Config(home=home, database_url=None, token=None))
+    yield app
+    if "store" in app.__dict__:
+        app.store.close()
+
+
+@pytest.fixture
+def owner(app: App):
+    return ensure_owner(app.store)
+
+
+@pytest.fixture
+def make_user(app: App, owner):
+    def make(handle: str):
+        with app.store.write() as tx:
+            user = create_user(tx, handle)
+        return user, mint_token(app.secret, user["id"])
+    return make
