@@ -1,0 +1,57 @@
+"""Stored MCP sessions (HTTP `Mcp-Session-Id`): who, which client, and the navigation state.
+
+Stored in the database, not in process memory, so several web processes can serve one session
+and a restart loses nothing. Session ids are unguessable (256 bits) and bound to their user.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+
+from navmcp.identity import now
+from navmcp.state import NavigationState
+from navmcp.store import Store
+
+
+@dataclass
+class StoredSession:
+    id: str
+    user_id: str
+    client: str
+    protocol_version: str
+    state: NavigationState
+
+
+def create(store: Store, user_id: str, client: str, protocol_version: str) -> StoredSession:
+    session = StoredSession(secrets.token_urlsafe(32), user_id, client[:100], protocol_version, NavigationState())
+    stamp = now()
+    with store.write() as tx:
+        tx.execute(
+            "INSERT INTO mcp_sessions (id, user_id, client, protocol_version, state, created_at, last_seen)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (session.id, user_id, session.client, protocol_version, json.dumps(session.state.snapshot()), stamp, stamp))
+    return session
+
+
+def load(store: Store, session_id: str) -> StoredSession | None:
+    """The live session with this id, or None if unknown or ended."""
+    with store.read() as tx:
+        row = tx.one("SELECT * FROM mcp_sessions WHERE id = ? AND ended_at IS NULL", (session_id,))
+    if row is None:
+        return None
+    return StoredSession(row["id"], row["user_id"], row["client"], row["protocol_version"],
+                         NavigationState.restore(json.loads(row["state"])))
+
+
+def save(store: Store, session: StoredSession) -> None:
+    with store.write() as tx:
+        tx.execute("UPDATE mcp_sessions SET state = ?, last_seen = ? WHERE id = ? AND ended_at IS NULL",
+                   (json.dumps(session.state.snapshot()), now(), session.id))
+
+
+def end(store: Store, session_id: str) -> bool:
+    with store.write() as tx:
+        return tx.execute("UPDATE mcp_sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
+                          (now(), session_id)) > 0
