@@ -105,7 +105,8 @@ class Connection:
 
     def receive_bytes(self, data: bytes) -> bytes | None:
         try:
-            value = json.loads(data)
+            # Decode as UTF-8 ourselves: json.loads(bytes) would also guess UTF-16/32, which MCP doesn't allow.
+            value = json.loads(data.decode("utf-8-sig"))
         except (UnicodeDecodeError, ValueError, RecursionError) as e:
             detail = "invalid UTF-8" if isinstance(e, UnicodeDecodeError) else "not valid JSON"
             return encode(error_object(ParseError(f"Parse error: {detail}")))
