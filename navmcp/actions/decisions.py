@@ -30,7 +30,7 @@ class Ballot(Params):
 
 
 class Vote(Params):
-    votes: list[Ballot] = Field(min_length=1, max_length=50,
+    votes: list[Ballot] = Field(min_length=1, max_length=20,
                                 description="one entry per option you vote on; voting again replaces your vote")
 
 
@@ -60,6 +60,15 @@ def has_options(req: Request) -> str | None:
     return None if req.facts.get("options") else "the decision has no options yet; add_option first"
 
 
+MAX_OPTIONS = 20  # keeps a decision page (options, your vote, a tied result) bounded
+
+
+def open_with_room(req: Request) -> str | None:
+    if reason := rules.is_open(req):
+        return reason
+    return f"the decision has the maximum of {MAX_OPTIONS} options" if len(req.facts["options"]) >= MAX_OPTIONS else None
+
+
 def open_with_options(req: Request) -> str | None:
     return rules.is_open(req) or has_options(req)
 
@@ -73,7 +82,7 @@ def close_decision(req: Request, p: Params) -> Outcome:
 
 ACTIONS = [
     Action("add_option", ("decision",), "Add an option to vote on.", add_option, AddOption,
-           who=rules.member, when=rules.is_open),
+           who=rules.member, when=open_with_room),
     Action("vote", ("decision",), "Vote: accept or reject options and mark the ones you prefer.", vote, Vote,
            who=rules.member, when=open_with_options),
     Action("close_decision", ("decision",), "Close voting and fix the result.", close_decision,

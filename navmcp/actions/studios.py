@@ -83,7 +83,7 @@ def create_note(req: Request, p: CreateNote) -> Outcome:
 class CreateDecision(Params):
     question: Title = Field(description="the question to decide")
     description: ShortText = ""
-    options: list[Title] = Field([], max_length=50, description="initial option titles")
+    options: list[Title] = Field([], max_length=20, description="initial option titles (at most 20)")
     deadline: Deadline | None = None
     tags: Tags = []
 

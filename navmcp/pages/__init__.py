@@ -80,7 +80,10 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
         raise NotFound("empty URL: try '/' (your studios) or '/help'")
     if len(url) > MAX_URL_LENGTH:
         raise NotFound(f"URL longer than {MAX_URL_LENGTH} characters")
-    parts = urlsplit(url.strip())
+    raw = url.strip()
+    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", raw):
+        raw = re.sub(r"^/{2,}", "/", raw)  # '//studios/x' is a path typo, not a host named 'studios'
+    parts = urlsplit(raw)
     path = parts.path or "/"
     if not path.startswith("/"):
         path = "/" + path
@@ -118,11 +121,11 @@ ROUTES: list[PageSpec] = [
     PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, "studio.md.j2"),
     PageSpec("members", "/studios/{studio}/members", studio.resolve_studio, studio.view_members, "members.md.j2"),
     PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note, "note.md.j2",
-             ("page", "part")),
+             ("page", "part", "comment")),
     PageSpec("decision", "/studios/{studio}/d/{item}", items.resolve_decision, items.view_decision,
-             "decision.md.j2", ("page", "part")),
+             "decision.md.j2", ("page", "part", "comment")),
     PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
-             "commitment.md.j2", ("page", "part")),
+             "commitment.md.j2", ("page", "part", "comment")),
     PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle, "cycle.md.j2"),
     PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, studio.view_search, "search.md.j2",
              ("q", "page")),

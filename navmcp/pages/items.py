@@ -10,6 +10,8 @@ from navmcp.pages import PAGE_SIZE, Request
 from navmcp.pages.studio import crumbs, paginate, resolve_studio, with_urls
 from navmcp.render import body_part
 
+COMMENT_CHARS = 1000  # a comment in the list shows this much; `?comment=ID` shows it in full
+LINKS_SHOWN = 20
 KIND_LABEL = {"note": "Note", "decision": "Decision", "commitment": "Commitment"}
 
 
@@ -54,17 +56,25 @@ def _common(req: Request) -> dict[str, Any]:
     number = min(req.page_number("part"), parts)
     total_comments = tx.scalar("SELECT count(*) FROM comments WHERE item_id = ?", (item["id"],))
     pager = paginate(req, total_comments)
-    comments = tx.all(
-        """SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by
-            WHERE c.item_id = ? ORDER BY c.created_at, c.seq LIMIT ? OFFSET ?""",
-        (item["id"], PAGE_SIZE, pager["offset"]),
-    )
+    select = "SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by"
+    single = req.query.get("comment")
+    if single:
+        comments = tx.all(f"{select} WHERE c.item_id = ? AND c.id = ?", (item["id"], single))
+        if not comments:
+            raise NotFound(f"no comment {single!r} on {req.path}")
+    else:
+        comments = tx.all(f"{select} WHERE c.item_id = ? ORDER BY c.created_at, c.seq LIMIT ? OFFSET ?",
+                          (item["id"], PAGE_SIZE, pager["offset"]))
+    for c in comments:  # bounded pages: long comments are cut, with the URL of the full text
+        c["full_url"] = None
+        if not single and len(c["body"]) > COMMENT_CHARS:
+            c["body"], c["full_url"] = c["body"][:COMMENT_CHARS], f"{req.path}?comment={c['id']}"
     links_to = tx.all(
-        "SELECT i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.to_item WHERE l.from_item = ? ORDER BY i.title LIMIT 50",
-        (item["id"],))
+        "SELECT i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.to_item WHERE l.from_item = ? ORDER BY i.title LIMIT ?",
+        (item["id"], LINKS_SHOWN))
     linked_from = tx.all(
-        "SELECT i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.from_item WHERE l.to_item = ? ORDER BY i.title LIMIT 50",
-        (item["id"],))
+        "SELECT i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.from_item WHERE l.to_item = ? ORDER BY i.title LIMIT ?",
+        (item["id"], LINKS_SHOWN))
     label = KIND_LABEL[item["kind"]]
     return {
         "title": item["title"],
@@ -79,6 +89,7 @@ def _common(req: Request) -> dict[str, Any]:
                       "next": req.url_with(part=number + 1) if number < parts else None,
                       "prev": req.url_with(part=number - 1) if number > 1 else None},
         "comments": comments,
+        "single_comment": req.path if single else None,
         "pager": pager,
         "links_to": with_urls(req, links_to),
         "linked_from": with_urls(req, linked_from),
