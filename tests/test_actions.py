@@ -1,0 +1,469 @@
+"""Every action of DESIGN §4: it works, it is refused with a teaching message in the wrong state or
+role, and a page lists exactly the actions its executor accepts (the same rule decides both)."""
+
+from __future__ import annotations
+
+import pytest
+
+from navmcp import actions as action_table
+from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NotFound
+
+STUDIO = "/studios/team"
+ALL_ACTIONS = sorted({a.name for a in action_table.ACTIONS})
+PROBE = {"__probe__": 1}  # fails every params model (extra="forbid"): a probe that can never write
+
+
+@pytest.fixture
+def ws(app, owner):
+    return app.workspace
+
+
+@pytest.fixture
+def people(ws, owner, make_user):
+    bob, _ = make_user("bob")
+    carol, _ = make_user("carol")
+    eve, _ = make_user("eve")
+    ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
+    for handle in ("bob", "carol"):
+        ws.execute(owner, f"{STUDIO}/members", "add_member", {"handle": handle})
+    return {"owner": owner, "bob": bob, "carol": carol, "eve": eve}
+
+
+def act(ws, user, url, name, params=None):
+    return ws.execute(user, url, name, params)
+
+
+def accepted(ws, user, url) -> set[str]:
+    """The actions the executor accepts on `url` for `user`, found without writing anything."""
+    found = set()
+    for name in ALL_ACTIONS:
+        try:
+            ws.execute(user, url, name, PROBE)
+        except InvalidParams:
+            found.add(name)  # the rules let it through; only the (deliberately bad) params failed
+        except ActionUnavailable:
+            pass
+    return found
+
+
+def assert_listing_matches_execution(ws, user, url) -> set[str]:
+    page = ws.page(user, url)
+    listed = {a.name for a in page.actions}
+    assert listed == accepted(ws, user, url), (user["handle"], url)
+    assert listed == set(page.structured()["actions"][i]["name"] for i in range(len(listed)))
+    return listed
+
+
+# --- listing and execution agree, in every state -------------------------------------------------
+
+
+def test_listing_equals_execution_in_every_state(ws, people, app):
+    owner, bob, carol = people["owner"], people["bob"], people["carol"]
+    seen: dict[str, set[str]] = {}
+
+    def check(user, url, expect):
+        listed = assert_listing_matches_execution(ws, user, url)
+        assert listed == set(expect), (user["handle"], url, listed)
+        for name in listed:
+            seen.setdefault(name, set()).add(url)
+
+    check(owner, "/", {"create_studio"})
+    check(bob, "/", {"create_studio"})
+    check(owner, STUDIO, {"create_note", "create_decision", "create_commitment"})
+    check(bob, STUDIO, {"create_note", "create_decision", "create_commitment"})
+    check(owner, f"{STUDIO}/members", {"add_member", "remove_member"})
+    check(bob, f"{STUDIO}/members", set())
+    for url in ("/help", "/whoami", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
+                f"{STUDIO}/audit"):
+        check(owner, url, set())
+
+    note = act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url
+    check(owner, note, {"add_comment", "confirm_read", "edit_note", "pin"})
+    check(bob, note, {"add_comment", "confirm_read"})
+    act(ws, owner, note, "confirm_read")
+    act(ws, owner, note, "pin")
+    check(owner, note, {"add_comment", "edit_note", "unpin"})
+    bobs_note = act(ws, bob, STUDIO, "create_note", {"title": "B", "body": "b"}).url
+    check(bob, bobs_note, {"add_comment", "confirm_read", "edit_note"})
+    check(owner, bobs_note, {"add_comment", "confirm_read", "pin"})
+
+    bare = act(ws, bob, STUDIO, "create_decision", {"question": "No options yet?"}).url
+    check(bob, bare, {"add_comment", "add_option", "close_decision"})
+    check(carol, bare, {"add_comment", "add_option"})
+    check(owner, bare, {"add_comment", "add_option", "close_decision"})  # admin may close
+    act(ws, carol, bare, "add_option", {"title": "Yes"})
+    check(carol, bare, {"add_comment", "add_option", "vote"})
+    act(ws, bob, bare, "close_decision")
+    check(bob, bare, {"add_comment"})
+    check(carol, bare, {"add_comment"})
+
+    late = act(ws, owner, STUDIO, "create_decision", {"question": "Late?", "options": ["a"],
+                                                     "deadline": "2100-01-01"}).url
+    check(owner, late, {"add_comment", "add_option", "vote", "close_decision"})
+    with app.store.write() as tx:  # the deadline passes without any write to the decision
+        tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (late.rsplit("/", 1)[1],))
+    check(owner, late, {"add_comment"})
+
+    c = act(ws, bob, STUDIO, "create_commitment", {"title": "C", "critical_mass": 1, "limit": 2}).url
+    check(bob, c, {"add_comment", "join_commitment", "close_commitment"})
+    check(carol, c, {"add_comment", "join_commitment"})
+    check(owner, c, {"add_comment", "join_commitment"})  # admins don't close others' commitments
+    act(ws, carol, c, "join_commitment")
+    check(carol, c, {"add_comment", "join_commitment", "leave_commitment"})
+    act(ws, owner, c, "join_commitment")  # the limit is reached: closed
+    check(owner, c, {"add_comment", "join_commitment"})  # joining again stays harmless
+    check(bob, c, {"add_comment"})
+    check(carol, c, {"add_comment", "join_commitment"})
+
+    # every action was offered (and accepted) somewhere
+    assert set(seen) == set(ALL_ACTIONS)
+
+
+def test_actions_of_other_pages_are_refused_with_the_valid_ones(ws, people):
+    with pytest.raises(ActionUnavailable) as e:
+        act(ws, people["owner"], STUDIO, "vote", {"votes": [{"option": "x"}]})
+    assert "vote is not an action of /studios/team" in e.value.message
+    assert "Available here: create_note, create_decision, create_commitment." in e.value.message
+    assert e.value.available == ["create_note", "create_decision", "create_commitment"]
+    with pytest.raises(ActionUnavailable, match="No actions are available here"):
+        act(ws, people["owner"], "/help", "create_note", {"title": "x", "body": "y"})
+
+
+def test_non_members_see_nothing_and_do_nothing(ws, people):
+    owner, eve = people["owner"], people["eve"]
+    note = act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url
+    for url in (STUDIO, f"{STUDIO}/members", note, f"{STUDIO}/search?q=b", f"{STUDIO}/cycles/today"):
+        with pytest.raises(NotFound):
+            ws.page(eve, url)
+    for url, name, params in ((STUDIO, "create_note", {"title": "x", "body": "y"}), (note, "add_comment", {"body": "x"}),
+                              (f"{STUDIO}/members", "add_member", {"handle": "eve"})):
+        with pytest.raises(NotFound):
+            act(ws, eve, url, name, params)
+
+
+# --- studios and members ------------------------------------------------------------------------
+
+
+def test_create_studio_returns_its_url_and_refuses_a_taken_handle(ws, people):
+    r = act(ws, people["bob"], "/", "create_studio", {"handle": "bobs", "name": "Bob's"})
+    assert r.ok and r.url == "/studios/bobs" and set(r.actions) == {"create_note", "create_decision", "create_commitment"}
+    assert r.structured() == {"ok": True, "message": r.message, "url": "/studios/bobs", "actions": r.actions}
+    with pytest.raises(ActionFailed, match="taken"):
+        act(ws, people["carol"], "/", "create_studio", {"handle": "bobs", "name": "Mine"})
+
+
+@pytest.mark.parametrize("params,field", [
+    ({"handle": "Bad Handle", "name": "x"}, "handle"),
+    ({"name": "x"}, "handle"),
+    ({"handle": "ok", "name": "two\nlines"}, "name"),
+    ({"handle": "ok", "name": "x", "colour": "red"}, "colour"),
+])
+def test_parameter_errors_name_the_field(ws, people, params, field):
+    with pytest.raises(InvalidParams) as e:
+        act(ws, people["owner"], "/", "create_studio", params)
+    assert f"'{field}'" in e.value.message
+    assert "Parameters of create_studio: handle, name, description?." in e.value.message
+
+
+def test_allowed_values_are_named(ws, people):
+    with pytest.raises(InvalidParams) as e:
+        act(ws, people["owner"], f"{STUDIO}/members", "add_member", {"handle": "bob", "role": "owner"})
+    assert "'role'" in e.value.message and "'member'" in e.value.message and "'admin'" in e.value.message
+
+
+def test_members_add_change_remove(ws, people):
+    owner, eve = people["owner"], people["eve"]
+    members = f"{STUDIO}/members"
+    act(ws, owner, members, "add_member", {"handle": "eve"})
+    assert ws.page(eve, STUDIO).title == "Team"
+    act(ws, owner, members, "add_member", {"handle": "eve", "role": "admin"})
+    assert "| @eve | eve | admin |" in ws.page(owner, members).markdown
+    act(ws, eve, members, "remove_member", {"handle": "bob"})
+    with pytest.raises(NotFound):
+        ws.page(people["bob"], STUDIO)
+    with pytest.raises(ActionFailed, match="not a member"):
+        act(ws, owner, members, "remove_member", {"handle": "bob"})
+    with pytest.raises(ActionFailed, match="no user 'nobody'"):
+        act(ws, owner, members, "add_member", {"handle": "nobody"})
+
+
+def test_members_may_not_manage_members(ws, people):
+    with pytest.raises(ActionUnavailable) as e:
+        act(ws, people["bob"], f"{STUDIO}/members", "add_member", {"handle": "eve"})
+    assert e.value.status == 403 and "only the studio's admins" in e.value.message
+
+
+def test_the_last_admin_stays(ws, people):
+    owner = people["owner"]
+    with pytest.raises(ActionFailed, match="at least one admin"):
+        act(ws, owner, f"{STUDIO}/members", "remove_member", {"handle": owner["handle"]})
+    with pytest.raises(ActionFailed, match="at least one admin"):
+        act(ws, owner, f"{STUDIO}/members", "add_member", {"handle": owner["handle"], "role": "member"})
+    assert f"| @{owner['handle']} | {owner['name']} | admin |" in ws.page(owner, f"{STUDIO}/members").markdown
+
+
+# --- notes, comments, links, tags -----------------------------------------------------------------
+
+
+def test_note_lifecycle(ws, people):
+    owner, bob = people["owner"], people["bob"]
+    r = act(ws, bob, STUDIO, "create_note", {"title": "Plan", "body": "draft", "tags": ["q4", "plan"]})
+    assert r.url.startswith(f"{STUDIO}/n/") and "edit_note" in r.actions
+    act(ws, bob, r.url, "edit_note", {"body": "final text about walruses", "tags": ["done"]})
+    page = ws.page(owner, r.url)
+    assert "final text about walruses" in page.markdown and "draft" not in page.markdown
+    assert "[#done]" in page.markdown and "[#q4]" not in page.markdown
+    assert r.url in ws.page(owner, f"{STUDIO}/search?q=walruses").markdown  # the index follows edits
+    assert r.url not in ws.page(owner, f"{STUDIO}/search?q=draft").markdown
+    with pytest.raises(ActionUnavailable, match="only the author"):
+        act(ws, owner, r.url, "edit_note", {"title": "Mine now"})
+    with pytest.raises(InvalidParams, match="at least one of title, body, tags"):
+        act(ws, bob, r.url, "edit_note", {})
+    act(ws, owner, r.url, "confirm_read")
+    with pytest.raises(ActionUnavailable, match="already confirmed"):
+        act(ws, owner, r.url, "confirm_read")
+    with pytest.raises(ActionUnavailable) as e:
+        act(ws, bob, r.url, "pin")
+    assert e.value.status == 403
+    act(ws, owner, r.url, "pin")
+    with pytest.raises(ActionUnavailable, match="already pinned"):
+        act(ws, owner, r.url, "pin")
+    act(ws, owner, r.url, "unpin")
+    with pytest.raises(ActionUnavailable, match="not pinned"):
+        act(ws, owner, r.url, "unpin")
+
+
+def test_comments_on_every_kind(ws, people):
+    owner = people["owner"]
+    urls = [act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url,
+            act(ws, owner, STUDIO, "create_decision", {"question": "D"}).url,
+            act(ws, owner, STUDIO, "create_commitment", {"title": "C", "critical_mass": 1}).url]
+    for url in urls:
+        r = act(ws, people["carol"], url, "add_comment", {"body": "  nice one  "})
+        assert r.url == url
+        assert "## Comments (1)" in ws.page(owner, url).markdown and "nice one" in ws.page(owner, url).markdown
+    with pytest.raises(InvalidParams, match="'body'"):
+        act(ws, owner, urls[0], "add_comment", {"body": "   "})
+
+
+def test_links_from_bodies_and_comments(ws, people, make_user):
+    owner = people["owner"]
+    d = act(ws, owner, STUDIO, "create_decision", {"question": "D"}).url
+    n = act(ws, owner, STUDIO, "create_note", {"title": "Refers", "body": f"see {d} and /studios/team/d/nonexistent"}).url
+    c = act(ws, owner, STUDIO, "create_commitment", {"title": "C", "critical_mass": 1}).url
+    act(ws, owner, c, "add_comment", {"body": f"related: {n}"})
+    assert f"[D]({d})" in ws.page(owner, n).markdown.split("## Links to")[1]
+    assert f"[Refers]({n})" in ws.page(owner, d).markdown.split("## Linked from")[1]
+    assert f"[C]({c})" in ws.page(owner, n).markdown.split("## Linked from")[1]
+    # A mention of another studio's item links nothing and reveals nothing.
+    eve = people["eve"]
+    act(ws, eve, "/", "create_studio", {"handle": "secret", "name": "Secret"})
+    hidden = act(ws, eve, "/studios/secret", "create_note", {"title": "Hidden title", "body": "x"}).url
+    m = act(ws, owner, STUDIO, "create_note", {"title": "Probe", "body": f"{hidden} {hidden.replace('secret', 'team')}"}).url
+    assert "Hidden title" not in ws.page(owner, m).markdown and "## Links to" not in ws.page(owner, m).markdown
+    # Editing the body re-links.
+    act(ws, owner, n, "edit_note", {"body": "no more links"})
+    assert "## Links to" not in ws.page(owner, n).markdown
+
+
+def test_tags_on_notes_decisions_commitments(ws, people):
+    owner = people["owner"]
+    urls = [act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b", "tags": ["x"]}).url,
+            act(ws, owner, STUDIO, "create_decision", {"question": "D", "tags": ["x", "x"]}).url,
+            act(ws, owner, STUDIO, "create_commitment", {"title": "C", "critical_mass": 1, "tags": ["x"]}).url]
+    md = ws.page(owner, f"{STUDIO}/tags/x").markdown
+    assert all(u in md for u in urls)
+    with pytest.raises(InvalidParams, match="'tags"):
+        act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b", "tags": ["Not A Tag"]})
+    with pytest.raises(InvalidParams, match="'tags'"):
+        act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b", "tags": [f"t{i}" for i in range(11)]})
+
+
+# --- decisions ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def decision(ws, people):
+    return act(ws, people["owner"], STUDIO, "create_decision",
+               {"question": "Where?", "options": ["Lisbon", "Berlin", "Online"]}).url
+
+
+def tally(ws, user, url) -> dict[str, tuple[int, int]]:
+    return {o["title"]: (o["accepts"], o["prefers"]) for o in ws.page(user, url).data["options"]}
+
+
+def test_vote_by_title_and_by_id(ws, people, decision):
+    bob = people["bob"]
+    berlin = next(o["id"] for o in ws.page(bob, decision).data["options"] if o["title"] == "Berlin")
+    r = act(ws, bob, decision, "vote", {"votes": [{"option": "Lisbon", "prefer": True}, {"option": berlin, "accept": False}]})
+    assert r.message.startswith("Vote recorded")
+    assert tally(ws, bob, decision) == {"Lisbon": (1, 1), "Berlin": (0, 0), "Online": (0, 0)}
+    assert "Your vote: Lisbon: accept + prefer; Berlin: reject." in ws.page(bob, decision).markdown
+
+
+def test_second_vote_replaces_the_first(ws, people, decision):
+    bob = people["bob"]
+    act(ws, bob, decision, "vote", {"votes": [{"option": "Lisbon", "prefer": True}, {"option": "Berlin"}]})
+    r = act(ws, bob, decision, "vote", {"votes": [{"option": "Online"}]})
+    assert r.message.startswith("Vote replaced")
+    assert tally(ws, bob, decision) == {"Online": (1, 0), "Lisbon": (0, 0), "Berlin": (0, 0)}
+    page = ws.page(bob, decision)
+    assert "Your vote: Online: accept." in page.markdown
+    assert "| 1 of 3 members |" in page.markdown
+
+
+def test_vote_with_unknown_option_lists_the_options(ws, people, decision):
+    with pytest.raises(ActionFailed) as e:
+        act(ws, people["bob"], decision, "vote", {"votes": [{"option": "lisbon"}]})  # titles are exact
+    assert "no option 'lisbon'" in e.value.message and "(Lisbon)" in e.value.message
+    assert e.value.url == decision and "vote" in e.value.available
+    assert tally(ws, people["bob"], decision)["Lisbon"] == (0, 0)  # nothing written
+
+
+@pytest.mark.parametrize("params,field", [({}, "votes"), ({"votes": []}, "votes"),
+                                           ({"votes": [{"accept": True}]}, "votes.0.option"),
+                                           ({"votes": [{"option": "Lisbon", "accept": "maybe"}]}, "votes.0.accept")])
+def test_vote_parameter_errors(ws, people, decision, params, field):
+    with pytest.raises(InvalidParams) as e:
+        act(ws, people["bob"], decision, "vote", params)
+    assert f"'{field}'" in e.value.message
+
+
+def test_add_option_refuses_a_duplicate(ws, people, decision):
+    act(ws, people["bob"], decision, "add_option", {"title": "Paris"})
+    with pytest.raises(ActionFailed, match="already exists"):
+        act(ws, people["carol"], decision, "add_option", {"title": "Paris"})
+    with pytest.raises(InvalidParams, match="distinct"):
+        act(ws, people["bob"], STUDIO, "create_decision", {"question": "Q", "options": ["a", "a"]})
+
+
+def test_closed_decision_shows_result_and_offers_no_vote(ws, people, decision):
+    owner, bob, carol = people["owner"], people["bob"], people["carol"]
+    act(ws, bob, decision, "vote", {"votes": [{"option": "Lisbon", "prefer": True}, {"option": "Berlin"}]})
+    act(ws, carol, decision, "vote", {"votes": [{"option": "Lisbon"}]})
+    with pytest.raises(ActionUnavailable) as e:
+        act(ws, carol, decision, "close_decision")
+    assert e.value.status == 403 and "creator or a studio admin" in e.value.message
+    r = act(ws, owner, decision, "close_decision")
+    assert "Result: 'Lisbon'" in r.message and r.actions == ["add_comment"]
+    page = ws.page(bob, decision)
+    assert "**Result**: Lisbon (2 accept, 1 prefer)." in page.markdown
+    assert "| decision | closed |" in page.markdown
+    assert [a.name for a in page.actions] == ["add_comment"]
+    with pytest.raises(ActionUnavailable) as e:
+        act(ws, bob, decision, "vote", {"votes": [{"option": "Berlin"}]})
+    message = e.value.message
+    assert message.startswith("vote is not available: the decision is closed: it closed at ")
+    assert message.endswith("Available here: add_comment.") and e.value.status == 409
+    assert tally(ws, bob, decision)["Berlin"] == (1, 0)
+
+
+def test_a_tie_names_every_winner_and_no_votes_means_no_result(ws, people, decision):
+    owner = people["owner"]
+    act(ws, owner, decision, "vote", {"votes": [{"option": "Lisbon"}, {"option": "Online"}]})
+    assert "'Lisbon' / 'Online'" in act(ws, owner, decision, "close_decision").message
+    empty = act(ws, owner, STUDIO, "create_decision", {"question": "Nobody?", "options": ["x"]}).url
+    act(ws, owner, empty, "close_decision")
+    assert "**Result**: no option was accepted." in ws.page(owner, empty).markdown
+
+
+def test_a_decision_closed_since_you_looked_refuses_the_vote(ws, people, decision):
+    page = ws.page(people["bob"], decision)
+    assert "vote" in [a.name for a in page.actions]
+    act(ws, people["owner"], decision, "close_decision")
+    with pytest.raises(ActionUnavailable, match="closed"):
+        act(ws, people["bob"], decision, "vote", {"votes": [{"option": "Lisbon"}]})
+
+
+def test_deadline_must_be_in_the_future(ws, people):
+    with pytest.raises(InvalidParams, match="'deadline'.*future"):
+        act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "2001-01-01"})
+    with pytest.raises(InvalidParams, match="'deadline'.*ISO 8601"):
+        act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "next friday"})
+    r = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "2099-06-01T12:00:00+02:00"})
+    assert "2099-06-01 10:00 UTC" in ws.page(people["owner"], r.url).markdown
+
+
+# --- commitments --------------------------------------------------------------------------------
+
+
+def test_joining_twice_is_harmless(ws, people):
+    c = act(ws, people["owner"], STUDIO, "create_commitment", {"title": "C", "critical_mass": 3}).url
+    act(ws, people["bob"], c, "join_commitment")
+    r = act(ws, people["bob"], c, "join_commitment")
+    assert "already joined" in r.message
+    assert ws.page(people["bob"], c).data["count"] == 1
+
+
+def test_critical_mass_and_leaving(ws, people):
+    c = act(ws, people["owner"], STUDIO, "create_commitment", {"title": "C", "critical_mass": 2}).url
+    act(ws, people["bob"], c, "join_commitment")
+    r = act(ws, people["carol"], c, "join_commitment")
+    assert "Critical mass reached." in r.message
+    act(ws, people["carol"], c, "leave_commitment")
+    assert "**1 more needed**" in ws.page(people["owner"], c).markdown
+    with pytest.raises(ActionUnavailable, match="not joined"):
+        act(ws, people["carol"], c, "leave_commitment")
+
+
+def test_reaching_the_limit_closes_and_refuses_a_third(ws, people):
+    c = act(ws, people["owner"], STUDIO, "create_commitment", {"title": "Two seats", "critical_mass": 1, "limit": 2}).url
+    act(ws, people["bob"], c, "join_commitment")
+    r = act(ws, people["carol"], c, "join_commitment")
+    assert "The limit is reached: the commitment is now closed." in r.message
+    md = ws.page(people["owner"], c).markdown
+    assert "| commitment | closed |" in md and "**Closed**: it closed at" in md
+    with pytest.raises(ActionUnavailable) as e:
+        act(ws, people["owner"], c, "join_commitment")
+    assert "the commitment is closed" in e.value.message and e.value.available == ["add_comment"]
+    assert ws.page(people["owner"], c).data["count"] == 2
+    with pytest.raises(ActionUnavailable, match="already closed"):
+        act(ws, people["owner"], c, "close_commitment")
+
+
+def test_close_commitment_is_for_its_creator(ws, people):
+    c = act(ws, people["bob"], STUDIO, "create_commitment", {"title": "C", "critical_mass": 2}).url
+    with pytest.raises(ActionUnavailable, match="only its creator"):
+        act(ws, people["owner"], c, "close_commitment")
+    r = act(ws, people["bob"], c, "close_commitment")
+    assert "short of critical mass (0 of 2)" in r.message
+
+
+@pytest.mark.parametrize("params,field", [({"title": "C"}, "critical_mass"),
+                                           ({"title": "C", "critical_mass": 0}, "critical_mass"),
+                                           ({"title": "C", "critical_mass": 3, "limit": 2}, "limit must be at least")])
+def test_commitment_parameter_errors(ws, people, params, field):
+    with pytest.raises(InvalidParams, match=field):
+        act(ws, people["owner"], STUDIO, "create_commitment", params)
+
+
+# --- navigation state (url optional) --------------------------------------------------------------
+
+
+def test_execute_without_url_uses_the_current_page(app, people):
+    from navmcp.tools import Session
+
+    session = Session(app, None)
+    refused = session.call_tool("execute_action", {"action": "create_studio", "params": {"handle": "x", "name": "X"}})
+    assert refused["isError"] and "no current page" in refused["content"][0]["text"] and "url" in refused["content"][0]["text"]
+    session.call_tool("navigate", {"url": STUDIO})
+    r = session.call_tool("execute_action", {"action": "create_note", "params": {"title": "T", "body": "b"}})
+    assert r["isError"] is False and r["structuredContent"]["url"].startswith(f"{STUDIO}/n/")
+    assert session.state.current_url == r["structuredContent"]["url"]  # the session moved to the new note
+    assert list(session.state.history) == [STUDIO]
+    r = session.call_tool("execute_action", {"action": "vote", "params": {"votes": []}})
+    assert r["isError"] and r["structuredContent"]["ok"] is False
+    assert "Available here: add_comment" in r["content"][0]["text"]
+
+
+def test_refused_tool_result_teaches(app, people):
+    from navmcp.tools import Session
+
+    session = Session(app, None)
+    d = session.call_tool("execute_action", {"url": STUDIO, "action": "create_decision",
+                                             "params": {"question": "Q", "options": ["a"]}})["structuredContent"]["url"]
+    session.call_tool("execute_action", {"url": d, "action": "close_decision"})
+    r = session.call_tool("execute_action", {"url": d, "action": "vote", "params": {"votes": [{"option": "a"}]}})
+    assert r["isError"] is True
+    assert r["structuredContent"] == {"ok": False, "message": r["content"][0]["text"], "url": d, "actions": ["add_comment"]}
+    assert "vote is not available" in r["content"][0]["text"]
