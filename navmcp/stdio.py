@@ -8,6 +8,7 @@ skipped; EOF or SIGTERM end the server with exit code 0.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from typing import BinaryIO
@@ -40,7 +41,15 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
             if reply is not None:
                 stdout.write(reply + b"\n")
                 stdout.flush()
-    except (KeyboardInterrupt, BrokenPipeError):
+    except BrokenPipeError:
+        # The client stopped reading: a disconnect, not a failure. Point stdout at /dev/null so the
+        # interpreter's final flush doesn't fail too (Python would exit 120).
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+    except KeyboardInterrupt:
         return 0
 
 
