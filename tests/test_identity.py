@@ -1,0 +1,175 @@
+"""Identity: the CLI's tokens, the secret file, refused tokens, and studios seen only by members."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import jwt
+import pytest
+
+from navmcp.app import App
+from navmcp.config import Config
+from navmcp.errors import AuthError, NotFound
+from navmcp.identity import AUDIENCE, mint_token, verify_token
+from navmcp.walkthrough import StdioClient
+from nav_helpers import text_of
+
+
+def cli(home, *args, env=None, umask=None):
+    full = {**os.environ, "NAVMCP_HOME": str(home), **(env or {})}
+    full.pop("NAVMCP_TOKEN", None) if "NAVMCP_TOKEN" not in (env or {}) else None
+    return subprocess.run([sys.executable, "-m", "navmcp", *args], capture_output=True, env=full, timeout=30,
+                          preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+
+
+def test_token_prints_only_the_token_and_the_secret_is_0600(tmp_path):
+    home = tmp_path / "home"
+    added = cli(home, "user", "add", "bob", "--name", "Bob B", umask=0)
+    assert added.returncode == 0 and added.stdout == b"" and b"@bob" in added.stderr
+    out = cli(home, "token", "bob", env={"NAVMCP_LOG_LEVEL": "DEBUG"})
+    assert out.returncode == 0
+    token = out.stdout.decode()
+    assert token.endswith("\n") and token.count("\n") == 1
+    token = token.strip()
+    assert token.count(".") == 2 and " " not in token
+    secret = home / "secret"
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600  # even though the umask was 0
+    claims = verify_token(secret.read_bytes().strip(), token)
+    assert claims["aud"] == AUDIENCE and claims["exp"] > time.time() + 29 * 86400
+    # The token acts as bob.
+    whoami = cli(home, "get", "/whoami", env={"NAVMCP_TOKEN": token})
+    assert whoami.returncode == 0 and b"| Handle | @bob |" in whoami.stdout
+
+
+def test_token_for_an_unknown_user_prints_nothing(tmp_path):
+    out = cli(tmp_path / "home", "token", "nobody")
+    assert out.returncode == 1 and out.stdout == b"" and b"no user 'nobody'" in out.stderr
+
+
+def test_user_add_refuses_bad_and_duplicate_handles(tmp_path):
+    home = tmp_path / "home"
+    assert cli(home, "user", "add", "Bad Handle").returncode == 1
+    assert cli(home, "user", "add", "ann").returncode == 0
+    dup = cli(home, "user", "add", "ann")
+    assert dup.returncode == 1 and b"already exists" in dup.stderr and dup.stdout == b""
+
+
+def test_get_with_a_bad_token_is_refused_not_downgraded(tmp_path):
+    home = tmp_path / "home"
+    owner_page = cli(home, "get", "/whoami")
+    assert owner_page.returncode == 0
+    out = cli(home, "get", "/whoami", env={"NAVMCP_TOKEN": "not-a-token"})
+    assert out.returncode == 1 and out.stdout == b""
+    assert b"token is not valid" in out.stderr
+
+
+# --- token checks, directly -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob")
+
+
+def forge(secret: bytes, **claims) -> str:
+    now = int(time.time())
+    base = {"sub": "x", "aud": AUDIENCE, "iss": "navmcp", "iat": now, "nbf": now, "exp": now + 3600}
+    base.update(claims)
+    return jwt.encode({k: v for k, v in base.items() if v is not None}, secret, algorithm="HS256")
+
+
+def test_a_good_token_acts_as_its_user(app, bob):
+    user, token = bob
+    assert app.authenticate(token)["id"] == user["id"]
+
+
+@pytest.mark.parametrize("case,reason", [
+    ("garbage", "token is not valid"),
+    ("other_secret", "signature is invalid"),
+    ("expired", "token expired"),
+    ("wrong_audience", "another audience"),
+    ("no_audience", "lacks the 'aud' claim"),
+    ("no_expiry", "lacks the 'exp' claim"),
+    ("future", "not yet valid"),
+    ("alg_none", "not accepted"),
+    ("unknown_user", "does not exist"),
+    ("empty", "token is not valid"),
+])
+def test_bad_tokens_are_refused_with_a_reason(app, bob, case, reason):
+    user, _ = bob
+    uid = user["id"]
+    token = {
+        "garbage": "abc.def.ghi",
+        "other_secret": forge(b"another secret, long enough for HS256 keys", sub=uid),
+        "expired": forge(app.secret, sub=uid, exp=int(time.time()) - 10),
+        "wrong_audience": forge(app.secret, sub=uid, aud="someone-else"),
+        "no_audience": forge(app.secret, sub=uid, aud=None),
+        "no_expiry": forge(app.secret, sub=uid, exp=None),
+        "future": forge(app.secret, sub=uid, nbf=int(time.time()) + 3600),
+        "alg_none": jwt.encode({"sub": uid, "aud": AUDIENCE, "exp": int(time.time()) + 60}, None, algorithm="none"),
+        "unknown_user": forge(app.secret, sub="nosuchuser"),
+        "empty": "",
+    }[case]
+    with pytest.raises(AuthError, match=reason):
+        app.authenticate(token)
+
+
+def test_a_deleted_users_token_is_refused(app, bob):
+    user, token = bob
+    with app.store.write() as tx:
+        tx.execute("UPDATE users SET deleted_at = '2026-01-01T00:00:00Z' WHERE id = ?", (user["id"],))
+    with pytest.raises(AuthError, match="does not exist"):
+        app.authenticate(token)
+
+
+def test_a_hosted_store_requires_a_token(home):
+    app = App(Config(home=home, database_url="postgresql://127.0.0.1:1/none", token=None))
+    with pytest.raises(AuthError, match="token is required"):
+        app.authenticate(None)
+
+
+def test_the_server_refuses_a_bad_token_and_never_acts_as_the_owner(app, owner, home):
+    expired = mint_token(app.secret, owner["id"], days=-1)
+    for token in ("garbage", expired):
+        with StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": token}) as client:
+            assert client.initialize()["result"]["serverInfo"]["name"] == "navmcp"  # the session still opens
+            for result in (client.navigate("/whoami"),
+                           client.act("create_studio", "/", handle="sneaky", name="Sneaky")):
+                assert result["isError"] is True
+                assert text_of(result).startswith("authentication failed: ")
+                assert owner["handle"] not in text_of(result)
+    with app.store.read() as tx:
+        assert tx.one("SELECT 1 FROM studios WHERE handle = 'sneaky'") is None
+
+
+# --- studios are private to their members ---------------------------------------------------------
+
+
+def test_users_see_only_their_studios(app, owner, make_user):
+    ws = app.workspace
+    ann, _ = make_user("ann")
+    ben, _ = make_user("ben")
+    ws.execute(ann, "/", "create_studio", {"handle": "anns", "name": "Ann's"})
+    note = ws.execute(ann, "/studios/anns", "create_note", {"title": "Ann only", "body": "x"}).url
+    ws.execute(ben, "/", "create_studio", {"handle": "bens", "name": "Ben's"})
+    assert "Ann's" not in ws.page(ben, "/").markdown and "Ben's" in ws.page(ben, "/").markdown
+    assert "Ann's" not in ws.page(ben, "/whoami").markdown
+
+    def not_found(url):
+        with pytest.raises(NotFound) as e:
+            ws.page(ben, url)
+        return e.value.message
+
+    for real, fake in (("/studios/anns", "/studios/nope"), (note, note.replace("anns", "nope")),
+                       ("/studios/anns/members", "/studios/nope/members"),
+                       ("/studios/anns/audit", "/studios/nope/audit")):
+        assert not_found(real) == not_found(fake).replace(fake, real)
+    with pytest.raises(NotFound):
+        ws.execute(ben, note, "add_comment", {"body": "hi"})
+    with pytest.raises(NotFound):
+        ws.execute(ben, "/studios/anns/members", "add_member", {"handle": "ben", "role": "admin"})
