@@ -1,0 +1,114 @@
+"""The embedded store under concurrency (real processes, one file) and its migrations."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from navmcp.store import SqliteStore, migrations
+from navmcp.walkthrough import StdioClient
+from nav_helpers import text_of
+
+WRITER = textwrap.dedent("""
+    import sys
+    from navmcp.store import SqliteStore
+    store = SqliteStore(sys.argv[1])
+    with store.write() as tx:
+        tx.execute("INSERT INTO settings (key, value) VALUES ('counter', '0') ON CONFLICT DO NOTHING")
+    for _ in range(int(sys.argv[2])):
+        with store.write() as tx:  # read-modify-write: a lost update would show in the total
+            n = int(tx.scalar("SELECT value FROM settings WHERE key = 'counter'"))
+            tx.execute("UPDATE settings SET value = ? WHERE key = 'counter'", (str(n + 1),))
+        with store.read() as tx:
+            tx.scalar("SELECT count(*) FROM settings")
+    print("done")
+""")
+
+
+def test_concurrent_processes_lose_no_writes(tmp_path):
+    db = tmp_path / "shared.db"
+    runs = 250
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(runs)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(3)]  # the first ones also race the migration
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0 and out == b"done\n", err.decode()
+        assert b"locked" not in err
+    store = SqliteStore(db)
+    with store.read() as tx:
+        assert tx.scalar("SELECT value FROM settings WHERE key = 'counter'") == str(3 * runs)
+    assert store.integrity_check() == "ok"
+    store.close()
+
+
+def test_two_servers_on_one_file_lose_no_writes(home):
+    env = {"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": None, "NAVMCP_DATABASE_URL": None}
+    with StdioClient(env=env) as first:
+        first.initialize()
+        assert first.act("create_studio", "/", handle="busy", name="Busy")["isError"] is False
+        c = first.act("create_commitment", "/studios/busy", title="Everyone", critical_mass=1)
+        commitment = c["structuredContent"]["url"]
+        with StdioClient(env=env) as second:
+            second.initialize()
+            per_server = 120
+            for client, tag in ((first, "a"), (second, "b")):
+                for i in range(per_server):  # pipelined: all written before any reply is read
+                    client.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+                        "name": "execute_action", "arguments": {"url": "/studios/busy", "action": "create_note",
+                                                                "params": {"title": f"{tag}{i}", "body": "x"}}}})
+                client.send({"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {
+                    "name": "execute_action", "arguments": {"url": commitment, "action": "add_comment",
+                                                            "params": {"body": tag}}}})
+            for client in (first, second):
+                replies = [client.receive() for _ in range(per_server + 1)]
+                bad = [text_of(r["result"]) for r in replies if r["result"]["isError"]]
+                assert bad == []
+                assert not any("locked" in json.dumps(r) for r in replies)
+            page = first.navigate("/studios/busy")["content"][0]["text"]
+            assert f"| `busy` | admin | {2 * per_server} | 0 | 1 | [1]" in page
+            assert "## Comments (2)" in text_of(second.navigate(commitment))
+
+
+def test_migrations_are_idempotent(tmp_path):
+    db = tmp_path / "m.db"
+    versions = [v for v, _ in migrations()]
+    assert versions == sorted(set(versions)) and versions[:2] == [1, 2]
+    first = SqliteStore(db)
+    with first.write() as tx:
+        tx.execute("INSERT INTO settings (key, value) VALUES ('keep', 'me')")
+    first.migrate()
+    first.migrate()
+    first.close()
+    again = SqliteStore(db)  # a restart migrates again: nothing changes, nothing is lost
+    with again.read() as tx:
+        assert [r["version"] for r in tx.all("SELECT version FROM schema_migrations ORDER BY version")] == versions
+        assert tx.scalar("SELECT value FROM settings WHERE key = 'keep'") == "me"
+        assert tx.scalar("PRAGMA journal_mode") == "wal"
+        assert tx.scalar("PRAGMA foreign_keys") == 1
+    again.close()
+
+
+def test_migration_split_keeps_trigger_bodies_whole():
+    from navmcp.store import _split_sql
+
+    sql = dict(migrations())[1]
+    statements = _split_sql(sql)
+    triggers = [s for s in statements if s.lstrip().upper().startswith("CREATE TRIGGER")]
+    assert len(triggers) == 5 and all(t.rstrip().endswith("END;") for t in triggers)
+
+
+def test_a_failed_write_rolls_back(tmp_path):
+    store = SqliteStore(tmp_path / "r.db")
+    try:
+        with store.write() as tx:
+            tx.execute("INSERT INTO settings (key, value) VALUES ('half', 'done')")
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    with store.read() as tx:
+        assert tx.one("SELECT 1 FROM settings WHERE key = 'half'") is None
+    with store.write() as tx:  # and the connection is usable afterwards
+        tx.execute("INSERT INTO settings (key, value) VALUES ('next', 'ok')")
+    store.close()
