@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -70,7 +71,21 @@ def negotiate(requested: Any) -> str:
 
 
 def encode(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate got in: \u-escape it rather than fail to answer
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def error_object(error: JsonRpcError, id_: Any = None) -> dict[str, Any]:
@@ -106,10 +121,14 @@ class Connection:
     def receive_bytes(self, data: bytes) -> bytes | None:
         try:
             # Decode as UTF-8 ourselves: json.loads(bytes) would also guess UTF-16/32, which MCP doesn't allow.
-            value = json.loads(data.decode("utf-8-sig"))
+            text = data.decode("utf-8-sig")
+            value = json.loads(text)
         except (UnicodeDecodeError, ValueError, RecursionError) as e:
             detail = "invalid UTF-8" if isinstance(e, UnicodeDecodeError) else "not valid JSON"
             return encode(error_object(ParseError(f"Parse error: {detail}")))
+        # "\ud800" is valid JSON syntax but no Unicode text: it could never be stored or sent back as UTF-8.
+        if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+            return encode(error_object(ParseError("Parse error: a string contains a lone UTF-16 surrogate (invalid UTF-8)")))
         response = self.receive(value)
         return None if response is None else encode(response)
 

@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import BinaryIO
 
-from navmcp.protocol import InvalidRequest, encode, error_object
+from navmcp.protocol import InternalError, InvalidRequest, encode, error_object
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 log = logging.getLogger("navmcp.stdio")
@@ -37,7 +37,11 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
                 line = line.strip()
                 if not line:
                     continue
-                reply = connection.receive_bytes(line)
+                try:
+                    reply = connection.receive_bytes(line)
+                except Exception:  # the protocol core answers every fault; this is the last guard
+                    log.exception("unhandled error on one message")
+                    reply = encode(error_object(InternalError("Internal error (details are in the server log)")))
             if reply is not None:
                 stdout.write(reply + b"\n")
                 stdout.flush()

@@ -177,6 +177,27 @@ def test_utf16_json_is_not_accepted_as_utf8(conn):
     assert reply["error"]["code"] == -32700
 
 
+@pytest.mark.parametrize("raw", [rb'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"u":"\ud800"}}}',
+                                 rb'{"jsonrpc":"2.0","id":"\udc00x","method":"ping"}',
+                                 rb'{"jsonrpc":"2.0","id":1,"method":"no\uDBFF"}'])
+def test_lone_surrogate_escapes_are_a_parse_error(conn, raw):
+    # Valid JSON syntax, but no Unicode text: it could not be stored, nor echoed back as UTF-8.
+    reply = json.loads(conn.receive_bytes(raw))
+    assert reply["error"]["code"] == -32700 and reply["id"] is None
+    assert conn.host.calls == []
+
+
+def test_surrogate_pairs_are_fine(conn):
+    reply = conn.receive_bytes(rb'{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"ping"}')
+    assert json.loads(reply)["id"] == "\U0001F600"
+
+
+def test_a_decoded_lone_surrogate_still_gets_an_answer(conn):
+    # Transports that decode JSON themselves call receive(); encoding the answer must not fail.
+    reply = conn.receive({"jsonrpc": "2.0", "id": "\ud800", "method": "ping"})
+    assert json.loads(protocol.encode(reply))["result"] == {}
+
+
 def test_non_ascii_round_trips_as_utf8(conn):
     raw = json.dumps(req("tools/call", {"name": "echo", "arguments": {"t": "héllo ✓ 日本"}}, id_="é"),
                      ensure_ascii=False).encode("utf-8")

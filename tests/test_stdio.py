@@ -132,6 +132,15 @@ def test_invalid_utf8_line_is_a_parse_error(server):
     assert server.receive()["id"] == 2
 
 
+def test_lone_surrogates_do_not_kill_the_server(server):
+    server.send(INIT)
+    server.receive()
+    server.send(rb'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"navigate","arguments":{"url":"/\ud800"}}}')
+    assert server.receive()["error"]["code"] == -32700
+    server.send(ping(2))
+    assert server.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
 def test_a_broken_stdout_ends_the_server_quietly(home):
     proc = subprocess.Popen(server_command(), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={"NAVMCP_HOME": str(home),
