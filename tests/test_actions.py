@@ -467,3 +467,19 @@ def test_refused_tool_result_teaches(app, people):
     assert r["isError"] is True
     assert r["structuredContent"] == {"ok": False, "message": r["content"][0]["text"], "url": d, "actions": ["add_comment"]}
     assert "vote is not available" in r["content"][0]["text"]
+
+
+def test_an_admin_can_leave_a_studio(ws, people):
+    owner, bob = people["owner"], people["bob"]
+    act(ws, owner, f"{STUDIO}/members", "add_member", {"handle": "bob", "role": "admin"})
+    r = act(ws, bob, f"{STUDIO}/members", "remove_member", {"handle": "bob"})
+    assert r.url == "/" and r.actions == ["create_studio"] and "left" in r.message
+    with pytest.raises(NotFound):
+        ws.page(bob, STUDIO)
+
+
+def test_adding_an_existing_member_again_changes_nothing(ws, people):
+    r = act(ws, people["owner"], f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    assert "already a member; nothing changed" in r.message
+    r = act(ws, people["owner"], f"{STUDIO}/members", "add_member", {"handle": "bob", "role": "admin"})
+    assert r.message == "@bob is now an admin of this studio."

@@ -41,13 +41,16 @@ def add_member(req: Request, p: AddMember) -> Outcome:
     user = user_by_handle(req.tx, p.handle)
     if user is None:
         raise ActionFailed(f"add_member failed: no user {p.handle!r} (create one with `navmcp user add {p.handle}`)")
-    changed = req.tx.execute(
+    before = req.tx.scalar("SELECT role FROM memberships WHERE studio_id = ? AND user_id = ?",
+                           (req.studio["id"], user["id"]))
+    req.tx.execute(
         """INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
            ON CONFLICT (studio_id, user_id) DO UPDATE SET role = excluded.role""",
         (req.studio["id"], user["id"], p.role, now()))
     _keep_an_admin(req)
     return Outcome(f"@{p.handle} is now {'an admin' if p.role == 'admin' else 'a member'} of this studio."
-                   if changed else f"@{p.handle} was already there.", req.path)
+                   if before != p.role else f"@{p.handle} was already {'an admin' if p.role == 'admin' else 'a member'}; "
+                   "nothing changed.", req.path)
 
 
 class RemoveMember(Params):
@@ -61,6 +64,8 @@ def remove_member(req: Request, p: RemoveMember) -> Outcome:
     if not removed:
         raise ActionFailed(f"remove_member failed: @{p.handle} is not a member of this studio")
     _keep_an_admin(req)
+    if user["id"] == req.user["id"]:  # you left: the members page is no longer yours to see
+        return Outcome("You left this studio.", "/")
     return Outcome(f"Removed @{p.handle} from this studio.", req.path)
 
 
