@@ -37,7 +37,9 @@ def world(ws, owner, make_user):
 
 
 def all_urls(world) -> list[str]:
-    return ["/", "/help", "/help/urls", "/help/decisions", "/whoami", STUDIO, f"{STUDIO}/members",
+    from navmcp.pages.home import HELP_TOPICS
+
+    return ["/", "/help", *[f"/help/{t}" for t in HELP_TOPICS], "/whoami", STUDIO, f"{STUDIO}/members",
             world["note"], world["decision"], world["commitment"],
             *[f"{STUDIO}/cycles/{c}" for c in ("today", "yesterday", "this-week", "last-week", "this-month")],
             f"{STUDIO}/search?q=monday", f"{STUDIO}/search", f"{STUDIO}/tags/meetings", f"{STUDIO}/audit"]
