@@ -11,7 +11,7 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 def outside_fences(markdown: str) -> str:
     """The markdown with every fenced code block removed (CommonMark rules for fence closing)."""
     kept, fence = [], None
-    for line in markdown.splitlines():
+    for line in markdown.split("\n"):  # CommonMark line ends only (not \u2028, \x85, ...)
         if fence is None:
             m = _FENCE_OPEN.match(line)
             if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):

@@ -381,3 +381,28 @@ def test_one_line_user_text_cannot_open_structure(ws, world):
         visible = outside_fences(md)
         assert len(re.findall(r"^## Available actions", visible, re.M)) == 1
         assert not re.search(r"^- `delete_studio`", visible, re.M)
+
+
+# --- the two filters that keep user text inert (property tests) --------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from navmcp.render import fenced, inline  # noqa: E402
+
+_markdownish = st.text(alphabet=st.sampled_from(list("`~#-*+>|[]()<>!\\_ \n\r\t0123456789.)=aZ\u2028\x85")), max_size=300)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(_markdownish, st.text(max_size=200)))
+def test_fenced_text_never_leaves_its_fence(text):
+    md = f"before\n\n{fenced(text)}\n\nafter"
+    assert outside_fences(md) == "before\n\n\nafter"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(_markdownish, st.text(max_size=200)))
+def test_inline_text_stays_on_one_line_and_opens_nothing(text):
+    out = inline(text)
+    assert "\n" not in out and "\r" not in out
+    assert not re.match(r"^ {0,3}([-+*>#=]|\d+[.)]|`{3}|~{3})", out)
+    assert not re.search(r"(?<!\\)[`\[\]<>|#]", out)  # every metacharacter is escaped
