@@ -416,3 +416,51 @@ def test_schema_failing_arguments_are_tool_errors_naming_the_field(real, tool, a
     result = reply["result"]
     assert result["isError"] is True
     assert f"'{field}'" in result["content"][0]["text"]
+
+
+# --- fuzz: whatever arrives, the core answers well-formed and never with an internal error -------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from navmcp import actions as action_table  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     max_leaves=12)
+_urls = st.sampled_from(["/", "/help", "/whoami", "/studios/fz", "/studios/fz/members", "/studios/fz/search?q=a",
+                         "/studios/fz/cycles/today", "/studios/fz/tags/x", "/studios/fz/audit", "/studios/zz",
+                         "/studios/fz/n/x", "//", "?q=1", "http://h/studios/fz"]) | st.text(max_size=30)
+_names = st.sampled_from(sorted({a.name for a in action_table.ACTIONS})) | st.text(max_size=12)
+_ballots = st.lists(st.fixed_dictionaries({"option": st.text(max_size=10)}, optional={
+    "accept": _json, "prefer": st.booleans()}), max_size=3)
+_params = st.dictionaries(st.sampled_from(["title", "body", "handle", "name", "role", "question", "options",
+                                           "critical_mass", "limit", "deadline", "tags", "votes", "description"]),
+                          _json | _ballots | st.text(max_size=30), max_size=5) | _json
+_arguments = st.fixed_dictionaries({}, optional={"url": _urls | _json, "action": _names | _json, "params": _params})
+_messages = st.one_of(
+    st.builds(lambda a, i: {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                            "params": {"name": "execute_action", "arguments": a}}, _arguments, st.integers(0, 9)),
+    st.builds(lambda a, i: {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                            "params": {"name": "navigate", "arguments": a}}, _arguments, st.integers(0, 9)),
+    st.builds(lambda m, p, i: {"jsonrpc": "2.0", "id": i, "method": m, "params": p},
+              st.sampled_from(["ping", "tools/list", "tools/call", "initialize", "x"]), _json, _json),
+    _json,
+)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=st.lists(_messages, min_size=1, max_size=4))
+def test_fuzzed_messages_get_well_formed_answers(real, messages):
+    real.receive(req("tools/call", {"name": "execute_action", "arguments": {
+        "url": "/", "action": "create_studio", "params": {"handle": "fz", "name": "Fuzz"}}}))
+    for message in messages:
+        reply = real.receive(message)
+        if reply is None:
+            continue
+        for r in reply if isinstance(reply, list) else [reply]:
+            assert r["jsonrpc"] == "2.0" and "id" in r and (("result" in r) != ("error" in r))
+            if "error" in r:
+                assert r["error"]["code"] in (-32700, -32600, -32601, -32602), r
+            else:
+                json.dumps(r)
+        assert isinstance(protocol.encode(reply), bytes)
