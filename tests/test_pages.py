@@ -406,3 +406,24 @@ def test_inline_text_stays_on_one_line_and_opens_nothing(text):
     assert "\n" not in out and "\r" not in out
     assert not re.match(r"^ {0,3}([-+*>#=]|\d+[.)]|`{3}|~{3})", out)
     assert not re.search(r"(?<!\\)[`\[\]<>|#]", out)  # every metacharacter is escaped
+
+
+def test_members_audit_and_tags_are_paginated(ws, world, app):
+    from navmcp.identity import create_user
+
+    owner = world["owner"]
+    with app.store.write() as tx:
+        for i in range(PAGE_SIZE):
+            create_user(tx, f"user{i:02d}")
+    for i in range(PAGE_SIZE):
+        ws.execute(owner, f"{STUDIO}/members", "add_member", {"handle": f"user{i:02d}"})
+        ws.execute(owner, STUDIO, "create_note", {"title": f"Tagged {i}", "body": "x", "tags": ["many"]})
+    ws.execute(owner, STUDIO, "create_note", {"title": "One more", "body": "x", "tags": ["many"]})
+    for url, rows in ((f"{STUDIO}/members", r"^\| @"), (f"{STUDIO}/audit", r"^\| 20\d\d-"),
+                      (f"{STUDIO}/tags/many", r"^- \[")):
+        first = ws.page(owner, url).markdown
+        assert len(re.findall(rows, first, re.M)) == PAGE_SIZE, url
+        assert f"Next page: `{url}?page=2`" in first, url
+        second = ws.page(owner, f"{url}?page=2").markdown
+        assert 0 < len(re.findall(rows, second, re.M)) <= PAGE_SIZE, url
+        assert f"Previous: `{url}`" in second, url
