@@ -154,17 +154,18 @@ class Connection:
     def _one(self, msg: Any) -> dict[str, Any] | None:
         if not isinstance(msg, dict):
             return error_object(InvalidRequest("Invalid Request: expected a JSON object"))
+        if "method" not in msg and ("result" in msg or "error" in msg):
+            return None  # a response to a request we never send; nothing to answer
         id_ = msg.get("id")
         is_request = "id" in msg
         if is_request and not _valid_id(id_):
-            return error_object(InvalidRequest("Invalid Request: id must be a string, an integer or null"))
+            # MCP: "Unlike base JSON-RPC, the ID MUST NOT be null."
+            return error_object(InvalidRequest("Invalid Request: id must be a string or an integer (not null)"))
         try:
             if msg.get("jsonrpc") != "2.0":
                 raise InvalidRequest('Invalid Request: "jsonrpc" must be "2.0"')
             method = msg.get("method")
             if not isinstance(method, str):
-                if is_request and ("result" in msg or "error" in msg):
-                    return None  # a response to a request we never send; nothing to answer
                 raise InvalidRequest('Invalid Request: "method" must be a string')
             params = msg.get("params", {})
             if params is None:
@@ -235,4 +236,4 @@ class Connection:
 
 
 def _valid_id(id_: Any) -> bool:
-    return id_ is None or isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool))
+    return isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool))

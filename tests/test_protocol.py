@@ -148,6 +148,7 @@ def test_notification_that_calls_a_tool_is_not_answered(conn):
 
 def test_responses_sent_to_the_server_are_ignored(conn):
     assert conn.receive({"jsonrpc": "2.0", "id": 5, "result": {}}) is None
+    assert conn.receive({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "x"}}) is None
     assert conn.receive({"jsonrpc": "2.0", "id": 5, "error": {"code": 1, "message": "x"}}) is None
 
 
@@ -229,7 +230,7 @@ def test_non_object_is_invalid_request(conn, value):
     assert json.loads(conn.receive_bytes(json.dumps(value).encode()))["error"]["code"] == -32600
 
 
-@pytest.mark.parametrize("bad_id", [1.5, True, False, [1], {"a": 1}])
+@pytest.mark.parametrize("bad_id", [None, 1.5, True, False, [1], {"a": 1}])
 def test_bad_id_type_is_invalid_request_with_null_id(conn, bad_id):
     reply = conn.receive({"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
     assert error_code(reply) == -32600
