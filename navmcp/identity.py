@@ -37,7 +37,7 @@ def now() -> str:
 
 
 def check_handle(handle: str) -> str:
-    if not HANDLE_RE.match(handle):
+    if not HANDLE_RE.fullmatch(handle):  # match() would let "bob\n" through ($ matches before a final newline)
         raise NavError(
             f"invalid handle {handle!r}: use 1-32 lowercase letters, digits and '-', starting with a letter or digit"
         )
@@ -122,7 +122,7 @@ def owner_handle_default() -> str:
     except Exception:
         name = ""
     name = re.sub(r"[^a-z0-9-]", "-", name).strip("-")[:32]
-    return name if HANDLE_RE.match(name) else "owner"
+    return name if HANDLE_RE.fullmatch(name) else "owner"
 
 
 def ensure_owner(store: Store) -> Row:

@@ -173,3 +173,13 @@ def test_users_see_only_their_studios(app, owner, make_user):
         ws.execute(ben, note, "add_comment", {"body": "hi"})
     with pytest.raises(NotFound):
         ws.execute(ben, "/studios/anns/members", "add_member", {"handle": "ben", "role": "admin"})
+
+
+@pytest.mark.parametrize("handle", ["bob\n", "Bob", "-bob", "a" * 33, "bo b", ""])
+def test_bad_handles_are_refused(app, owner, handle):
+    from navmcp.errors import NavError
+    from navmcp.identity import create_user
+
+    with pytest.raises(NavError, match="invalid handle"):
+        with app.store.write() as tx:
+            create_user(tx, handle)
