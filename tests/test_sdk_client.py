@@ -68,6 +68,14 @@ def test_sdk_lists_navigates_and_executes(home):
                                                              "params": {"votes": []}})
         assert refused.is_error is True and "Available here:" in refused.content[0].text
 
+        # The SDK's validator is live: content that misses the schema would have been rejected.
+        from mcp import types
+
+        bogus = types.CallToolResult(content=[], structured_content={"url": "/"})
+        with pytest.raises(RuntimeError, match="Invalid structured content"):
+            await session.validate_tool_result("navigate", bogus)
+        await session.validate_tool_result("execute_action", created)
+
         missing = await session.call_tool("navigate", {})
         assert missing.is_error is True and "'url'" in missing.content[0].text
 
