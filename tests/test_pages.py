@@ -353,6 +353,7 @@ def test_a_page_stays_bounded_with_maximal_content(ws, world):
     # before comments were cut and options capped, this page was 454k characters and could grow without end.
     assert len(md) < 100_000, len(md)
     assert "[cut: the comment continues at `" in md
+    assert "- and 5 more" in md.split("## Links to")[1] and "- and 5 more" in md.split("## Linked from")[1]
 
 
 def test_a_cut_comment_is_readable_in_full(ws, world):

@@ -91,6 +91,9 @@ def _common(req: Request) -> dict[str, Any]:
         "comments": comments,
         "single_comment": req.path if single else None,
         "pager": pager,
+        "links_more": {  # links beyond the LINKS_SHOWN listed: counted, so nothing is silently missing
+            "to": tx.scalar("SELECT count(*) FROM links WHERE from_item = ?", (item["id"],)) - len(links_to),
+            "from": tx.scalar("SELECT count(*) FROM links WHERE to_item = ?", (item["id"],)) - len(linked_from)},
         "links_to": with_urls(req, links_to),
         "linked_from": with_urls(req, linked_from),
     }
