@@ -483,3 +483,14 @@ def test_adding_an_existing_member_again_changes_nothing(ws, people):
     assert "already a member; nothing changed" in r.message
     r = act(ws, people["owner"], f"{STUDIO}/members", "add_member", {"handle": "bob", "role": "admin"})
     assert r.message == "@bob is now an admin of this studio."
+
+
+def test_null_optional_params_count_as_omitted(app, owner):
+    """Agents send optional parameters as null; that means "not given", and required ones stay required."""
+    ws = app.workspace
+    ws.execute(owner, "/", "create_studio", {"handle": "nulls", "name": "Nulls", "description": None})
+    made = ws.execute(owner, "/studios/nulls", "create_note", {"title": "T", "body": "B", "tags": None})
+    assert made.ok and "/studios/nulls/n/" in made.url
+    with pytest.raises(InvalidParams) as refused:
+        ws.execute(owner, "/studios/nulls", "create_note", {"title": None, "body": "B"})
+    assert "'title' is required" in refused.value.message

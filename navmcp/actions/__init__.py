@@ -64,8 +64,10 @@ class Action:
         return None
 
     def parse(self, raw: dict[str, Any] | None, req: Request, available: list[str]) -> Params:
+        # Agents often send optional parameters as null: null means "not given", never a value.
+        given = {k: v for k, v in (raw or {}).items() if v is not None}
         try:
-            return self.params.model_validate({} if raw is None else raw)
+            return self.params.model_validate(given)
         except ValidationError as e:
             raise InvalidParams(describe_validation(self, e), url=req.url, available=available) from None
 
