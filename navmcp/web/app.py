@@ -321,8 +321,9 @@ class WebApp:
     async def page(self, req: Request) -> Response:
         rendition, path = self.rendition(req)
         target, action = _split_action_path(path)
-        if target is not None and rendition != "html":
-            rendition = "json"
+        if target is not None:  # the action API answers JSON; an HTML form's POST is answered with a page
+            is_form = (req.header("content-type") or "").startswith("application/x-www-form-urlencoded")
+            rendition = "html" if is_form and req.method == "POST" and rendition == "html" else "json"
         if target is None:
             target = path
         url = target + ("?" + req.query_string if req.query_string else "")
@@ -333,8 +334,8 @@ class WebApp:
             return error_response("json" if action is not None else rendition, 401, e.message,
                                   headers=[("www-authenticate", 'Bearer realm="navmcp", error="invalid_token"')])
         if caller is None:
-            if rendition == "html" and req.method in ("GET", "HEAD"):
-                return redirect("/login?next=" + quote(req.url, safe="/"))
+            if rendition == "html":
+                return redirect("/login?next=" + quote(req.url if req.method == "GET" else target, safe="/"))
             return error_response(rendition, 401, "sign in first: follow a login link (`navmcp login-link "
                                   "HANDLE`) or send 'Authorization: Bearer <token>' (`navmcp token HANDLE`)",
                                   headers=[("www-authenticate", 'Bearer realm="navmcp"')])
@@ -385,7 +386,7 @@ class WebApp:
 
     async def run_action(self, req: Request, caller: Caller, url: str, name: str, rendition: str) -> Response:
         is_form = (req.header("content-type") or "").startswith("application/x-www-form-urlencoded")
-        answer = "html" if is_form and rendition == "html" else "json"
+        answer = rendition
         if caller.session is not None:  # cookie sessions prove the form is ours; Bearer callers need not
             form = await req.form() if is_form else {}
             presented = (form.get("csrf_token") or [None])[0] if is_form else req.header("x-csrf-token")
