@@ -267,7 +267,7 @@ class WebApp:
             session_id = auth.redeem_login_link(self.app.store, token)
         except AuthError as e:
             return self.login_page(401, e.message, ok=False, next_url=nxt)
-        return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure))])
+        return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req)))])
 
     def login_page(self, status: int, message: str | None, *, ok: bool, next_url: str = "") -> Response:
         page = html.render("login.html.j2", {"message": message, "ok": ok, "next": next_url})
@@ -283,11 +283,11 @@ class WebApp:
             if not auth.csrf_ok(self.app.secret, session_id, (form.get("csrf_token") or [None])[0]):
                 return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page")
             auth.end_session(self.app.store, session_id)
-        return redirect("/login?bye=1", [("set-cookie", auth.clear_cookie(self.secure))])
+        return redirect("/login?bye=1", [("set-cookie", auth.clear_cookie(self.secure(req)))])
 
-    @property
-    def secure(self) -> bool:
-        return self.secure_cookies
+    def secure(self, req: Request) -> bool:
+        """Cookies are marked Secure behind HTTPS (or when told to, e.g. behind a TLS proxy)."""
+        return self.secure_cookies or req.scheme == "https"
 
     # --- who is asking ------------------------------------------------------------------------
 

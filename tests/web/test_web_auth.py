@@ -8,7 +8,7 @@ import pytest
 
 from navmcp.identity import create_user
 from navmcp.web.auth import create_login_link
-from webclient import BASE, SCRIPT, Client, csrf_of
+from webclient import BASE, Client, csrf_of
 
 
 def test_nothing_is_readable_without_login(anon, seeded):

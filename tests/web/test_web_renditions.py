@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html as htmllib
-import json
 import re
 
 import pytest
