@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -30,6 +31,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 from navmcp import actions as action_table
 from navmcp.app import App
 from navmcp.errors import AuthError, NavError, NotFound
+from navmcp.identity import user_by_id
 from navmcp.pages import route
 from navmcp.render import inline
 from navmcp.web import auth, html
@@ -37,6 +39,7 @@ from navmcp.workspace import Page, action_info
 
 log = logging.getLogger("navmcp.web")
 
+VERIFIED_TOKENS = 1024  # Bearer tokens remembered as verified (the cache is cleared when full)
 MAX_BODY = 1024 * 1024  # bytes; a page's biggest form (a 100k-character body) fits several times
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SECURITY_HEADERS = [
@@ -183,6 +186,7 @@ class WebApp:
         self.allowed_hosts = frozenset(_host_name(h) for h in (*LOOPBACK_HOSTS, *allowed_hosts))
         self.max_body = max_body
         self.secure_cookies = secure_cookies
+        self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
         from navmcp.web import mcp_http
 
         # Exact paths; every other path is a page of the workspace (the page table routes it).
@@ -291,6 +295,26 @@ class WebApp:
 
     # --- who is asking ------------------------------------------------------------------------
 
+    def authenticate(self, token: str) -> dict[str, Any]:
+        """`App.authenticate` for a Bearer token, remembering a verified token until it expires.
+
+        A token seen before skips the signature check (it can't have changed) but its user is read
+        again on every request, so a deleted user is refused at once. Only successes are remembered.
+        """
+        known = self._verified.get(token)
+        if known is not None and known[1] > time.time():
+            with self.app.store.read() as tx:
+                user = user_by_id(tx, known[0])
+            if user is not None:
+                return user
+        user = self.app.authenticate(token)
+        expires = _expiry(token)
+        if expires is not None:
+            if len(self._verified) >= VERIFIED_TOKENS:
+                self._verified.clear()
+            self._verified[token] = (user["id"], expires)
+        return user
+
     def caller(self, req: Request) -> Caller | None:
         """The Bearer token's user, else the cookie session's; None when neither is presented.
         A bad Bearer token is an `AuthError` (never a fall-back to the cookie or the owner)."""
@@ -299,7 +323,7 @@ class WebApp:
             token = auth.bearer_token(header)
             if token is None:
                 raise AuthError("the Authorization header must be 'Bearer <token>'")
-            return Caller(self.app.authenticate(token), None, "http")
+            return Caller(self.authenticate(token), None, "http")
         session_id = auth.cookie_value(req.header("cookie"))
         if session_id:
             session = auth.load_session(self.app.store, session_id)
@@ -419,6 +443,17 @@ class WebApp:
             return json_response(200, result.structured())
         auth.set_flash(self.app.store, caller.session.id, result.message)  # type: ignore[union-attr]
         return redirect(result.url)
+
+
+def _expiry(token: str) -> float | None:
+    """The `exp` of a token already verified by `App.authenticate` (read, not checked, here)."""
+    import jwt
+
+    try:
+        exp = jwt.decode(token, options={"verify_signature": False}).get("exp")
+    except jwt.InvalidTokenError:
+        return None
+    return float(exp) if isinstance(exp, (int, float)) else None
 
 
 def _negotiate(accept: str | None) -> str:

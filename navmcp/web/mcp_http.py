@@ -63,7 +63,7 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
     if token is None:
         return _unauthorized("send 'Authorization: Bearer <token>' (`navmcp token HANDLE` prints one)", False)
     try:
-        user = web.app.authenticate(token)
+        user = web.authenticate(token)
     except AuthError as e:
         return _unauthorized(e.message, True)
 
@@ -100,7 +100,7 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
     if stored is None or stored.user_id != user["id"]:
         return _fault(404, "Session not found: it is unknown or has ended; initialize a new one")
 
-    session = Session(web.app, token, stored.state)
+    session = Session(_Verified(web.app, user), token, stored.state)
     session.client, session.protocol_version = stored.client, stored.protocol_version
     connection = _connection(session)
     connection.initialized = True
@@ -116,13 +116,28 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
 
 
 def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str, Any]) -> "Response":
-    session = Session(web.app, token)
+    session = Session(_Verified(web.app, user), token)
     connection = _connection(session)
     response = connection.receive(value)
     if not isinstance(response, dict) or "result" not in response:
         return _json(200, response)
     stored = sessions.create(web.app.store, user["id"], session.client, connection.protocol_version or "")
     return _json(200, response, [("mcp-session-id", stored.id)])
+
+
+class _Verified:
+    """The app as one request sees it: its token was verified once, on arrival, so the tool call
+    reuses that user instead of verifying the same token again (one JWT check and one user read
+    fewer per call)."""
+
+    def __init__(self, app: Any, user: dict[str, Any]):
+        self._app, self._user = app, user
+
+    def authenticate(self, token: str | None) -> dict[str, Any]:
+        return self._user
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._app, name)
 
 
 def _connection(session: Session) -> Connection:

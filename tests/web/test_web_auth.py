@@ -146,3 +146,18 @@ def test_oversized_form_is_refused(browser, seeded, size):
     reply = browser.post(seeded["note"] + "/actions/add_comment", content=b"a=" + b"x" * size,
                          headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert reply.status_code == 413
+
+
+def test_remembered_token_still_checks_the_user(app, web, make_user):
+    """A Bearer token verified once is remembered, but a deleted user is refused at once."""
+    user, token = make_user("temp")
+    client = Client(web, {"Authorization": f"Bearer {token}"})
+    try:
+        assert client.get("/whoami.md").status_code == 200
+        assert client.get("/whoami.md").status_code == 200
+        with app.store.write() as tx:
+            tx.execute("UPDATE users SET deleted_at = '2026-01-01T00:00:00Z' WHERE id = ?", (user["id"],))
+        assert client.get("/whoami.md").status_code == 401
+        assert client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code == 401
+    finally:
+        client.close()
