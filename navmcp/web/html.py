@@ -12,7 +12,10 @@ decision (accept / prefer checkboxes).
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
+
+from markupsafe import escape
 
 from navmcp.render import excerpt, templates_dir
 from navmcp.workspace import ActionInfo, Page
@@ -44,7 +47,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
                 error: dict[str, Any] | None = None) -> str:
     template = "html/" + page.template.replace(".md.j2", ".html.j2")
     forms = [{"action": a, "fields": form_fields(a, page)} for a in page.actions]
-    extra = {"help_text": help_text(page.markdown)} if page.name.startswith("help") else {}
+    extra = {"help_html": help_html(page.markdown)} if page.name.startswith("help") else {}
     return render(template.removeprefix("html/"), {**extra,
         **page.data, "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb, "user": page.user,
         "actions": page.actions, "forms": forms, "csrf": csrf, "alternates": alternates, "flash": flash,
@@ -57,6 +60,47 @@ def help_text(markdown: str) -> str:
     body = lines[3:] if len(lines) > 3 and lines[2].startswith("URL:") else lines
     text = "\n".join(body).split("\n## Available actions", 1)[0]
     return text.strip()
+
+
+_CODE = re.compile(r"`([^`]+)`")
+_LINK = re.compile(r"\[([^\]]+)\]\((/[^)\s]*)\)")
+_EMPH = re.compile(r"\*([^*\s][^*]*)\*")
+
+
+def _inline_help(line: str) -> str:
+    line = _CODE.sub(r"<code>\1</code>", str(escape(line)))
+    line = _LINK.sub(r'<a href="\2">\1</a>', line)
+    return _EMPH.sub(r"<em>\1</em>", line)
+
+
+def help_html(markdown: str):
+    """Our help text (never user text) from its markdown to HTML: paragraphs, lists, tables, code,
+    emphasis and site-local links. Everything is escaped first; only those few forms become tags."""
+    from markupsafe import Markup
+
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", help_text(markdown)):
+        lines = [ln.rstrip() for ln in block.strip().splitlines()]
+        if not lines or not lines[0]:
+            continue
+        if all(ln.startswith("|") for ln in lines):
+            rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines if not re.match(r"^\|[\s|:-]+\|$", ln)]
+            head, *rest = rows
+            out.append("<table><tr>" + "".join(f"<th>{_inline_help(c)}</th>" for c in head) + "</tr>"
+                       + "".join("<tr>" + "".join(f"<td>{_inline_help(c)}</td>" for c in r) + "</tr>" for r in rest)
+                       + "</table>")
+        elif re.match(r"^(- |\d+\. )", lines[0]):
+            tag = "ol" if lines[0][0].isdigit() else "ul"
+            items: list[str] = []
+            for ln in lines:
+                if re.match(r"^(- |\d+\. )", ln):
+                    items.append(re.sub(r"^(- |\d+\. )", "", ln))
+                else:
+                    items[-1] += " " + ln.strip()
+            out.append(f"<{tag}>" + "".join(f"<li>{_inline_help(i)}</li>" for i in items) + f"</{tag}>")
+        else:
+            out.append("<p>" + _inline_help(" ".join(ln.strip() for ln in lines)) + "</p>")
+    return Markup("\n".join(out))
 
 
 # --- forms from schemas -----------------------------------------------------------------------

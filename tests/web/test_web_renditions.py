@@ -10,7 +10,7 @@ import pytest
 from navmcp.identity import create_user, mint_token
 from webclient import Client
 
-PAGES = ["/", "/help", "/help/decisions", "/whoami", "/studios/team", "/studios/team/members", "{note}",
+PAGES = ["/", "/help", "/help/decisions", "/help/urls", "/whoami", "/studios/team", "/studios/team/members", "{note}",
          "{decision}", "{commitment}", "/studios/team/cycles/today", "/studios/team/search?q=venue",
          "/studios/team/tags/offsite", "/studios/team/audit"]
 
@@ -18,12 +18,13 @@ PAGES = ["/", "/help", "/help/decisions", "/whoami", "/studios/team", "/studios/
 def visible_text(page_html: str) -> str:
     """What a reader sees: tags dropped, entities decoded, whitespace folded."""
     body = re.sub(r"<style>.*?</style>", " ", page_html, flags=re.S)
+    body = re.sub(r"</?(?:a|code|em|strong|span|q|b)\b[^>]*>", "", body)  # inline tags join their text
     return re.sub(r"\s+", " ", htmllib.unescape(re.sub(r"<[^>]+>", " ", body)))
 
 
 def markdown_text(md: str) -> str:
-    """The markdown as read: backslash escapes removed, whitespace folded."""
-    return re.sub(r"\s+", " ", re.sub(r"\\(.)", r"\1", md))
+    """The markdown as read: backslash escapes and code marks removed, whitespace folded."""
+    return re.sub(r"\s+", " ", re.sub(r"\\(.)", r"\1", md)).replace("`", "")
 
 
 def expected_facts(url: str, structured: dict, md: str) -> list[str]:
