@@ -211,8 +211,7 @@ class WebApp:
         try:
             response = await self.dispatch(req)
         except BodyTooLarge:
-            response = error_response("json" if req.path == "/mcp" else self.rendition(req)[0], 413,
-                                      f"request body larger than {self.max_body} bytes")
+            response = self.refuse(req, 413, f"request body larger than {self.max_body} bytes")
         except Exception:
             log.exception("internal error on %s %s", req.method, req.path)
             response = error_response(self.rendition(req)[0], 500, "internal error (details are in the server log)")
@@ -245,14 +244,22 @@ class WebApp:
     def check_origin(self, req: Request) -> Response | None:
         host = req.header("host")
         if host is not None and _host_name(host) not in self.allowed_hosts:
-            return text(403, f"Forbidden: host {host!r} is not served here (allowed: "
-                             f"{', '.join(sorted(self.allowed_hosts))}; add more with --allow-host)\n")
+            return self.refuse(req, 403, f"host {host!r} is not served here (allowed: "
+                                         f"{', '.join(sorted(self.allowed_hosts))}; add more with --allow-host)")
         origin = req.header("origin")
         if origin is not None:
             parts = urlsplit(origin)
             if parts.scheme not in ("http", "https") or _host_name(parts.hostname or "") not in self.allowed_hosts:
-                return text(403, f"Forbidden: requests from origin {origin!r} are not accepted\n")
+                return self.refuse(req, 403, f"requests from origin {origin!r} are not accepted")
         return None
+
+    def refuse(self, req: Request, status: int, message: str) -> Response:
+        """A refusal before routing, in the error body of what was asked for (JSON-RPC on /mcp)."""
+        if req.path == "/mcp":
+            from navmcp.web.mcp_http import fault
+
+            return fault(status, f"{reason(status)}: {message}")
+        return error_response(self.rendition(req)[0], status, message)
 
     # --- small routes ---------------------------------------------------------------------------
 
@@ -441,7 +448,8 @@ class WebApp:
             return self.show(caller, url, "html", error=e, action=name)
         if answer == "json":
             return json_response(200, result.structured())
-        auth.set_flash(self.app.store, caller.session.id, result.message)  # type: ignore[union-attr]
+        if caller.session is not None:
+            auth.set_flash(self.app.store, caller.session.id, result.message)
         return redirect(result.url)
 
 

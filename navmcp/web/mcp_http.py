@@ -39,7 +39,7 @@ def _json(status: int, value: Any, headers: list[tuple[str, str]] | None = None)
     return Response(status, encode(value), "application/json", headers or [])
 
 
-def _fault(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> "Response":
+def fault(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> "Response":
     """An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect."""
     return _json(status, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status != 404 else -32001,
                                                                    "message": message}}, headers)
@@ -49,15 +49,15 @@ def _unauthorized(message: str, bad_token: bool) -> "Response":
     challenge = 'Bearer realm="navmcp"'
     if bad_token:
         challenge += ', error="invalid_token", error_description="' + message.replace('"', "'") + '"'
-    return _fault(401, f"Unauthorized: {message}", [("www-authenticate", challenge)])
+    return fault(401, f"Unauthorized: {message}", [("www-authenticate", challenge)])
 
 
 async def handle(web: "WebApp", req: "Request") -> "Response":
     if req.method == "GET":
-        return _fault(405, "Method Not Allowed: this server offers no SSE stream; POST JSON-RPC to /mcp",
+        return fault(405, "Method Not Allowed: this server offers no SSE stream; POST JSON-RPC to /mcp",
                       [("allow", "POST, DELETE")])
     if req.method not in ("POST", "DELETE"):
-        return _fault(405, f"Method Not Allowed: {req.method}", [("allow", "POST, DELETE")])
+        return fault(405, f"Method Not Allowed: {req.method}", [("allow", "POST, DELETE")])
 
     token = bearer_token(req.header("authorization"))
     if token is None:
@@ -69,23 +69,23 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
 
     version = req.header(VERSION_HEADER)
     if version is not None and version not in SUPPORTED_VERSIONS:
-        return _fault(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+        return fault(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
                            f"supported: {', '.join(SUPPORTED_VERSIONS)}")
 
     store = web.app.store
     session_id = req.header(SESSION_HEADER)
     if req.method == "DELETE":
         if not session_id:
-            return _fault(400, "Bad Request: DELETE needs the Mcp-Session-Id header")
+            return fault(400, "Bad Request: DELETE needs the Mcp-Session-Id header")
         stored = sessions.load(store, session_id)
         if stored is None or stored.user_id != user["id"]:
-            return _fault(404, "Session not found (unknown or already ended)")
+            return fault(404, "Session not found (unknown or already ended)")
         sessions.end(store, session_id)
         return _json(200, {"ok": True})
 
     content_type = (req.header("content-type") or "application/json").split(";")[0].strip().lower()
     if content_type != "application/json":
-        return _fault(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
+        return fault(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
     try:
         value = json.loads(await req.body())
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -95,10 +95,10 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
         return _initialize(web, token, user, value)
 
     if not session_id:
-        return _fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
+        return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
     stored = sessions.load(store, session_id)
     if stored is None or stored.user_id != user["id"]:
-        return _fault(404, "Session not found: it is unknown or has ended; initialize a new one")
+        return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
 
     session = Session(_Verified(web.app, user), token, stored.state)
     session.client, session.protocol_version = stored.client, stored.protocol_version

@@ -161,3 +161,17 @@ def test_remembered_token_still_checks_the_user(app, web, make_user):
         assert client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code == 401
     finally:
         client.close()
+
+
+def test_refusals_before_routing_use_the_canonical_bodies(api):
+    as_json = api.get("/.json", headers={"Host": "evil.example"})
+    assert as_json.status_code == 403 and as_json.json()["error"] == "Forbidden"
+    as_md = api.get("/.md", headers={"Origin": "http://evil.example"})
+    assert as_md.status_code == 403 and as_md.text.startswith("# Error 403: Forbidden")
+    on_mcp = api.post("/mcp", json={}, headers={"Origin": "http://evil.example"})
+    assert on_mcp.status_code == 403 and on_mcp.json()["error"]["message"].startswith("Forbidden")
+
+
+def test_bearer_form_post_redirects_without_a_session(api, seeded):
+    reply = api.post(seeded["note"] + "/actions/confirm_read", data={"x": "1"}, headers={"Accept": "text/html"})
+    assert reply.status_code == 303 and reply.headers["location"] == seeded["note"]
