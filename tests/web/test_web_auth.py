@@ -175,3 +175,10 @@ def test_refusals_before_routing_use_the_canonical_bodies(api):
 def test_bearer_form_post_redirects_without_a_session(api, seeded):
     reply = api.post(seeded["note"] + "/actions/confirm_read", data={"x": "1"}, headers={"Accept": "text/html"})
     assert reply.status_code == 303 and reply.headers["location"] == seeded["note"]
+
+
+def test_expired_web_session_is_signed_out(app, browser):
+    assert browser.get("/").status_code == 200
+    with app.store.write() as tx:
+        tx.execute("UPDATE web_sessions SET expires_at = '2000-01-01T00:00:00.000000Z'")
+    assert browser.get("/").status_code == 303

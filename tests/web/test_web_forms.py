@@ -73,3 +73,16 @@ def test_refused_form_shows_the_reason_on_the_page(browser, seeded):
                        data={"csrf_token": token, "title": "x", "critical_mass": "lots"})
     assert bad.status_code == 422
     assert "critical_mass" in visible_text(bad.text) and "create_commitment was refused (422)" in visible_text(bad.text)
+
+
+def test_edit_form_starts_from_what_it_edits(seeded, browser, api):
+    page = browser.get(seeded["note"]).text
+    edit = form_of(page, "edit_note")
+    assert 'value="Standup &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"' in edit
+    assert re.search(r'<textarea id="edit_note-tags" name="tags"[^>]*>meetings</textarea>', edit)
+    reply = browser.post(seeded["note"] + "/actions/edit_note",
+                         data={"csrf_token": csrf_of(page), "title": "Standup, renamed", "body": "New body",
+                               "tags": "meetings\nweekly"})
+    assert reply.status_code == 303
+    md = api.get(seeded["note"] + ".md").text
+    assert md.startswith("# Standup, renamed") and "New body" in md and "#weekly" in md
