@@ -144,10 +144,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"Open any page yourself:  NAVMCP_HOME={home} navmcp get {created['decision']}")
         print(f"Or in a browser:  NAVMCP_HOME={home} navmcp web   (then follow the login link it prints)")
         return 0
-    link = create_login_link(app.store, ensure_owner(app.store)["id"], base)
+    link = create_login_link(app.store, ensure_owner(app.store)["id"], base) + "&next=" + created["decision"]
     print(f"\nThe web app now serves the same pages at {base}")
-    print(f"  1. Sign in (one-time link, valid {LINK_MINUTES} minutes):  {link}")
-    print(f"  2. Open the decision the agent created:  {base}{created['decision']}")
+    print(f"  1. Sign in (one-time link, valid {LINK_MINUTES} minutes; it opens the agent's decision):\n     {link}")
+    print(f"  2. The decision the agent created, for later:  {base}{created['decision']}")
     print("Stop with Ctrl-C.", flush=True)
     return _serve_web(app, args.host, args.port, [])
 

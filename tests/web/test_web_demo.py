@@ -54,7 +54,8 @@ def test_demo_tour_serves_the_web_app(tmp_path):
                     break
                 except httpx.HTTPError:
                     time.sleep(0.05)
-            assert http.get(link).status_code == 303
+            signed_in = http.get(link)
+            assert signed_in.status_code == 303 and signed_in.headers["location"] == decision.split(str(port), 1)[1]
             page = http.get(decision)
             assert page.status_code == 200 and "Where do we hold the offsite?" in page.text
             assert "Lisbon" in page.text and 'data-action="vote"' in page.text
