@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+LINK_MINUTES = 15  # how long a printed login link stays valid (navmcp.web.auth.LINK_MINUTES)
+
 
 def _setup_logging() -> None:
     level = os.environ.get("NAVMCP_LOG_LEVEL", "WARNING").upper()
@@ -75,8 +77,57 @@ def cmd_token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _base_url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
+
+
+def _serve_web(app, host: str, port: int, allow_hosts: list[str]) -> int:
+    import uvicorn
+
+    from navmcp.web import create_app
+
+    extra = tuple(allow_hosts) + ((host,) if host not in ("0.0.0.0", "::", "") else ())
+    uvicorn.run(create_app(app, allowed_hosts=extra), host=host, port=port, log_level="warning",
+                access_log=False, server_header=False)
+    return 0
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    from navmcp.identity import ensure_owner
+    from navmcp.web.auth import create_login_link
+
+    app = _app()
+    base = _base_url(args.host, args.port)
+    print(f"navmcp web: {base}  (MCP over Streamable HTTP at {base}/mcp, with a Bearer token)")
+    if app.embedded:
+        owner = ensure_owner(app.store)
+        link = create_login_link(app.store, owner["id"], base)
+        print(f"Sign in as @{owner['handle']} with this one-time link (valid {LINK_MINUTES} minutes):\n  {link}")
+    print("Links for other people: navmcp login-link HANDLE. Stop with Ctrl-C.", flush=True)
+    return _serve_web(app, args.host, args.port, args.allow_host)
+
+
+def cmd_login_link(args: argparse.Namespace) -> int:
+    from navmcp.identity import ensure_owner, user_by_handle
+    from navmcp.web.auth import create_login_link
+
+    app = _app()
+    ensure_owner(app.store)
+    with app.store.read() as tx:
+        user = user_by_handle(tx, args.handle)
+    if user is None:
+        print(f"navmcp: no user {args.handle!r}; create one with `navmcp user add {args.handle}`", file=sys.stderr)
+        return 1
+    print(create_login_link(app.store, user["id"], args.base_url, minutes=args.minutes))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    from navmcp.config import default_home
+    from navmcp.config import Config, default_home
+    from navmcp.app import App
+    from navmcp.identity import ensure_owner
+    from navmcp.web.auth import create_login_link
     from navmcp import walkthrough
 
     home = Path(args.home) if args.home else Path(str(default_home()) + "-demo")
@@ -85,10 +136,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("\nThe agent created:")
     for kind, url in created.items():
         print(f"  {kind:<11} {url}")
-    print(f"\nOpen any page yourself:  NAVMCP_HOME={home} navmcp get {created['decision']}")
+    app = App(Config(home=home, database_url=None, token=None))
+    base = _base_url(args.host, args.port)
     shim = walkthrough.ROOT / "bin" / "mcp-server"
-    print(f"Add navmcp to Claude Code:  claude mcp add navmcp -- {shim}")
-    return 0
+    print(f"\nAdd navmcp to Claude Code:  claude mcp add navmcp -- {shim}")
+    if args.no_serve:
+        print(f"Open any page yourself:  NAVMCP_HOME={home} navmcp get {created['decision']}")
+        print(f"Or in a browser:  NAVMCP_HOME={home} navmcp web   (then follow the login link it prints)")
+        return 0
+    link = create_login_link(app.store, ensure_owner(app.store)["id"], base) + "&next=" + created["decision"]
+    print(f"\nThe web app now serves the same pages at {base}")
+    print(f"  1. Sign in (one-time link, valid {LINK_MINUTES} minutes; it opens the agent's decision):\n     {link}")
+    print(f"  2. The decision the agent created, for later:  {base}{created['decision']}")
+    print("Stop with Ctrl-C.", flush=True)
+    return _serve_web(app, args.host, args.port, [])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,7 +172,21 @@ def build_parser() -> argparse.ArgumentParser:
     token.set_defaults(func=cmd_token)
     demo = sub.add_parser("demo", help="a demo workspace and a scripted agent walkthrough over real MCP")
     demo.add_argument("--home", help="where the demo workspace lives (default: a folder beside NAVMCP_HOME's default)")
+    demo.add_argument("--no-serve", action="store_true", help="stop after the walkthrough (don't start the web app)")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8765)
     demo.set_defaults(func=cmd_demo)
+    web = sub.add_parser("web", help="serve the web app and MCP over Streamable HTTP (/mcp)")
+    web.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
+    web.add_argument("--port", type=int, default=8765)
+    web.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                     help="another host name accepted in Host/Origin headers (DNS-rebinding protection)")
+    web.set_defaults(func=cmd_web)
+    link = sub.add_parser("login-link", help="print a one-time web login link for a user")
+    link.add_argument("handle")
+    link.add_argument("--base-url", default="http://127.0.0.1:8765", help="where `navmcp web` is reached")
+    link.add_argument("--minutes", type=float, default=LINK_MINUTES, help="how long the link stays valid")
+    link.set_defaults(func=cmd_login_link)
     return parser
 
 

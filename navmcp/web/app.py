@@ -1,0 +1,528 @@
+"""The web application: one ASGI app serving every page in three renditions, the action API, sign-in
+and MCP over Streamable HTTP.
+
+Hand-written on purpose (no framework): the page table in `navmcp.pages` already is our routing,
+and `/mcp` throughput matters. What this module owns:
+
+- the route table below (`ROUTES`: exact paths first; every other path is a page of the workspace);
+- which rendition a request gets: `.json` → the page's structured content, `.md` or
+  `Accept: text/markdown` → exactly the markdown `navigate` returns, else HTML; `Vary: Accept`;
+- `{page}/actions` (GET, JSON) and `{page}/actions/{name}` (POST: a form from the HTML page, or a
+  JSON body from a script) — run through `Workspace.execute`, the same rule and handler as MCP;
+- one canonical error body per rendition (`error_response`);
+- the Host/Origin allow-list (DNS-rebinding protection) and the request-size limit.
+
+Workspace calls are synchronous and run on the event loop: the embedded store is one SQLite
+connection per process (not shareable across threads), and its calls take well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+from navmcp import actions as action_table
+from navmcp.app import App
+from navmcp.errors import AuthError, NavError, NotFound
+from navmcp.identity import user_by_id
+from navmcp.pages import route
+from navmcp.render import inline
+from navmcp.web import auth, html
+from navmcp.workspace import Page, action_info
+
+log = logging.getLogger("navmcp.web")
+
+VERIFIED_TOKENS = 1024  # Bearer tokens remembered as verified (the cache is cleared when full)
+MAX_BODY = 1024 * 1024  # bytes; a page's biggest form (a 100k-character body) fits several times
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+SECURITY_HEADERS = [
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "same-origin"),  # "no-referrer" would make browsers send `Origin: null` on our own forms
+    ("x-frame-options", "DENY"),
+]
+HTML_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
+            "frame-ancestors 'none'; base-uri 'none'")
+RENDITIONS = {"html": "text/html; charset=utf-8", "markdown": "text/markdown; charset=utf-8",
+              "json": "application/json"}
+_ACTION_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query_string: str
+    headers: dict[str, str]
+    scheme: str
+    receive: Callable[[], Awaitable[dict[str, Any]]]
+    max_body: int = MAX_BODY
+    _body: bytes | None = None
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name)
+
+    @property
+    def url(self) -> str:
+        return self.path + ("?" + self.query_string if self.query_string else "")
+
+    async def body(self) -> bytes:
+        """The whole request body, refusing (413) anything over `max_body` before reading it all."""
+        if self._body is None:
+            declared = self.header("content-length")
+            if declared and declared.isdigit() and int(declared) > self.max_body:
+                raise BodyTooLarge()
+            chunks, size = [], 0
+            while True:
+                message = await self.receive()
+                if message["type"] == "http.disconnect":
+                    break
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.max_body:
+                    raise BodyTooLarge()
+                chunks.append(chunk)
+                if not message.get("more_body"):
+                    break
+            self._body = b"".join(chunks)
+        return self._body
+
+    async def form(self) -> dict[str, list[str]]:
+        return parse_qs((await self.body()).decode("utf-8", "replace"), keep_blank_values=True)
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str | None = None
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+    def header_list(self) -> list[tuple[bytes, bytes]]:
+        headers = list(self.headers)
+        if self.content_type:
+            headers.append(("content-type", self.content_type))
+        headers.append(("content-length", str(len(self.body))))
+        return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+
+
+def text(status: int, body: str, content_type: str = "text/plain; charset=utf-8", **kw: Any) -> Response:
+    return Response(status, body.encode("utf-8"), content_type, **kw)
+
+
+def json_response(status: int, value: Any, headers: list[tuple[str, str]] | None = None) -> Response:
+    return Response(status, json.dumps(value, ensure_ascii=False).encode("utf-8"), "application/json",
+                    headers or [])
+
+
+def redirect(location: str, headers: list[tuple[str, str]] | None = None) -> Response:
+    return Response(303, b"", None, [("location", location), *(headers or [])])
+
+
+def reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+# --- the canonical error body, one per rendition --------------------------------------------
+
+
+def error_response(rendition: str, status: int, message: str, *, url: str | None = None,
+                   actions: list[str] | None = None, headers: list[tuple[str, str]] | None = None) -> Response:
+    """The one error body of each rendition. JSON: {ok, status, error, message, url, actions} (a
+    superset of an action result's shape); markdown: a page with the status as its title; HTML: the
+    same as a page. Messages are escaped like any user-influenced text."""
+    actions = actions or []
+    headers = [*(headers or []), ("vary", "Accept")]
+    if rendition == "json":
+        return json_response(status, {"ok": False, "status": status, "error": reason(status), "message": message,
+                                      "url": url, "actions": actions}, headers)
+    if rendition == "markdown":
+        body = f"# Error {status}: {reason(status)}\n\n{inline(message)}\n"
+        if actions:
+            body += "\nAvailable here: " + ", ".join(f"`{a}`" for a in actions) + ".\n"
+        return text(status, body, RENDITIONS["markdown"], headers=headers)
+    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": message,
+                                         "available": actions})
+    return text(status, page, RENDITIONS["html"], headers=[*headers, ("content-security-policy", HTML_CSP)])
+
+
+# --- the application ------------------------------------------------------------------------
+
+
+def _host_name(value: str) -> str:
+    """The host of a Host header or an Origin ('[::1]:8765' → '::1'), lowercase."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+@dataclass
+class Caller:
+    user: dict[str, Any]
+    session: auth.WebSession | None  # None for Bearer callers
+    client: str
+
+
+class WebApp:
+    """The ASGI application. `allowed_hosts` extends the loopback names accepted in Host and Origin."""
+
+    def __init__(self, app: App | None = None, *, allowed_hosts: tuple[str, ...] = (), max_body: int = MAX_BODY,
+                 secure_cookies: bool = False):
+        self.app = app or App()
+        self.allowed_hosts = frozenset(_host_name(h) for h in (*LOOPBACK_HOSTS, *allowed_hosts))
+        self.max_body = max_body
+        self.secure_cookies = secure_cookies
+        self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
+        from navmcp.web import mcp_http
+
+        # Exact paths; every other path is a page of the workspace (the page table routes it).
+        self.routes: dict[str, Callable[[Request], Awaitable[Response]]] = {
+            "/healthz": self.healthz,
+            "/mcp": lambda req: mcp_http.handle(self, req),
+            "/login": self.login,
+            "/logout": self.logout,
+        }
+
+    async def __call__(self, scope: dict[str, Any], receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":  # websockets: not served
+            return
+        headers: dict[str, str] = {}
+        for k, v in scope["headers"]:
+            headers[k.decode("latin-1").lower()] = v.decode("latin-1")
+        req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
+                      scope.get("scheme", "http"), receive, self.max_body)
+        try:
+            response = await self.dispatch(req)
+        except BodyTooLarge:
+            response = self.refuse(req, 413, f"request body larger than {self.max_body} bytes")
+        except Exception:
+            log.exception("internal error on %s %s", req.method, req.path)
+            response = error_response(self.rendition(req)[0], 500, "internal error (details are in the server log)")
+        response.headers.extend(SECURITY_HEADERS)
+        await send({"type": "http.response.start", "status": response.status, "headers": response.header_list()})
+        await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
+
+    async def _lifespan(self, receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def dispatch(self, req: Request) -> Response:
+        if req.path == "/healthz":
+            return await self.healthz(req)
+        refused = self.check_origin(req)
+        if refused:
+            return refused
+        handler = self.routes.get(req.path)
+        if handler is not None:
+            return await handler(req)
+        return await self.page(req)
+
+    # --- DNS-rebinding protection ---------------------------------------------------------------
+
+    def check_origin(self, req: Request) -> Response | None:
+        host = req.header("host")
+        if host is not None and _host_name(host) not in self.allowed_hosts:
+            return self.refuse(req, 403, f"host {host!r} is not served here (allowed: "
+                                         f"{', '.join(sorted(self.allowed_hosts))}; add more with --allow-host)")
+        origin = req.header("origin")
+        if origin is not None:
+            parts = urlsplit(origin)
+            if parts.scheme not in ("http", "https") or _host_name(parts.hostname or "") not in self.allowed_hosts:
+                return self.refuse(req, 403, f"requests from origin {origin!r} are not accepted")
+        return None
+
+    def refuse(self, req: Request, status: int, message: str) -> Response:
+        """A refusal before routing, in the error body of what was asked for (JSON-RPC on /mcp)."""
+        if req.path == "/mcp":
+            from navmcp.web.mcp_http import fault
+
+            return fault(status, f"{reason(status)}: {message}")
+        return error_response(self.rendition(req)[0], status, message)
+
+    # --- small routes ---------------------------------------------------------------------------
+
+    async def healthz(self, req: Request) -> Response:
+        return json_response(200, {"ok": True})
+
+    async def login(self, req: Request) -> Response:
+        query = parse_qs(req.query_string)
+        token = (query.get("token") or [""])[0]
+        nxt = (query.get("next") or [""])[0]
+        nxt = nxt if nxt.startswith("/") and not nxt.startswith("//") else ""
+        if not token:
+            message = "You are signed out." if "bye" in query else None
+            return self.login_page(200, message, ok=True, next_url=nxt)
+        try:
+            session_id = auth.redeem_login_link(self.app.store, token)
+        except AuthError as e:
+            return self.login_page(401, e.message, ok=False, next_url=nxt)
+        return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req)))])
+
+    def login_page(self, status: int, message: str | None, *, ok: bool, next_url: str = "") -> Response:
+        page = html.render("login.html.j2", {"message": message, "ok": ok, "next": next_url})
+        return text(status, page, RENDITIONS["html"], headers=[("content-security-policy", HTML_CSP),
+                                                               ("cache-control", "no-store")])
+
+    async def logout(self, req: Request) -> Response:
+        if req.method != "POST":
+            return text(405, "log out with a POST (the button on every page)\n", headers=[("allow", "POST")])
+        session_id = auth.cookie_value(req.header("cookie"))
+        if session_id:
+            form = await req.form()
+            if not auth.csrf_ok(self.app.secret, session_id, (form.get("csrf_token") or [None])[0]):
+                return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page")
+            auth.end_session(self.app.store, session_id)
+        return redirect("/login?bye=1", [("set-cookie", auth.clear_cookie(self.secure(req)))])
+
+    def secure(self, req: Request) -> bool:
+        """Cookies are marked Secure behind HTTPS (or when told to, e.g. behind a TLS proxy)."""
+        return self.secure_cookies or req.scheme == "https"
+
+    # --- who is asking ------------------------------------------------------------------------
+
+    def authenticate(self, token: str) -> dict[str, Any]:
+        """`App.authenticate` for a Bearer token, remembering a verified token until it expires.
+
+        A token seen before skips the signature check (it can't have changed) but its user is read
+        again on every request, so a deleted user is refused at once. Only successes are remembered.
+        """
+        known = self._verified.get(token)
+        if known is not None and known[1] > time.time():
+            with self.app.store.read() as tx:
+                user = user_by_id(tx, known[0])
+            if user is not None:
+                return user
+        user = self.app.authenticate(token)
+        expires = _expiry(token)
+        if expires is not None:
+            if len(self._verified) >= VERIFIED_TOKENS:
+                self._verified.clear()
+            self._verified[token] = (user["id"], expires)
+        return user
+
+    def caller(self, req: Request) -> Caller | None:
+        """The Bearer token's user, else the cookie session's; None when neither is presented.
+        A bad Bearer token is an `AuthError` (never a fall-back to the cookie or the owner)."""
+        header = req.header("authorization")
+        if header is not None:
+            token = auth.bearer_token(header)
+            if token is None:
+                raise AuthError("the Authorization header must be 'Bearer <token>'")
+            return Caller(self.authenticate(token), None, "http")
+        session_id = auth.cookie_value(req.header("cookie"))
+        if session_id:
+            session = auth.load_session(self.app.store, session_id)
+            if session is not None:
+                return Caller(session.user, session, "web")
+        return None
+
+    # --- pages ----------------------------------------------------------------------------------
+
+    def rendition(self, req: Request) -> tuple[str, str]:
+        """(rendition, page path without its suffix)."""
+        path = req.path
+        if path.endswith(".json"):
+            return "json", path[:-5] or "/"
+        if path.endswith(".md"):
+            return "markdown", path[:-3] or "/"
+        return _negotiate(req.header("accept")), path
+
+    async def page(self, req: Request) -> Response:
+        rendition, path = self.rendition(req)
+        target, action = _split_action_path(path)
+        if target is not None:  # the action API answers JSON; an HTML form's POST is answered with a page
+            is_form = (req.header("content-type") or "").startswith("application/x-www-form-urlencoded")
+            rendition = "html" if is_form and req.method == "POST" and rendition == "html" else "json"
+        if target is None:
+            target = path
+        url = target + ("?" + req.query_string if req.query_string else "")
+
+        try:
+            caller = self.caller(req)
+        except AuthError as e:
+            return error_response("json" if action is not None else rendition, 401, e.message,
+                                  headers=[("www-authenticate", 'Bearer realm="navmcp", error="invalid_token"')])
+        if caller is None:
+            if rendition == "html":
+                return redirect("/login?next=" + quote(req.url if req.method == "GET" else target, safe="/"))
+            return error_response(rendition, 401, "sign in first: follow a login link (`navmcp login-link "
+                                  "HANDLE`) or send 'Authorization: Bearer <token>' (`navmcp token HANDLE`)",
+                                  headers=[("www-authenticate", 'Bearer realm="navmcp"')])
+
+        if action is None:
+            if req.method not in ("GET", "HEAD"):
+                return error_response(rendition, 405, f"pages are read with GET; actions are POSTed to "
+                                      f"{target.rstrip('/')}/actions/NAME", headers=[("allow", "GET, HEAD")])
+            return self.show(caller, url, rendition)
+        if action == "":
+            if req.method not in ("GET", "HEAD"):
+                return error_response("json", 405, "list actions with GET", headers=[("allow", "GET, HEAD")])
+            return self.list_actions(caller, url)
+        if req.method != "POST":
+            return error_response(rendition, 405, f"run {action} with a POST", headers=[("allow", "POST")])
+        return await self.run_action(req, caller, url, action, rendition)
+
+    def show(self, caller: Caller, url: str, rendition: str, *, error: NavError | None = None,
+             action: str | None = None) -> Response:
+        try:
+            page = self.app.workspace.page(caller.user, url, caller.client)
+        except NavError as e:
+            return error_response(rendition, e.status, e.message, url=e.url)
+        headers = [("vary", "Accept"), ("cache-control", "no-store")]
+        if rendition == "json":
+            return json_response(200, page.structured(), headers)
+        if rendition == "markdown":
+            return text(200, page.markdown, RENDITIONS["markdown"], headers=headers)
+        flash = auth.take_flash(self.app.store, caller.session) if caller.session and error is None else None
+        shown_error = None
+        if error is not None:
+            shown_error = {"action": action, "status": error.status, "message": error.message}
+        body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
+                                error=shown_error)
+        return text(error.status if error else 200, body, RENDITIONS["html"],
+                    headers=[*headers, ("content-security-policy", HTML_CSP)])
+
+    def csrf(self, caller: Caller) -> str:
+        return auth.csrf_token(self.app.secret, caller.session.id) if caller.session else ""
+
+    def list_actions(self, caller: Caller, url: str) -> Response:
+        try:
+            page = self.app.workspace.page(caller.user, url, caller.client)
+        except NavError as e:
+            return error_response("json", e.status, e.message, url=e.url)
+        return json_response(200, {"url": page.url, "actions": [a.public() for a in page.actions]},
+                             [("cache-control", "no-store")])
+
+    async def run_action(self, req: Request, caller: Caller, url: str, name: str, rendition: str) -> Response:
+        is_form = (req.header("content-type") or "").startswith("application/x-www-form-urlencoded")
+        answer = rendition
+        if caller.session is not None:  # cookie sessions prove the form is ours; Bearer callers need not
+            form = await req.form() if is_form else {}
+            presented = (form.get("csrf_token") or [None])[0] if is_form else req.header("x-csrf-token")
+            if not auth.csrf_ok(self.app.secret, caller.session.id, presented):
+                return error_response(answer, 403, "the form's CSRF token is missing or wrong: reload the page and "
+                                                   "submit again")
+        known = _action_named(url, name)
+        if known is None:
+            return error_response(answer, 404, f"{name} is not an action of {url.split('?', 1)[0]}: "
+                                               f"GET {url.split('?', 1)[0].rstrip('/')}/actions lists them", url=url)
+        if is_form:
+            params = html.params_from_form(action_info(known), await req.form())
+        else:
+            raw = await req.body()
+            try:
+                params = json.loads(raw) if raw.strip() else None
+            except ValueError:
+                return error_response("json", 400, "the body must be a JSON object of the action's params")
+            if isinstance(params, dict) and set(params) == {"params"} and isinstance(params["params"], dict):
+                params = params["params"]  # {"params": {...}} is accepted too
+            if params is not None and not isinstance(params, dict):
+                return error_response("json", 422, "the body must be a JSON object of the action's params")
+        try:
+            result = self.app.workspace.execute(caller.user, url, name, params, caller.client)
+        except NavError as e:
+            if answer == "json":
+                return error_response("json", e.status, e.message, url=e.url or url, actions=e.available)
+            return self.show(caller, url, "html", error=e, action=name)
+        if answer == "json":
+            return json_response(200, result.structured())
+        if caller.session is not None:
+            auth.set_flash(self.app.store, caller.session.id, result.message)
+        return redirect(result.url)
+
+
+def _expiry(token: str) -> float | None:
+    """The `exp` of a token already verified by `App.authenticate` (read, not checked, here)."""
+    import jwt
+
+    try:
+        exp = jwt.decode(token, options={"verify_signature": False}).get("exp")
+    except jwt.InvalidTokenError:
+        return None
+    return float(exp) if isinstance(exp, (int, float)) else None
+
+
+def _negotiate(accept: str | None) -> str:
+    """HTML unless the client prefers markdown (or JSON) by q-value; `*/*` and browsers get HTML."""
+    if not accept:
+        return "html"
+    best, best_q = "html", -1.0
+    order = {"text/html": "html", "text/markdown": "markdown", "application/json": "json", "*/*": "html",
+             "text/*": "html"}
+    for part in accept.split(","):
+        media, *params = [p.strip() for p in part.split(";")]
+        q = 1.0
+        for p in params:
+            if p.startswith("q="):
+                try:
+                    q = float(p[2:])
+                except ValueError:
+                    q = 0.0
+        kind = order.get(media.lower())
+        if kind and q > best_q:
+            best, best_q = kind, q
+    return best
+
+
+def _split_action_path(path: str) -> tuple[str | None, str | None]:
+    """('/studios/x/d/1', '') for '/studios/x/d/1/actions', (…, 'vote') for '…/actions/vote', else (None, None).
+    A path is only read as an action path when what precedes '/actions' is a page, so a tag named
+    'actions' still reaches its tag page."""
+    head, sep, tail = path.rpartition("/actions")
+    candidates = []
+    if not sep:
+        return None, None
+    if tail == "":
+        candidates.append((head or "/", ""))
+    elif tail.startswith("/") and _ACTION_NAME.match(tail[1:]):
+        candidates.append((head or "/", tail[1:]))
+    for target, action in candidates:
+        try:
+            route(target.rstrip("/") or "/")
+        except NotFound:
+            continue
+        return target.rstrip("/") or "/", action
+    return None, None
+
+
+def _action_named(url: str, name: str):
+    """The action `name` of the page type at `url`, or None (the availability check comes later)."""
+    try:
+        spec, _ = route(url.split("?", 1)[0].rstrip("/") or "/")
+    except NotFound:
+        return None
+    return action_table.BY_PAGE.get(spec.name, {}).get(name)
+
+
+def alternates(page: Page) -> dict[str, str]:
+    path, _, query = page.url.partition("?")
+    suffix = "?" + query if query else ""
+    base = path if path != "/" else "/"
+    return {"text/markdown": f"{base}.md{suffix}" if base != "/" else f"/.md{suffix}",
+            "application/json": f"{base}.json{suffix}" if base != "/" else f"/.json{suffix}"}
+
+
+def create_app(app: App | None = None, **options: Any) -> WebApp:
+    return WebApp(app, **options)

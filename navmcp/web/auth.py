@@ -1,0 +1,147 @@
+"""Who is asking over HTTP: one-time login links, cookie sessions, CSRF tokens, Bearer tokens.
+
+Humans sign in by following a login link (`navmcp web` prints one for the local owner, `navmcp
+login-link HANDLE` for anyone): the link's token is single-use and expires, and following it opens
+a cookie session (HttpOnly, SameSite=Lax) stored in the database. Scripts and agents send
+`Authorization: Bearer <navmcp token>` instead. Only SHA-256 hashes of link tokens and session
+ids are stored. Forms of a cookie session carry a CSRF token derived from the session id with the
+local secret, so another site can't make a signed-in browser act.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from http.cookies import SimpleCookie
+
+from navmcp.errors import AuthError
+from navmcp.identity import now
+from navmcp.store import Row, Store
+
+COOKIE = "navmcp_session"
+LINK_MINUTES = 15
+SESSION_DAYS = 14
+
+
+def _hash(secret_value: str) -> str:
+    return hashlib.sha256(secret_value.encode()).hexdigest()
+
+
+def _stamp(delta: timedelta) -> str:
+    return (datetime.now(timezone.utc) + delta).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# --- login links ------------------------------------------------------------------------------
+
+
+def create_login_link(store: Store, user_id: str, base_url: str, minutes: float = LINK_MINUTES) -> str:
+    """A URL that signs `user_id` in once, within `minutes`."""
+    token = secrets.token_urlsafe(32)
+    with store.write() as tx:
+        tx.execute("INSERT INTO login_links (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                   (_hash(token), user_id, now(), _stamp(timedelta(minutes=minutes))))
+    return f"{base_url.rstrip('/')}/login?token={token}"
+
+
+def redeem_login_link(store: Store, token: str) -> str:
+    """Spend a login token (single use) and open a web session; returns the new session id."""
+    with store.write() as tx:
+        link = tx.one("SELECT * FROM login_links WHERE token_hash = ?", (_hash(token),))
+        if link is None:
+            raise AuthError("this login link is not valid: ask for a new one with `navmcp login-link HANDLE`")
+        if link["used_at"] is not None:
+            raise AuthError("this login link was already used (links work once): ask for a new one")
+        if link["expires_at"] <= now():
+            raise AuthError("this login link has expired: ask for a new one with `navmcp login-link HANDLE`")
+        tx.execute("UPDATE login_links SET used_at = ? WHERE token_hash = ?", (now(), link["token_hash"]))
+        session_id = secrets.token_urlsafe(32)
+        tx.execute("INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                   (_hash(session_id), link["user_id"], now(), _stamp(timedelta(days=SESSION_DAYS))))
+    return session_id
+
+
+# --- cookie sessions --------------------------------------------------------------------------
+
+
+@dataclass
+class WebSession:
+    id: str  # the cookie value (never stored)
+    user: Row
+    flash: str | None
+
+
+def load_session(store: Store, session_id: str) -> WebSession | None:
+    """The live session behind a cookie value, or None. `flash` is a pending message (see take_flash)."""
+    with store.read() as tx:
+        row = tx.one(
+            """SELECT s.flash, u.* FROM web_sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.id_hash = ? AND s.ended_at IS NULL AND s.expires_at > ? AND u.deleted_at IS NULL""",
+            (_hash(session_id), now()))
+    if row is None:
+        return None
+    flash = row.pop("flash")
+    return WebSession(session_id, row, flash)
+
+
+def take_flash(store: Store, session: WebSession) -> str | None:
+    """The session's pending message, cleared so that it shows once (after a form's redirect)."""
+    if session.flash is None:
+        return None
+    with store.write() as tx:
+        tx.execute("UPDATE web_sessions SET flash = NULL WHERE id_hash = ?", (_hash(session.id),))
+    return session.flash
+
+
+def set_flash(store: Store, session_id: str, message: str) -> None:
+    with store.write() as tx:
+        tx.execute("UPDATE web_sessions SET flash = ? WHERE id_hash = ?", (message[:2000], _hash(session_id)))
+
+
+def end_session(store: Store, session_id: str) -> None:
+    with store.write() as tx:
+        tx.execute("UPDATE web_sessions SET ended_at = ? WHERE id_hash = ? AND ended_at IS NULL",
+                   (now(), _hash(session_id)))
+
+
+def session_cookie(session_id: str, secure: bool) -> str:
+    value = f"{COOKIE}={session_id}; Path=/; HttpOnly; SameSite=Lax; Max-Age={SESSION_DAYS * 86400}"
+    return value + ("; Secure" if secure else "")
+
+
+def clear_cookie(secure: bool) -> str:
+    return f"{COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0" + ("; Secure" if secure else "")
+
+
+def cookie_value(header: str | None) -> str | None:
+    if not header:
+        return None
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(header)
+    except Exception:  # a malformed Cookie header is simply no session
+        return None
+    morsel = jar.get(COOKIE)
+    return morsel.value if morsel and morsel.value else None
+
+
+# --- CSRF -------------------------------------------------------------------------------------
+
+
+def csrf_token(secret: bytes, session_id: str) -> str:
+    return hmac.new(secret, b"csrf:" + session_id.encode(), hashlib.sha256).hexdigest()
+
+
+def csrf_ok(secret: bytes, session_id: str, presented: str | None) -> bool:
+    return bool(presented) and hmac.compare_digest(csrf_token(secret, session_id), presented)
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an `Authorization: Bearer ...` header, else None."""
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    value = value.strip()
+    return value if scheme.lower() == "bearer" and value else None

@@ -1,0 +1,218 @@
+"""The human's rendition: HTML pages from the same page data as the markdown, and actions as forms.
+
+Templates live in `templates/html/` (shipped in the wheel) with autoescape on: every value is
+escaped unless a template says otherwise, and none of them does for user text. An action's form is
+generated from its parameter JSON schema (`form_fields`), and a submitted form is turned back into
+the action's params (`params_from_form`) with the same schema, so a new action needs no HTML work:
+strings become text inputs or text areas, integers number inputs, booleans checkboxes, enums
+selects, lists of strings one-per-line text areas, and a vote's ballots one row per option of the
+decision (accept / prefer checkboxes).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from markupsafe import escape
+
+from navmcp.render import excerpt, templates_dir
+from navmcp.workspace import ActionInfo, Page
+
+LONG_TEXT = 500  # strings allowed to be longer than this get a text area
+
+
+@functools.cache
+def environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir() / "html")),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["excerpt"] = excerpt
+    env.filters["when"] = lambda v, n=16: (v or "")[:n].replace("T", " ")
+    return env
+
+
+def render(template: str, context: dict[str, Any]) -> str:
+    return environment().get_template(template).render(**context)
+
+
+def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str | None = None,
+                error: dict[str, Any] | None = None) -> str:
+    template = "html/" + page.template.replace(".md.j2", ".html.j2")
+    forms = [{"action": a, "fields": form_fields(a, page)} for a in page.actions]
+    extra = {"help_html": help_html(page.markdown)} if page.name.startswith("help") else {}
+    return render(template.removeprefix("html/"), {**extra,
+        **page.data, "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb, "user": page.user,
+        "actions": page.actions, "forms": forms, "csrf": csrf, "alternates": alternates, "flash": flash,
+        "error": error, "action_base": page.url.split("?", 1)[0].rstrip("/") or ""})
+
+
+def help_text(markdown: str) -> str:
+    """The body of the help page's markdown (our own text, between the header and the actions)."""
+    lines = markdown.splitlines()
+    body = lines[3:] if len(lines) > 3 and lines[2].startswith("URL:") else lines
+    text = "\n".join(body).split("\n## Available actions", 1)[0]
+    return text.strip()
+
+
+_CODE = re.compile(r"`([^`]+)`")
+_LINK = re.compile(r"\[([^\]]+)\]\((/[^)\s]*)\)")
+_EMPH = re.compile(r"\*([^*\s][^*]*)\*")
+
+
+def _inline_help(line: str) -> str:
+    line = _CODE.sub(r"<code>\1</code>", str(escape(line)))
+    line = _LINK.sub(r'<a href="\2">\1</a>', line)
+    return _EMPH.sub(r"<em>\1</em>", line)
+
+
+def help_html(markdown: str):
+    """Our help text (never user text) from its markdown to HTML: paragraphs, lists, tables, code,
+    emphasis and site-local links. Everything is escaped first; only those few forms become tags."""
+    from markupsafe import Markup
+
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", help_text(markdown)):
+        lines = [ln.rstrip() for ln in block.strip().splitlines()]
+        if not lines or not lines[0]:
+            continue
+        if all(ln.startswith("|") for ln in lines):
+            rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines if not re.match(r"^\|[\s|:-]+\|$", ln)]
+            head, *rest = rows
+            out.append("<table><tr>" + "".join(f"<th>{_inline_help(c)}</th>" for c in head) + "</tr>"
+                       + "".join("<tr>" + "".join(f"<td>{_inline_help(c)}</td>" for c in r) + "</tr>" for r in rest)
+                       + "</table>")
+        elif re.match(r"^(- |\d+\. )", lines[0]):
+            tag = "ol" if lines[0][0].isdigit() else "ul"
+            items: list[str] = []
+            for ln in lines:
+                if re.match(r"^(- |\d+\. )", ln):
+                    items.append(re.sub(r"^(- |\d+\. )", "", ln))
+                else:
+                    items[-1] += " " + ln.strip()
+            out.append(f"<{tag}>" + "".join(f"<li>{_inline_help(i)}</li>" for i in items) + f"</{tag}>")
+        else:
+            out.append("<p>" + _inline_help(" ".join(ln.strip() for ln in lines)) + "</p>")
+    return Markup("\n".join(out))
+
+
+# --- forms from schemas -----------------------------------------------------------------------
+
+
+def _non_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf: [X, null]` (an optional field) as X, keeping the outer description and default."""
+    if "anyOf" in prop:
+        choices = [p for p in prop["anyOf"] if p.get("type") != "null"]
+        if len(choices) == 1:
+            return {**choices[0], **{k: v for k, v in prop.items() if k != "anyOf"}}
+    return prop
+
+
+def _deref(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in prop:
+        return defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
+    return prop
+
+
+def form_fields(action: ActionInfo, page: Page) -> list[dict[str, Any]]:
+    """The inputs of `action`'s form, one per parameter, in schema order."""
+    schema = action.input_schema
+    defs = schema.get("$defs", {})
+    required = set(schema.get("required", []))
+    fields = []
+    for name, raw in schema.get("properties", {}).items():
+        prop = _non_null(raw)
+        field: dict[str, Any] = {"name": name, "required": name in required,
+                                 "description": prop.get("description", ""), "default": prop.get("default")}
+        kind = prop.get("type")
+        if "enum" in prop:
+            field.update(kind="select", choices=prop["enum"])
+        elif kind == "boolean":
+            field.update(kind="checkbox", checked=bool(prop.get("default")))
+        elif kind == "integer" or kind == "number":
+            field.update(kind="number", min=prop.get("minimum"), max=prop.get("maximum"))
+        elif kind == "array":
+            items = _deref(prop.get("items", {}), defs)
+            if items.get("type") == "object" and "option" in items.get("properties", {}):
+                field.update(kind="ballot", rows=_ballot_rows(items, page))
+            else:
+                field.update(kind="lines")
+        elif (prop.get("maxLength") or 0) > LONG_TEXT:
+            field.update(kind="textarea")
+        else:
+            field.update(kind="text", maxlength=prop.get("maxLength"), pattern=prop.get("pattern"))
+        field["value"] = _current(action, name, page)
+        fields.append(field)
+    return fields
+
+
+def _current(action: ActionInfo, name: str, page: Page) -> str:
+    """An edit form starts from what it edits (the item's title, body, tags)."""
+    if not action.name.startswith("edit_"):
+        return ""
+    if name == "tags":
+        return "\n".join(page.data.get("tags", []))
+    item = page.data.get("item") or {}
+    value = item.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def _ballot_rows(items: dict[str, Any], page: Page) -> dict[str, Any]:
+    """A ballot per option of the decision: the boolean fields of a ballot as checkboxes."""
+    flags = [n for n, p in items.get("properties", {}).items() if p.get("type") == "boolean"]
+    mine = {v["title"]: v for v in page.data.get("your_votes", [])}
+    options = []
+    for o in page.data.get("options", []):
+        vote = mine.get(o["title"])
+        checked = {f: bool(vote[f]) if vote else bool(items["properties"][f].get("default")) for f in flags}
+        options.append({"id": o["id"], "title": o["title"], "checked": checked})
+    return {"flags": [{"name": f, "description": items["properties"][f].get("description", "")} for f in flags],
+            "options": options}
+
+
+def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str, Any]:
+    """A submitted form as the action's params, read with the schema that generated the form.
+
+    Empty optional inputs are left out (the model's default applies); anything malformed is passed
+    on as text, so the action's own model refuses it with its usual teaching message.
+    """
+    schema = action.input_schema
+    defs = schema.get("$defs", {})
+    params: dict[str, Any] = {}
+    for name, raw in schema.get("properties", {}).items():
+        prop = _non_null(raw)
+        kind = prop.get("type")
+        values = form.get(name, [])
+        value = values[0] if values else ""
+        if kind == "boolean":
+            params[name] = bool(values) and value not in ("", "0", "false", "off")
+        elif kind == "array":
+            items = _deref(prop.get("items", {}), defs)
+            if items.get("type") == "object" and "option" in items.get("properties", {}):
+                flags = [n for n, p in items.get("properties", {}).items() if p.get("type") == "boolean"]
+                chosen = {f: set(form.get(f"{name}.{f}", [])) for f in flags}
+                ballots = [{"option": option, **{f: option in chosen[f] for f in flags}}
+                           for option in form.get(f"{name}.option", [])]
+                if ballots:
+                    params[name] = ballots
+            else:
+                lines = [line.strip() for v in values for line in v.splitlines() if line.strip()]
+                if lines:
+                    params[name] = lines
+        elif value.strip() == "":
+            continue
+        elif kind == "integer":
+            try:
+                params[name] = int(value.strip())
+            except ValueError:
+                params[name] = value
+        else:
+            params[name] = value.replace("\r\n", "\n")
+    return params

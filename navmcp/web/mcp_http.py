@@ -1,0 +1,150 @@
+"""MCP over Streamable HTTP at `/mcp`: HTTP framing around the same protocol core as stdio.
+
+Each POST rebuilds the session's `Connection` + `Session` from its stored record (navmcp.sessions:
+user, client, protocol version, NavigationState), feeds the decoded JSON to `Connection.receive`,
+and saves the navigation state if the call moved it — so any process can serve any session and a
+restart loses nothing. The HTTP rules live here and only here:
+
+- `Authorization: Bearer <navmcp token>` on every request (401 + WWW-Authenticate otherwise);
+  a session belongs to the user whose token opened it (another user's token: 404, as unknown);
+- `initialize` issues `Mcp-Session-Id`; later requests must send it (missing: 400; unknown or
+  ended: 404); DELETE ends it; GET (an SSE stream we don't offer) answers 405;
+- `MCP-Protocol-Version`, when sent, must be a supported version (400 otherwise);
+- replies are `application/json`; a POST of only notifications or responses gets 202.
+Host/Origin checks and the body-size limit (413) are done by the web app before this runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from navmcp import __version__, sessions
+from navmcp.app import INSTRUCTIONS
+from navmcp.errors import AuthError
+from navmcp.protocol import SUPPORTED_VERSIONS, Connection, ParseError, encode, error_object
+from navmcp.tools import Session
+from navmcp.web.auth import bearer_token
+
+if TYPE_CHECKING:
+    from navmcp.web.app import Request, Response, WebApp
+
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+
+
+def _json(status: int, value: Any, headers: list[tuple[str, str]] | None = None) -> "Response":
+    from navmcp.web.app import Response
+
+    return Response(status, encode(value), "application/json", headers or [])
+
+
+def fault(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> "Response":
+    """An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect."""
+    return _json(status, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status != 404 else -32001,
+                                                                   "message": message}}, headers)
+
+
+def _unauthorized(message: str, bad_token: bool) -> "Response":
+    challenge = 'Bearer realm="navmcp"'
+    if bad_token:
+        challenge += ', error="invalid_token", error_description="' + message.replace('"', "'") + '"'
+    return fault(401, f"Unauthorized: {message}", [("www-authenticate", challenge)])
+
+
+async def handle(web: "WebApp", req: "Request") -> "Response":
+    if req.method == "GET":
+        return fault(405, "Method Not Allowed: this server offers no SSE stream; POST JSON-RPC to /mcp",
+                      [("allow", "POST, DELETE")])
+    if req.method not in ("POST", "DELETE"):
+        return fault(405, f"Method Not Allowed: {req.method}", [("allow", "POST, DELETE")])
+
+    token = bearer_token(req.header("authorization"))
+    if token is None:
+        return _unauthorized("send 'Authorization: Bearer <token>' (`navmcp token HANDLE` prints one)", False)
+    try:
+        user = web.authenticate(token)
+    except AuthError as e:
+        return _unauthorized(e.message, True)
+
+    version = req.header(VERSION_HEADER)
+    if version is not None and version not in SUPPORTED_VERSIONS:
+        return fault(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                           f"supported: {', '.join(SUPPORTED_VERSIONS)}")
+
+    store = web.app.store
+    session_id = req.header(SESSION_HEADER)
+    if req.method == "DELETE":
+        if not session_id:
+            return fault(400, "Bad Request: DELETE needs the Mcp-Session-Id header")
+        stored = sessions.load(store, session_id)
+        if stored is None or stored.user_id != user["id"]:
+            return fault(404, "Session not found (unknown or already ended)")
+        sessions.end(store, session_id)
+        return _json(200, {"ok": True})
+
+    content_type = (req.header("content-type") or "application/json").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        return fault(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
+    try:
+        value = json.loads(await req.body())
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return _json(400, error_object(ParseError("Parse error: not valid JSON")))
+
+    if isinstance(value, dict) and value.get("method") == "initialize":
+        return _initialize(web, token, user, value)
+
+    if not session_id:
+        return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
+    stored = sessions.load(store, session_id)
+    if stored is None or stored.user_id != user["id"]:
+        return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
+
+    session = Session(_Verified(web.app, user), token, stored.state)
+    session.client, session.protocol_version = stored.client, stored.protocol_version
+    connection = _connection(session)
+    connection.initialized = True
+    connection.protocol_version = stored.protocol_version
+    connection.client_info = {"name": stored.client}
+    before = stored.state.snapshot()
+    response = connection.receive(value)
+    if session.state.snapshot() != before:
+        sessions.save(store, stored)
+    if response is None:
+        return _accepted()
+    return _json(200, response, [("mcp-session-id", stored.id)])
+
+
+def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str, Any]) -> "Response":
+    session = Session(_Verified(web.app, user), token)
+    connection = _connection(session)
+    response = connection.receive(value)
+    if not isinstance(response, dict) or "result" not in response:
+        return _json(200, response)
+    stored = sessions.create(web.app.store, user["id"], session.client, connection.protocol_version or "")
+    return _json(200, response, [("mcp-session-id", stored.id)])
+
+
+class _Verified:
+    """The app as one request sees it: its token was verified once, on arrival, so the tool call
+    reuses that user instead of verifying the same token again (one JWT check and one user read
+    fewer per call)."""
+
+    def __init__(self, app: Any, user: dict[str, Any]):
+        self._app, self._user = app, user
+
+    def authenticate(self, token: str | None) -> dict[str, Any]:
+        return self._user
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._app, name)
+
+
+def _connection(session: Session) -> Connection:
+    return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS)
+
+
+def _accepted() -> "Response":
+    from navmcp.web.app import Response
+
+    return Response(202)

@@ -1,0 +1,184 @@
+"""Signing in and staying safe: login links, cookie sessions, CSRF, Bearer tokens, Origin/Host, escaping."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from navmcp.identity import create_user
+from navmcp.web.auth import create_login_link
+from webclient import BASE, Client, csrf_of
+
+
+def test_nothing_is_readable_without_login(anon, seeded):
+    for url in ("/", seeded["note"], "/studios/team", "/whoami"):
+        reply = anon.get(url)
+        assert reply.status_code == 303 and reply.headers["location"].startswith("/login?next=")
+        assert "Standup" not in reply.text
+    for url in (seeded["note"] + ".md", seeded["note"] + ".json", seeded["note"] + "/actions"):
+        reply = anon.get(url)
+        assert reply.status_code == 401 and reply.headers["www-authenticate"].startswith("Bearer")
+        assert "Standup" not in reply.text
+    assert anon.post(seeded["note"] + "/actions/add_comment", json={"body": "x"}).status_code == 401
+    login = anon.get("/login?next=/studios/team")
+    assert login.status_code == 200 and "navmcp login-link" in login.text
+
+
+def test_login_link_is_single_use_and_expires(app, owner, anon):
+    link = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
+    first = anon.get(link + "&next=/whoami")
+    assert first.status_code == 303 and first.headers["location"] == "/whoami"
+    cookie = first.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
+    assert anon.get("/whoami").status_code == 200
+    again = Client(anon.http._transport.app)
+    try:
+        reused = again.get(link)
+        assert reused.status_code == 401 and "already used" in reused.text
+        assert "set-cookie" not in reused.headers
+        expired = create_login_link(app.store, owner["id"], BASE, minutes=-1).removeprefix(BASE)
+        assert again.get(expired).status_code == 401
+        assert again.get("/login?token=forged").status_code == 401
+        assert again.get("/").status_code == 303
+        # an open redirect through `next` is refused
+        evil = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
+        assert again.get(evil + "&next=//evil.example/").headers["location"] == "/"
+    finally:
+        again.close()
+
+
+def test_logout_ends_the_session(browser):
+    page = browser.get("/").text
+    assert browser.post("/logout", data={}).status_code == 403  # no CSRF token
+    out = browser.post("/logout", data={"csrf_token": csrf_of(page)})
+    assert out.status_code == 303 and "Max-Age=0" in out.headers["set-cookie"]
+    assert browser.get("/").status_code == 303
+
+
+def test_a_stolen_cookie_is_dead_after_logout(web, app, owner):
+    from webclient import sign_in
+
+    client = sign_in(web, app, owner["id"])
+    try:
+        cookie = client.http.cookies.get("navmcp_session")
+        page = client.get("/").text
+        client.post("/logout", data={"csrf_token": csrf_of(page)})
+        thief = Client(web, {"Cookie": f"navmcp_session={cookie}"})
+        assert thief.get("/").status_code == 303
+        thief.close()
+    finally:
+        client.close()
+
+
+def test_form_without_csrf_token_is_refused(browser, seeded, api):
+    before = api.get(seeded["note"] + ".md").text
+    for data in ({"body": "sneaky"}, {"body": "sneaky", "csrf_token": "0" * 64}):
+        reply = browser.post(seeded["note"] + "/actions/add_comment", data=data)
+        assert reply.status_code == 403 and "CSRF" in reply.text
+    # a cookie session posting JSON needs the token as a header too
+    assert browser.post(seeded["note"] + "/actions/add_comment", json={"body": "sneaky"}).status_code == 403
+    assert api.get(seeded["note"] + ".md").text == before
+    # the token is per session: another user's token doesn't work
+    assert "sneaky" not in api.get(seeded["note"] + ".md").text
+
+
+def test_foreign_origin_and_host_are_refused(browser, seeded, api):
+    page = browser.get(seeded["note"]).text
+    reply = browser.post(seeded["note"] + "/actions/add_comment", data={"csrf_token": csrf_of(page), "body": "x"},
+                         headers={"Origin": "http://evil.example"})
+    assert reply.status_code == 403
+    assert browser.get("/", headers={"Host": "evil.example:8765"}).status_code == 403
+    assert api.get("/.md", headers={"Host": "rebind.attacker.test"}).status_code == 403
+    assert browser.get("/", headers={"Origin": "null"}).status_code == 403
+    # our own origin, on any loopback name, is fine
+    ok = browser.post(seeded["note"] + "/actions/add_comment", data={"csrf_token": csrf_of(page), "body": "x"},
+                      headers={"Origin": "http://localhost:8765"})
+    assert ok.status_code == 303
+
+
+def test_bearer_token_on_any_page(seeded, api, anon, app):
+    assert api.get(seeded["decision"]).status_code == 200  # HTML too
+    assert anon.get("/.md", headers={"Authorization": "Bearer not-a-jwt"}).status_code == 401
+    assert anon.get("/.md", headers={"Authorization": "Basic abc"}).status_code == 401
+    # a bad Bearer token never falls back to the cookie or the local owner
+    reply = anon.get("/", headers={"Authorization": "Bearer x.y.z"})
+    assert reply.status_code == 401
+
+
+def test_user_text_with_script_is_escaped_everywhere(seeded, browser, api):
+    urls = ["/", "/whoami", "/studios/team", "/studios/team/members", seeded["note"], seeded["decision"],
+            seeded["commitment"], "/studios/team/cycles/today", "/studios/team/search?q=script",
+            "/studios/team/search?q=comment", "/studios/team/tags/meetings", "/studios/team/audit"]
+    for url in urls:
+        page = browser.get(url)
+        assert page.status_code == 200
+        assert "<script" not in page.text.lower(), url  # our pages carry no script at all
+        assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert "&lt;script&gt;" in browser.get(seeded["note"]).text
+    # the search query itself, echoed back
+    echoed = browser.get("/studios/team/search?q=%3Cscript%3Ealert(1)%3C/script%3E")
+    assert "<script" not in echoed.text.lower()
+    # in markdown, user text stays inert (escaped or fenced): no action or heading injected
+    md = api.get(seeded["note"] + ".md").text
+    outside_fences = re.sub(r"^(`{3,})[^\n]*\n.*?^\1$", "", md, flags=re.M | re.S)
+    assert re.findall(r"^## Available actions", outside_fences, flags=re.M) == ["## Available actions"]
+    assert "Body <script>" in md  # the body is shown, inert inside its fence
+    # error pages escape what they echo
+    missing = browser.get("/studios/%3Cscript%3E")
+    assert "<script" not in missing.text.lower()
+
+
+def test_login_links_for_other_users(app, web, owner):
+    with app.store.write() as tx:
+        bob = create_user(tx, "bob")
+    client = Client(web)
+    try:
+        link = create_login_link(app.store, bob["id"], BASE).removeprefix(BASE)
+        assert client.get(link).status_code == 303
+        assert "@bob" in client.get("/whoami").text
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("size", [2 * 1024 * 1024])
+def test_oversized_form_is_refused(browser, seeded, size):
+    reply = browser.post(seeded["note"] + "/actions/add_comment", content=b"a=" + b"x" * size,
+                         headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert reply.status_code == 413
+
+
+def test_remembered_token_still_checks_the_user(app, web, make_user):
+    """A Bearer token verified once is remembered, but a deleted user is refused at once."""
+    user, token = make_user("temp")
+    client = Client(web, {"Authorization": f"Bearer {token}"})
+    try:
+        assert client.get("/whoami.md").status_code == 200
+        assert client.get("/whoami.md").status_code == 200
+        with app.store.write() as tx:
+            tx.execute("UPDATE users SET deleted_at = '2026-01-01T00:00:00Z' WHERE id = ?", (user["id"],))
+        assert client.get("/whoami.md").status_code == 401
+        assert client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code == 401
+    finally:
+        client.close()
+
+
+def test_refusals_before_routing_use_the_canonical_bodies(api):
+    as_json = api.get("/.json", headers={"Host": "evil.example"})
+    assert as_json.status_code == 403 and as_json.json()["error"] == "Forbidden"
+    as_md = api.get("/.md", headers={"Origin": "http://evil.example"})
+    assert as_md.status_code == 403 and as_md.text.startswith("# Error 403: Forbidden")
+    on_mcp = api.post("/mcp", json={}, headers={"Origin": "http://evil.example"})
+    assert on_mcp.status_code == 403 and on_mcp.json()["error"]["message"].startswith("Forbidden")
+
+
+def test_bearer_form_post_redirects_without_a_session(api, seeded):
+    reply = api.post(seeded["note"] + "/actions/confirm_read", data={"x": "1"}, headers={"Accept": "text/html"})
+    assert reply.status_code == 303 and reply.headers["location"] == seeded["note"]
+
+
+def test_expired_web_session_is_signed_out(app, browser):
+    assert browser.get("/").status_code == 200
+    with app.store.write() as tx:
+        tx.execute("UPDATE web_sessions SET expires_at = '2000-01-01T00:00:00.000000Z'")
+    assert browser.get("/").status_code == 303

@@ -1,0 +1,85 @@
+"""A real browser: headless Chromium (Debian's, driven by Playwright) signs in with a login link,
+opens a decision an agent created over MCP (stdio), votes through the form; then the agent sees the vote.
+Screenshots of the pages visited are saved in artifacts/."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from navmcp.walkthrough import StdioClient, text_of
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (.ci/run installs it)")
+
+
+def navmcp(server, *args: str) -> str:
+    return subprocess.run([sys.executable, "-m", "navmcp", *args], env=server.env, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_human_votes_in_the_browser_and_the_agent_sees_it(server):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    navmcp(server, "user", "add", "alice", "--name", "Alice <b>Human</b>")
+    with StdioClient(env={"NAVMCP_HOME": str(server.home), "NAVMCP_TOKEN": None, "NAVMCP_DATABASE_URL": None},
+                     client_name="browser-test-agent") as agent:
+        agent.initialize()
+        assert not agent.act("create_studio", url="/", handle="team", name="Team")["isError"]
+        assert not agent.act("add_member", url="/studios/team/members", handle="alice")["isError"]
+        made = agent.act("create_decision", url="/studios/team", question="Where is the offsite?",
+                         options=["Lisbon", "Berlin", "Online <script>alert(1)</script>"])
+        decision = made["structuredContent"]["url"]
+
+        link = navmcp(server, "login-link", "alice", "--base-url", server.base)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1100, "height": 1400})
+                dialogs = []
+                page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+                # without a session: the login page explains how to get a link
+                page.goto(server.base + decision)
+                assert "/login" in page.url and "navmcp login-link" in page.content()
+                page.screenshot(path=str(ARTIFACTS / "browser-1-login.png"), full_page=True)
+                # follow the one-time link, then open the agent's decision
+                page.goto(link)
+                page.goto(server.base + decision)
+                assert page.locator("h1").inner_text() == "Where is the offsite?"
+                assert "You have not voted" in page.locator("main").inner_text()
+                page.screenshot(path=str(ARTIFACTS / "browser-2-decision.png"), full_page=True)
+                # vote through the form: accept Berlin and Lisbon, prefer Berlin, reject Online
+                form = page.locator('form[data-action="vote"]')
+                form.get_by_label("accept Berlin").check()
+                form.get_by_label("prefer Berlin").check()
+                form.get_by_label("accept Lisbon").check()
+                form.get_by_label(re.compile(r"^accept Online")).uncheck()
+                form.get_by_role("button", name="vote").click()
+                page.wait_for_load_state()
+                assert page.url == server.base + decision, page.locator("body").inner_text()[:1500]  # PRG
+                main = page.locator("main").inner_text()
+                assert "✓ Vote recorded" in main
+                assert "Your vote: Lisbon: accept; Berlin: accept + prefer; Online <script>alert(1)</script>: reject" \
+                    in main
+                page.screenshot(path=str(ARTIFACTS / "browser-3-voted.png"), full_page=True)
+                assert dialogs == []  # the <script> in an option title never ran
+            finally:
+                browser.close()
+
+        # the agent, over MCP, sees the human's vote
+        seen = text_of(agent.navigate(decision))
+        assert "1 of 2 members" in seen
+        assert re.search(r"Berlin — id `\w+` — 1 accept, 1 prefer", seen)
+        assert re.search(r"Lisbon — id `\w+` — 1 accept, 0 prefer", seen)
+    audit = subprocess.run([sys.executable, "-m", "navmcp", "get", "/studios/team/audit"], env=server.env,
+                           capture_output=True, text=True).stdout
+    assert "@alice | web | vote on" in audit

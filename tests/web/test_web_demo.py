@@ -1,0 +1,66 @@
+"""`navmcp demo`: the newcomer's tour — walkthrough over real MCP, then the web app with a login link."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import httpx
+
+from webclient import free_port
+
+
+def demo_env(tmp_path):
+    env = {**os.environ, "NAVMCP_HOME": str(tmp_path / "unused")}
+    env.pop("NAVMCP_TOKEN", None)
+    env.pop("NAVMCP_DATABASE_URL", None)
+    return env
+
+
+def test_demo_without_serving(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "navmcp", "demo", "--no-serve", "--home", str(tmp_path / "demo")],
+                          env=demo_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"decision\s+/studios/demo/d/\w+", done.stdout)
+    assert "claude mcp add navmcp -- " in done.stdout and "navmcp web" in done.stdout
+
+
+def test_demo_tour_serves_the_web_app(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "navmcp", "demo", "--home", str(tmp_path / "demo"),
+                             "--port", str(port)], env=demo_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        lines, link, decision = [], None, None
+        deadline = time.monotonic() + 120
+        while decision is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                raise AssertionError("demo exited early:\n" + "".join(lines) + proc.stderr.read())
+            lines.append(line)
+            link = link or (m.group(1) if (m := re.search(r"(http://127\.0\.0\.1:\d+/login\?token=\S+)", line)) else None)
+            if m := re.search(rf"(http://127\.0\.0\.1:{port}/studios/demo/d/\w+)", line):
+                decision = m.group(1)
+        output = "".join(lines)
+        assert link and decision, output
+        assert "claude mcp add navmcp -- " in output
+        with httpx.Client(follow_redirects=False) as http:
+            for _ in range(100):  # the server starts right after printing
+                try:
+                    http.get(f"http://127.0.0.1:{port}/healthz")
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.05)
+            signed_in = http.get(link)
+            assert signed_in.status_code == 303 and signed_in.headers["location"] == decision.split(str(port), 1)[1]
+            page = http.get(decision)
+            assert page.status_code == 200 and "Where do we hold the offsite?" in page.text
+            assert "Lisbon" in page.text and 'data-action="vote"' in page.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+        proc.stderr.close()

@@ -1,0 +1,88 @@
+"""Actions as HTML forms: generated from the params schema, run through Workspace.execute, then PRG."""
+
+from __future__ import annotations
+
+import re
+
+from test_web_renditions import visible_text
+from webclient import csrf_of
+
+
+def form_of(page_html: str, action: str) -> str:
+    return re.search(rf'<form class="action"[^>]*data-action="{action}">(.*?)</form>', page_html, re.S).group(1)
+
+
+def test_forms_follow_the_schema(seeded, browser):
+    studio = browser.get("/studios/team").text
+    decision_form = form_of(studio, "create_decision")
+    assert 'name="question"' in decision_form and 'type="text"' in decision_form
+    assert re.search(r'<textarea[^>]*name="options"[^>]*placeholder="one per line"', decision_form)  # list of strings
+    assert re.search(r'<textarea[^>]*name="description"', decision_form)  # long text
+    assert re.search(r'<input type="number"[^>]*name="critical_mass"[^>]*min="1"', form_of(studio, "create_commitment"))
+    members = browser.get("/studios/team/members").text
+    assert re.search(r'<select[^>]*name="role"><option value="member" selected>member</option>'
+                     r'<option value="admin">admin</option></select>', form_of(members, "add_member"))
+    # a vote's ballots are real choices: one row per option of this decision, accept/prefer checkboxes
+    vote = form_of(browser.get(seeded["decision"]).text, "vote")
+    assert len(re.findall(r'name="votes.option"', vote)) == 3
+    assert len(re.findall(r'type="checkbox" name="votes.accept"', vote)) == 3
+    assert len(re.findall(r'type="checkbox" name="votes.prefer"', vote)) == 3
+    assert "Lisbon" in vote and "Berlin" in vote
+    # the owner's vote (Lisbon: accept + prefer) is pre-checked
+    assert re.search(r'name="votes.prefer" value="[a-z0-9]+" aria-label="prefer Lisbon" checked', vote)
+
+
+def test_vote_through_the_form_then_redirect(seeded, browser, api):
+    page = browser.get(seeded["decision"]).text
+    ids = dict((title, oid) for oid, title in
+               re.findall(r'name="votes.accept" value="([a-z0-9]+)" aria-label="accept ([^"]+)"', page))
+    form = {"csrf_token": csrf_of(page), "votes.option": list(ids.values()),
+            "votes.accept": [ids["Berlin"], ids["Lisbon"]], "votes.prefer": [ids["Berlin"]]}
+    reply = browser.post(seeded["decision"] + "/actions/vote", data=form)
+    assert reply.status_code == 303 and reply.headers["location"] == seeded["decision"]
+    shown = browser.get(seeded["decision"]).text
+    assert "✓ Vote replaced:" in shown  # the outcome is shown once, after the redirect
+    assert "✓ Vote" not in browser.get(seeded["decision"]).text
+    md = api.get(seeded["decision"] + ".md").text
+    assert "Your vote: Lisbon: accept; Berlin: accept + prefer" in md
+
+
+def test_create_through_form_redirects_to_the_new_page(browser, seeded, api):
+    page = browser.get("/studios/team").text
+    reply = browser.post("/studios/team/actions/create_decision", data={
+        "csrf_token": csrf_of(page), "question": "Lunch?", "description": "", "options": "Pizza\r\n\r\nSushi\r\n",
+        "deadline": "", "tags": ""})
+    assert reply.status_code == 303 and re.fullmatch(r"/studios/team/d/[a-z0-9]+", reply.headers["location"])
+    md = api.get(reply.headers["location"] + ".md").text
+    assert "Pizza" in md and "Sushi" in md and "Lunch?" in md
+
+
+def test_refused_form_shows_the_reason_on_the_page(browser, seeded):
+    page = browser.get(seeded["decision"]).text
+    token = csrf_of(page)
+    assert browser.post(seeded["decision"] + "/actions/close_decision", data={"csrf_token": token}).status_code == 303
+    # the page no longer offers vote; a stale form posting it is refused with the reason, on the page
+    refused = browser.post(seeded["decision"] + "/actions/vote",
+                           data={"csrf_token": token, "votes.option": ["x"], "votes.accept": ["x"]})
+    assert refused.status_code == 409
+    seen = visible_text(refused.text)
+    assert "vote was refused (409): vote is not available" in seen
+    assert "Available here: add_comment" in seen
+    # bad params: 422 naming the field, still on the page
+    bad = browser.post("/studios/team/actions/create_commitment",
+                       data={"csrf_token": token, "title": "x", "critical_mass": "lots"})
+    assert bad.status_code == 422
+    assert "critical_mass" in visible_text(bad.text) and "create_commitment was refused (422)" in visible_text(bad.text)
+
+
+def test_edit_form_starts_from_what_it_edits(seeded, browser, api):
+    page = browser.get(seeded["note"]).text
+    edit = form_of(page, "edit_note")
+    assert 'value="Standup &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"' in edit
+    assert re.search(r'<textarea id="edit_note-tags" name="tags"[^>]*>meetings</textarea>', edit)
+    reply = browser.post(seeded["note"] + "/actions/edit_note",
+                         data={"csrf_token": csrf_of(page), "title": "Standup, renamed", "body": "New body",
+                               "tags": "meetings\nweekly"})
+    assert reply.status_code == 303
+    md = api.get(seeded["note"] + ".md").text
+    assert md.startswith("# Standup, renamed") and "New body" in md and "#weekly" in md

@@ -1,0 +1,195 @@
+"""MCP over Streamable HTTP at /mcp: raw-HTTP rules (sessions, auth, Origin/Host, versions, sizes)
+in-process, and the official MCP Python SDK client against a real `navmcp web` process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from navmcp import sessions
+from navmcp.identity import create_user, mint_token
+from webclient import Client
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "1"}}}
+
+
+def call(id_, name, **arguments):
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+@pytest.fixture
+def mcp(api):
+    """(client, headers with the session id) after a full initialize handshake."""
+    reply = api.post("/mcp", json=INIT)
+    assert reply.status_code == 200 and reply.headers["content-type"] == "application/json"
+    sid = reply.headers["mcp-session-id"]
+    headers = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+    assert api.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    headers=headers).status_code == 202
+    return api, headers
+
+
+def test_initialize_issues_a_stored_session(app, owner, mcp):
+    api, headers = mcp
+    stored = sessions.load(app.store, headers["Mcp-Session-Id"])
+    assert stored.user_id == owner["id"] and stored.client == "raw-test" and stored.protocol_version == "2025-11-25"
+    tools = api.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers).json()
+    assert [t["name"] for t in tools["result"]["tools"]] == ["navigate", "execute_action"]
+
+
+def test_navigation_state_survives_between_requests_and_processes(app, web, owner_token, mcp, seeded):
+    api, headers = mcp
+    page = api.post("/mcp", json=call(3, "navigate", url=seeded["decision"]), headers=headers).json()["result"]
+    assert page["structuredContent"]["url"] == seeded["decision"]
+    assert sessions.load(app.store, headers["Mcp-Session-Id"]).state.current_url == seeded["decision"]
+    # another app object (as another process would) serves the same session: no url needed
+    from navmcp.app import App
+    from navmcp.web import create_app
+
+    other = App(app.config)
+    second = Client(create_app(other), {"Authorization": f"Bearer {owner_token}"})
+    try:
+        reply = second.post("/mcp", json=call(4, "execute_action", action="add_comment", params={"body": "hi"}),
+                            headers=headers).json()["result"]
+        assert reply["isError"] is False and reply["structuredContent"]["url"] == seeded["decision"]
+    finally:
+        second.close()
+        other.store.close()
+    # the write is audited with the client name given at initialize
+    with app.store.read() as tx:
+        assert tx.scalar("SELECT client FROM audit WHERE action = 'add_comment' ORDER BY at DESC LIMIT 1") == "raw-test"
+
+
+def test_session_rules(mcp, app, web):
+    api, headers = mcp
+    no_session = api.post("/mcp", json={"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
+    assert no_session.status_code == 400
+    unknown = api.post("/mcp", json={"jsonrpc": "2.0", "id": 5, "method": "tools/list"},
+                       headers={"Mcp-Session-Id": "nope"})
+    assert unknown.status_code == 404
+    # a session belongs to the user whose token opened it
+    with app.store.write() as tx:
+        mallory = create_user(tx, "mallory")
+    other = Client(web, {"Authorization": f"Bearer {mint_token(app.secret, mallory['id'])}"})
+    try:
+        assert other.post("/mcp", json={"jsonrpc": "2.0", "id": 6, "method": "tools/list"},
+                          headers=headers).status_code == 404
+        assert other.delete("/mcp", headers=headers).status_code == 404
+    finally:
+        other.close()
+    # DELETE ends it; afterwards it is unknown
+    assert api.delete("/mcp", headers=headers).status_code == 200
+    assert api.post("/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+                    headers=headers).status_code == 404
+    assert api.delete("/mcp", headers=headers).status_code == 404
+    # GET: no SSE stream offered
+    got = api.get("/mcp", headers={"Accept": "text/event-stream"})
+    assert got.status_code == 405 and "POST" in got.headers["allow"]
+
+
+def test_notifications_and_responses_get_202(mcp):
+    api, headers = mcp
+    response_msg = {"jsonrpc": "2.0", "id": 99, "result": {}}
+    assert api.post("/mcp", json=response_msg, headers=headers).status_code == 202
+    cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    reply = api.post("/mcp", json=cancelled, headers=headers)
+    assert reply.status_code == 202 and reply.content == b""
+
+
+def test_bearer_token_is_required(anon, app, owner):
+    missing = anon.post("/mcp", json=INIT)
+    assert missing.status_code == 401 and missing.headers["www-authenticate"].startswith('Bearer realm="navmcp"')
+    bad = anon.post("/mcp", json=INIT, headers={"Authorization": "Bearer not.a.token"})
+    assert bad.status_code == 401 and 'error="invalid_token"' in bad.headers["www-authenticate"]
+    foreign = mint_token(b"another-secret-that-is-32-bytes-long!", owner["id"])
+    assert anon.post("/mcp", json=INIT, headers={"Authorization": f"Bearer {foreign}"}).status_code == 401
+    expired = mint_token(app.secret, owner["id"], days=-1)
+    assert anon.post("/mcp", json=INIT, headers={"Authorization": f"Bearer {expired}"}).status_code == 401
+    # a web cookie is not an MCP credential
+    assert "mcp-session-id" not in missing.headers
+
+
+def test_origin_and_host_allow_list(api):
+    assert api.post("/mcp", json=INIT, headers={"Origin": "https://evil.example"}).status_code == 403
+    assert api.post("/mcp", json=INIT, headers={"Host": "evil.example"}).status_code == 403
+    assert api.post("/mcp", json=INIT, headers={"Origin": "http://localhost:8765"}).status_code == 200
+    assert api.post("/mcp", json=INIT, headers={"Host": "[::1]:8765"}).status_code == 200
+
+
+def test_allow_host_extends_the_list(app, owner_token):
+    from navmcp.web import create_app
+
+    client = Client(create_app(app, allowed_hosts=("navmcp.internal",)), {"Authorization": f"Bearer {owner_token}"})
+    try:
+        assert client.post("/mcp", json=INIT, headers={"Host": "navmcp.internal:8765"}).status_code == 200
+        assert client.post("/mcp", json=INIT, headers={"Host": "other.internal"}).status_code == 403
+    finally:
+        client.close()
+
+
+def test_protocol_version_header(mcp):
+    api, headers = mcp
+    for version in ("2025-11-25", "2025-06-18", "2025-03-26"):
+        ok = api.post("/mcp", json={"jsonrpc": "2.0", "id": 8, "method": "ping"},
+                      headers={**headers, "MCP-Protocol-Version": version})
+        assert ok.status_code == 200, version
+    bad = api.post("/mcp", json={"jsonrpc": "2.0", "id": 8, "method": "ping"},
+                   headers={**headers, "MCP-Protocol-Version": "1999-01-01"})
+    assert bad.status_code == 400 and "1999-01-01" in bad.json()["error"]["message"]
+
+
+def test_body_limit_and_bad_json(mcp):
+    api, headers = mcp
+    big = json.dumps(call(9, "navigate", url="/" + "x" * (2 * 1024 * 1024)))
+    assert api.post("/mcp", content=big, headers={**headers, "Content-Type": "application/json"}).status_code == 413
+    parse = api.post("/mcp", content=b"{not json", headers={**headers, "Content-Type": "application/json"})
+    assert parse.status_code == 400 and parse.json()["error"]["code"] == -32700
+    wrong_type = api.post("/mcp", content=b"{}", headers={**headers, "Content-Type": "text/plain"})
+    assert wrong_type.status_code == 415
+
+
+def test_healthz(anon):
+    reply = anon.get("/healthz", headers={"Host": "lb.internal"})  # load balancers use their own names
+    assert reply.status_code == 200 and reply.json() == {"ok": True}
+
+
+# --- the official MCP Python SDK over Streamable HTTP, against a real server process -----------------
+
+
+def test_official_sdk_client_over_streamable_http(server):
+    from mcp import Client as SDKClient
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    token = server.token()
+
+    async def run():
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http:
+            transport = streamable_http_client(server.base + "/mcp", http_client=http)
+            async with SDKClient(transport) as client:
+                tools = await client.session.list_tools()
+                assert [t.name for t in tools.tools] == ["navigate", "execute_action"]
+                home = await client.call_tool("navigate", {"url": "/"})
+                assert home.is_error is False and "# Home" in home.content[0].text
+                created = await client.call_tool("execute_action", {"action": "create_studio", "url": "/",
+                                                                    "params": {"handle": "sdk", "name": "SDK team"}})
+                assert created.is_error is False
+                assert created.structured_content["url"] == "/studios/sdk"
+                # navigation state lives in the stored session: execute_action without url acts there
+                await client.call_tool("navigate", {"url": "/studios/sdk"})
+                note = await client.call_tool("execute_action", {"action": "create_note",
+                                                                 "params": {"title": "From the SDK", "body": "hello"}})
+                assert note.is_error is False and "/studios/sdk/n/" in note.structured_content["url"]
+                refused = await client.call_tool("execute_action", {"action": "vote", "url": "/studios/sdk"})
+                assert refused.is_error is True and "not an action" in refused.content[0].text
+                return note.structured_content["url"]
+
+    url = asyncio.run(run())
+    import httpx
+
+    page = httpx.get(server.base + url + ".md", headers={"Authorization": f"Bearer {token}"})
+    assert page.status_code == 200 and "From the SDK" in page.text

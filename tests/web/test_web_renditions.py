@@ -1,0 +1,178 @@
+"""One URL, three renditions: every page type as HTML, markdown and JSON, carrying the same facts."""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+
+import pytest
+
+from navmcp.identity import create_user, mint_token
+from webclient import Client
+
+PAGES = ["/", "/help", "/help/decisions", "/help/urls", "/whoami", "/studios/team", "/studios/team/members", "{note}",
+         "{decision}", "{commitment}", "/studios/team/cycles/today", "/studios/team/search?q=venue",
+         "/studios/team/tags/offsite", "/studios/team/audit"]
+
+
+def visible_text(page_html: str) -> str:
+    """What a reader sees: tags dropped, entities decoded, whitespace folded."""
+    body = re.sub(r"<style>.*?</style>", " ", page_html, flags=re.S)
+    body = re.sub(r"</?(?:a|code|em|strong|span|q|b)\b[^>]*>", "", body)  # inline tags join their text
+    return re.sub(r"\s+", " ", htmllib.unescape(re.sub(r"<[^>]+>", " ", body)))
+
+
+def markdown_text(md: str) -> str:
+    """The markdown as read: backslash escapes and code marks removed, whitespace folded."""
+    return re.sub(r"\s+", " ", re.sub(r"\\(.)", r"\1", md)).replace("`", "")
+
+
+def expected_facts(url: str, structured: dict, md: str) -> list[str]:
+    """Facts both renditions must show: the title, the counts in the metadata table, statuses,
+    option names, and (checked separately) the action names."""
+    facts = [structured["title"]]
+    # every cell of the markdown metadata table (counts, statuses, roles) that is plain text
+    for row in re.findall(r"^\|(?! ---)(.*)\|$", md, flags=re.M):
+        for cell in row.split(" | "):
+            cell = markdown_text(cell).strip(" |")
+            if re.search(r"\w", cell) and not cell.startswith(("[", "`", "#")) and "](" not in cell:
+                facts.append(cell)
+    for status in ("Critical mass reached", "more needed", "You have not voted", "Your vote"):
+        if status in md:
+            facts.append(status)
+    return facts
+
+
+@pytest.mark.parametrize("template", PAGES)
+def test_every_page_in_every_rendition(seeded, browser, template):
+    url = template.format(**seeded)
+    path, _, query = url.partition("?")
+    suffix = "?" + query if query else ""
+    md = browser.get(url, headers={"Accept": "text/markdown"})
+    assert md.status_code == 200 and md.headers["content-type"].startswith("text/markdown")
+    assert md.headers["vary"] == "Accept"
+    md_suffix = browser.get((path if path != "/" else "") + ".md" + suffix)
+    assert md_suffix.text == md.text
+    as_json = browser.get((path if path != "/" else "") + ".json" + suffix)
+    assert as_json.status_code == 200 and as_json.headers["content-type"] == "application/json"
+    structured = as_json.json()
+    assert set(structured) == {"url", "title", "actions"}
+
+    page = browser.get(url)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["vary"] == "Accept"
+    assert '<link rel="alternate" type="text/markdown"' in page.text
+    assert '<link rel="alternate" type="application/json"' in page.text
+    seen = visible_text(page.text)
+    for fact in expected_facts(url, structured, md.text):
+        assert fact in seen, f"{url}: HTML lacks {fact!r}"
+        assert fact in markdown_text(md.text), f"{url}: markdown lacks {fact!r}"
+    # the same actions, by name, in all three renditions
+    names = [a["name"] for a in structured["actions"]]
+    assert re.findall(r'data-action="([a-z_]+)"', page.text) == names
+    assert re.findall(r"^- `([a-z_]+)` — ", md.text, flags=re.M) == names
+
+
+def test_decision_facts_match(seeded, api, browser):
+    """The facts of a decision: status, counts per option, option names, your vote."""
+    md = api.get(seeded["decision"] + ".md").text
+    seen = visible_text(browser.get(seeded["decision"]).text)
+    for fact in ["open", "1 of 1 members", "Lisbon", "Berlin", "1 accept, 1 prefer", "0 accept, 0 prefer",
+                 "Your vote: Lisbon: accept + prefer"]:
+        assert fact in markdown_text(md), fact
+        assert fact in seen, fact
+
+
+def test_commitment_facts_match(seeded, api, browser):
+    md = api.get(seeded["commitment"] + ".md").text
+    seen = visible_text(browser.get(seeded["commitment"]).text)
+    for fact in ["open", "1 (you joined)", "1 more needed", "Book the venue"]:
+        assert fact in markdown_text(md), fact
+        assert fact in seen, fact
+
+
+def test_markdown_is_exactly_what_navigate_returns(seeded, app, owner, owner_token, api):
+    connection = app.connection(owner_token)
+    connection.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                        "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "t"}}})
+    for url in (seeded["decision"], "/studios/team", "/"):
+        reply = connection.receive({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                    "params": {"name": "navigate", "arguments": {"url": url}}})
+        result = reply["result"]
+        assert api.get(url, headers={"Accept": "text/markdown"}).text == result["content"][0]["text"]
+        assert api.get(url.rstrip("/") + ".json").json() == result["structuredContent"]
+
+
+def test_accept_negotiation(seeded, api):
+    url = seeded["note"]
+    assert api.get(url).headers["content-type"].startswith("text/html")
+    assert api.get(url, headers={"Accept": "*/*"}).headers["content-type"].startswith("text/html")
+    browser_accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    assert api.get(url, headers={"Accept": browser_accept}).headers["content-type"].startswith("text/html")
+    prefers_md = "text/markdown, text/html;q=0.5"
+    assert api.get(url, headers={"Accept": prefers_md}).headers["content-type"].startswith("text/markdown")
+
+
+def test_action_api_lists_and_runs(seeded, api):
+    listed = api.get(seeded["decision"] + "/actions")
+    assert listed.status_code == 200
+    assert [a["name"] for a in listed.json()["actions"]] == ["add_comment", "add_option", "vote", "close_decision"]
+    voted = api.post(seeded["decision"] + "/actions/vote", json={"votes": [{"option": "Berlin", "prefer": True}]})
+    assert voted.status_code == 200
+    assert voted.json()["ok"] is True and voted.json()["url"] == seeded["decision"]
+    assert "Berlin: accept + prefer" in api.get(seeded["decision"] + ".md").text
+
+
+def _user_client(app, web, handle: str):
+    with app.store.write() as tx:
+        user = create_user(tx, handle)
+    return user, Client(web, {"Authorization": f"Bearer {mint_token(app.secret, user['id'])}"})
+
+
+def test_action_api_statuses(seeded, app, web, api):
+    bob, as_bob = _user_client(app, web, "bob")
+    eve, as_eve = _user_client(app, web, "eve")
+    try:
+        assert api.post("/studios/team/members/actions/add_member", json={"handle": "bob"}).status_code == 200
+        # 403: a member, but pinning is for admins
+        refused = as_bob.post(seeded["note"] + "/actions/pin")
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["actions"] and "pin" not in refused.json()["actions"]
+        # 404: not a member (the page reads as missing), an unknown page, an unknown action
+        assert as_eve.post(seeded["note"] + "/actions/add_comment", json={"body": "hi"}).status_code == 404
+        assert api.post("/studios/nope/actions/create_note", json={}).status_code == 404
+        assert api.post(seeded["note"] + "/actions/launch_rockets", json={}).status_code == 404
+        # 422: params that fail the action's model name the field
+        bad = api.post(seeded["decision"] + "/actions/vote", json={"votes": "Lisbon"})
+        assert bad.status_code == 422 and "votes" in bad.json()["message"]
+        # 409: a state conflict — the decision closed, so vote is refused
+        assert api.post(seeded["decision"] + "/actions/close_decision").status_code == 200
+        late = as_bob.post(seeded["decision"] + "/actions/vote", json={"votes": [{"option": "Lisbon"}]})
+        assert late.status_code == 409, late.text
+        assert "vote is not available" in late.json()["message"]
+    finally:
+        as_bob.close()
+        as_eve.close()
+
+
+def test_canonical_error_bodies(api, seeded):
+    """One error body per rendition, pinned."""
+    missing = "/studios/team/n/nothere"
+    as_json = api.get(missing + ".json")
+    assert as_json.status_code == 404
+    assert as_json.json() == {"ok": False, "status": 404, "error": "Not Found",
+                              "message": as_json.json()["message"], "url": None, "actions": []}
+    assert "see /studios/team" in as_json.json()["message"]
+    as_md = api.get(missing + ".md")
+    assert as_md.status_code == 404 and as_md.headers["content-type"].startswith("text/markdown")
+    assert as_md.text.startswith("# Error 404: Not Found\n\nno page at /studios/team/n/nothere")
+    as_html = api.get(missing)
+    assert as_html.status_code == 404 and as_html.headers["content-type"].startswith("text/html")
+    assert "<h1>Error 404: Not Found</h1>" in as_html.text
+    # an action's refusal in JSON has the same shape, with the valid actions
+    api.post(seeded["decision"] + "/actions/close_decision")
+    refused = api.post(seeded["decision"] + "/actions/vote", json={"votes": [{"option": "Lisbon"}]})
+    body = refused.json()
+    assert set(body) == {"ok", "status", "error", "message", "url", "actions"}
+    assert (body["ok"], body["status"], body["error"], body["url"]) == (False, 409, "Conflict", seeded["decision"])
+    assert body["actions"] == ["add_comment"]

@@ -1,0 +1,115 @@
+"""Helpers for the web tests: a synchronous in-process client, sign-in, CSRF, a real server process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from navmcp.web.auth import create_login_link
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = "http://127.0.0.1"
+SCRIPT = "<script>alert('x')</script>"
+
+
+class Client:
+    """A synchronous face on httpx.AsyncClient over httpx.ASGITransport (one event loop per client)."""
+
+    def __init__(self, web, headers: dict[str, str] | None = None):
+        self.loop = asyncio.new_event_loop()
+        self.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=web), base_url=BASE, headers=headers or {})
+
+    def request(self, method: str, url: str, **kw) -> httpx.Response:
+        return self.loop.run_until_complete(self.http.request(method, url, **kw))
+
+    def get(self, url: str, **kw) -> httpx.Response:
+        return self.request("GET", url, **kw)
+
+    def post(self, url: str, **kw) -> httpx.Response:
+        return self.request("POST", url, **kw)
+
+    def delete(self, url: str, **kw) -> httpx.Response:
+        return self.request("DELETE", url, **kw)
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.http.aclose())
+        self.loop.close()
+
+
+
+def sign_in(web, app, user_id: str) -> Client:
+    client = Client(web)
+    link = create_login_link(app.store, user_id, BASE)
+    reply = client.get(link.removeprefix(BASE))
+    assert reply.status_code == 303, reply.text
+    return client
+
+
+def csrf_of(html_text: str) -> str:
+    return re.search(r'name="csrf_token" value="([0-9a-f]+)"', html_text).group(1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class WebServer:
+    """A real `navmcp web` process on a free loopback port; `login_link` is the one it printed."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "NAVMCP_HOME": str(home)}
+        env.pop("NAVMCP_TOKEN", None)
+        env.pop("NAVMCP_DATABASE_URL", None)
+        self.env = env
+        self.proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(self.port)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+        self.login_link = None
+        deadline = time.monotonic() + 20
+        while self.login_link is None:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("navmcp web exited: " + self.proc.stderr.read())
+            m = re.search(r"(http://\S+/login\?token=\S+)", line)
+            if m:
+                self.login_link = m.group(1)
+            if time.monotonic() > deadline:
+                raise RuntimeError("navmcp web printed no login link")
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        raise RuntimeError("navmcp web did not answer /healthz")
+
+    def token(self, handle: str | None = None) -> str:
+        args = [sys.executable, "-m", "navmcp", "token", handle or self.owner_handle()]
+        return subprocess.run(args, env=self.env, capture_output=True, text=True, check=True).stdout.strip()
+
+    def owner_handle(self) -> str:
+        out = subprocess.run([sys.executable, "-m", "navmcp", "get", "/whoami"], env=self.env, capture_output=True,
+                             text=True, check=True).stdout
+        return re.search(r"You: @([a-z0-9-]+)", out).group(1)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
