@@ -123,6 +123,16 @@ def cmd_login_link(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_path() -> str:
+    """How to run this navmcp again: plain `navmcp` when it is on PATH, else its full path."""
+    import shutil
+
+    beside = Path(sys.executable).parent / "navmcp"
+    if shutil.which("navmcp") == str(beside) or not beside.exists():
+        return "navmcp"
+    return str(beside)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from navmcp.config import Config, default_home
     from navmcp.app import App
@@ -141,8 +151,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     shim = walkthrough.ROOT / "bin" / "mcp-server"
     print(f"\nAdd navmcp to Claude Code:  claude mcp add navmcp -- {shim}")
     if args.no_serve:
-        print(f"Open any page yourself:  NAVMCP_HOME={home} navmcp get {created['decision']}")
-        print(f"Or in a browser:  NAVMCP_HOME={home} navmcp web   (then follow the login link it prints)")
+        navmcp = _command_path()
+        print(f"Open any page yourself:  NAVMCP_HOME={home} {navmcp} get {created['decision']}")
+        print(f"Or in a browser:  NAVMCP_HOME={home} {navmcp} web   (then follow the login link it prints)")
         return 0
     link = create_login_link(app.store, ensure_owner(app.store)["id"], base) + "&next=" + created["decision"]
     print(f"\nThe web app now serves the same pages at {base}")
