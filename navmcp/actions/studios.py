@@ -21,11 +21,13 @@ class CreateStudio(Params):
 
 
 def create_studio(req: Request, p: CreateStudio) -> Outcome:
-    if req.tx.one("SELECT 1 FROM studios WHERE handle = ?", (p.handle,)):
-        raise ActionFailed(f"create_studio failed: the handle {p.handle!r} is taken; choose another")
+    # The insert is the uniqueness check: a SELECT would not see other people's studios on the
+    # hosted store (row-level security), and two creators racing must not both pass it.
     sid, stamp = new_id(), now()
-    req.tx.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   (sid, p.handle, p.name, p.description, req.user["id"], stamp))
+    if not req.tx.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                          (sid, p.handle, p.name, p.description, req.user["id"], stamp)):
+        raise ActionFailed(f"create_studio failed: the handle {p.handle!r} is taken; choose another")
     req.tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, 'admin', ?)",
                    (sid, req.user["id"], stamp))
     req.studio = {"id": sid, "handle": p.handle}
