@@ -151,6 +151,15 @@ def ensure_owner(store: Store) -> Row:
         return user
 
 
+def _claims_audience(token: str) -> Any:
+    import jwt
+
+    try:
+        return jwt.decode(token, options={"verify_signature": False}).get("aud")
+    except jwt.InvalidTokenError:
+        return None
+
+
 def resolve_user(store: Store, secret: bytes, token: str | None, supabase: Any = None) -> Row:
     """The user a call acts as: the token's subject, or with no token the local owner.
 
@@ -162,6 +171,9 @@ def resolve_user(store: Store, secret: bytes, token: str | None, supabase: Any =
         return ensure_owner(store)
     if supabase is not None and supabase.claims_token(token):
         return supabase.resolve(store, token)
+    if supabase is None and _claims_audience(token) == "authenticated":
+        raise AuthError("this is a Supabase Auth token, but no Supabase project is configured here "
+                        f"(set SUPABASE_JWT_SECRET or SUPABASE_URL); navmcp tokens have audience {AUDIENCE!r}")
     claims = verify_token(secret, token)
     with store.read(user_id=str(claims["sub"])) as tx:
         user = user_by_id(tx, str(claims["sub"]))

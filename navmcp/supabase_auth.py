@@ -17,6 +17,7 @@ from typing import Any
 import jwt
 
 from navmcp.errors import AuthError, NavError
+from navmcp.identity import AUDIENCE as NAVMCP_AUDIENCE
 from navmcp.identity import HANDLE_RE, create_user, user_by_id
 from navmcp.store import Row, Store
 
@@ -40,14 +41,11 @@ class SupabaseAuth:
         return cls(jwt_secret, url) if (jwt_secret or url) else None
 
     def claims_token(self, token: str) -> bool:
-        """Is this token meant for Supabase (its audience), rather than a navmcp token?
+        """Is this anything but a navmcp token? Then Supabase verifies it (and names what is wrong).
 
         Only a routing decision: nothing is trusted before `verify`."""
-        try:
-            aud = jwt.decode(token, options={"verify_signature": False}).get("aud")
-        except jwt.InvalidTokenError:
-            return False
-        return aud == self.audience or (isinstance(aud, list) and self.audience in aud)
+        aud = unverified_audience(token)
+        return aud is not None and aud != NAVMCP_AUDIENCE
 
     def verify(self, token: str) -> dict[str, Any]:
         try:
@@ -104,6 +102,14 @@ class SupabaseAuth:
                     if (user := user_by_id(tx, uid)) is not None:
                         return user
         raise AuthError("could not find a free handle for this Supabase user")
+
+
+def unverified_audience(token: str) -> Any:
+    """The `aud` a token claims, unverified (None if it is not a JWT at all)."""
+    try:
+        return jwt.decode(token, options={"verify_signature": False}).get("aud", "")
+    except jwt.InvalidTokenError:
+        return None
 
 
 def handle_from_claims(claims: dict[str, Any]) -> str:
