@@ -159,3 +159,58 @@ def test_jwks_refusals(jwks_app, jwks_server):
         jwks_app.authenticate(supabase_token(keys["rsa-1"], "RS256", kid="rsa-1", iss="https://other.supabase.co/auth/v1"))
     with pytest.raises(AuthError, match="SUPABASE_JWT_SECRET"):
         jwks_app.authenticate(supabase_token(SECRET, iss=f"{url}/auth/v1"))
+
+
+@pytest.fixture
+def fake_gotrue():
+    """A loopback stand-in for a project's Auth API: /otp accepts an email, /verify answers code 123456."""
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+            seen.append((self.path.split("?")[0], body, self.headers.get("apikey")))
+            if self.path.startswith("/auth/v1/otp"):
+                return self.reply(200, {})
+            if self.path.startswith("/auth/v1/verify") and body.get("token") == "123456":
+                sub = "6f1f1b8e-5d5e-4b43-9a8c-2a4f0d7f3c11"
+                token = supabase_token(SECRET, sub=sub, email=body["email"])
+                user = {"id": sub, "aud": "authenticated", "role": "authenticated", "email": body["email"],
+                        "app_metadata": {}, "user_metadata": {}, "created_at": "2026-01-01T00:00:00Z"}
+                return self.reply(200, {"access_token": token, "token_type": "bearer", "expires_in": 3600,
+                                        "expires_at": int(time.time()) + 3600, "refresh_token": "r", "user": user})
+            return self.reply(403, {"code": 403, "error_code": "otp_expired", "msg": "Token has expired or is invalid"})
+
+        def reply(self, status, payload):
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_web_sign_in_with_an_emailed_code(supabase_app, fake_gotrue):
+    pytest.importorskip("supabase")
+    from navmcp.supabase_signin import SupabaseSignIn
+
+    url, seen = fake_gotrue
+    signin = SupabaseSignIn.from_env({"SUPABASE_URL": url, "SUPABASE_ANON_KEY": "anon-key"})
+    signin.send_code("lin@example.com")
+    assert seen[0][0] == "/auth/v1/otp" and seen[0][1]["email"] == "lin@example.com" and seen[0][2] == "anon-key"
+    with pytest.raises(AuthError, match="not accepted"):
+        signin.verify_code("lin@example.com", "000000")
+    token = signin.verify_code("lin@example.com", "123456")
+    user = supabase_app.authenticate(token)  # the access token is an identity like any other
+    assert user["handle"] == "lin" and user["id"] == "6f1f1b8e-5d5e-4b43-9a8c-2a4f0d7f3c11"
