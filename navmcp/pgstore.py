@@ -52,9 +52,11 @@ class SchemaMissing(RuntimeError):
 def translate(sql: str) -> str:
     """Core SQL (`?` placeholders) as psycopg SQL (`%s`); a literal `%` becomes `%%`.
 
-    The core's SQL holds no `?` inside string literals (a test checks every statement it runs).
+    A `?` inside a quoted string literal stays a question mark. (Splitting on `'` leaves the
+    literals at odd positions, also with doubled '' quotes inside them.)
     """
-    return sql.replace("%", "%%").replace("?", "%s")
+    parts = sql.replace("%", "%%").split("'")
+    return "'".join(p if i % 2 else p.replace("?", "%s") for i, p in enumerate(parts))
 
 
 def ts_query(text: str) -> str | None:

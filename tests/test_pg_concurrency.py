@@ -57,8 +57,8 @@ def test_twenty_processes_join_vote_and_comment_at_once(tmp_path, pg_url, pg_dat
 
             results = list(pool.map(work, range(CLIENTS)))
     finally:
-        for client in clients:
-            client.close()
+        codes = [client.close() for client in clients]
+    assert codes == [0] * CLIENTS  # every server exits cleanly at end of input
 
     joined = [n for n, (join, _, _) in enumerate(results) if not join.get("isError")]
     refused = [text_of(join) for join, _, _ in results if join.get("isError")]

@@ -127,3 +127,10 @@ def test_migrating_twice_is_harmless(pg_database):
     with psycopg.connect(pg_database.admin_url) as admin:
         versions = [r[0] for r in admin.execute("SELECT version FROM navmcp.schema_migrations ORDER BY 1")]
     assert len(versions) == 3 and versions == sorted(versions)
+
+
+def test_placeholders_are_translated_outside_string_literals():
+    from navmcp.pgstore import translate
+
+    assert translate("SELECT 'a?b', x FROM t WHERE y = ? AND z LIKE 'it''s %?'") == \
+        "SELECT 'a?b', x FROM t WHERE y = %s AND z LIKE 'it''s %%?'"
