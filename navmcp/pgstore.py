@@ -9,7 +9,7 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
 - The core's SQL (`?` placeholders, the SQLite/Postgres common subset) is translated once per
   statement to psycopg's `%s`.
 - Full-text search runs on `tsvector` columns with GIN indexes, ranked by `ts_rank`.
-- A write transaction that acts on an item locks the item's row first (`lock_item`), so
+- A write transaction that acts on an item locks the item's row first (`lock`), so
   concurrent joins, votes and comments queue per item: a commitment's limit is never exceeded
   and nothing is lost. Transient failures at the transaction edges (serialization, deadlock,
   a dropped connection before any statement ran) are retried here, never shown to the agent.
@@ -72,6 +72,9 @@ def ts_query(text: str) -> str | None:
     return " & ".join(quoted)
 
 
+_LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for table in ("items", "studios")}
+
+
 class PostgresTx:
     __slots__ = ("conn", "readonly")
 
@@ -100,11 +103,13 @@ class PostgresTx:
         return self.conn.execute("SELECT * FROM navmcp.find_user(%s) WHERE deleted_at IS NULL",
                                  (handle,)).fetchone()
 
-    def lock_item(self, item_id: str) -> None:
-        # NO KEY UPDATE: writers on one item queue up, while inserts that merely reference the
-        # item (comments, links, votes) from other transactions are not blocked by it.
+    def lock(self, table: str, row_id: str) -> None:
+        # NO KEY UPDATE: writers on one row queue up, while inserts that merely reference it
+        # (comments, links, votes) from other transactions are not blocked by it.
+        if table not in _LOCKABLE:
+            raise ValueError(f"lock: unknown table {table!r}")
         if not self.readonly:
-            self.conn.execute("SELECT 1 FROM items WHERE id = %s FOR NO KEY UPDATE", (item_id,))
+            self.conn.execute(_LOCKABLE[table], (row_id,))
 
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
         tsq = ts_query(query)

@@ -34,7 +34,7 @@ class Tx(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]: ...
     def find_user(self, handle: str) -> Row | None: ...
-    def lock_item(self, item_id: str) -> None: ...
+    def lock(self, table: str, row_id: str) -> None: ...
 
 
 class Store(Protocol):
@@ -95,8 +95,9 @@ class SqliteTx:
         """A user by handle, whatever studios they are in (adding a member needs it)."""
         return self.one("SELECT * FROM users WHERE handle = ? AND deleted_at IS NULL", (handle,))
 
-    def lock_item(self, item_id: str) -> None:
-        """Nothing to do: a write transaction (BEGIN IMMEDIATE) already holds the whole file."""
+    def lock(self, table: str, row_id: str) -> None:
+        """Queue writers on one row ("items" or "studios") until this transaction ends. Nothing to
+        do here: a write transaction (BEGIN IMMEDIATE) already holds the whole file."""
 
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
         match = fts_query(query)

@@ -81,3 +81,35 @@ def test_twenty_processes_join_vote_and_comment_at_once(tmp_path, pg_url, pg_dat
         assert voters == acknowledged_votes
         assert db.execute("SELECT count(*) FROM votes").fetchone()[0] == 2 * CLIENTS
         assert db.execute("SELECT count(*) FROM comments").fetchone()[0] == CLIENTS
+
+
+def test_two_admins_demoting_each_other_at_once_leave_an_admin(tmp_path, pg_url, pg_database):
+    # Each sees the other still admin; without the studio row lock both would commit and leave none.
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    ws = app.workspace
+    x, y = add_user(app.store, "xena"), add_user(app.store, "yuri")
+    rounds = 12
+    for n in range(rounds):
+        ws.execute(x, "/", "create_studio", {"handle": f"duo-{n}", "name": "Duo"})
+        ws.execute(x, f"/studios/duo-{n}/members", "add_member", {"handle": "yuri", "role": "admin"})
+
+    def demote(actor, other, n, barrier):
+        barrier.wait(timeout=30)
+        try:
+            ws.execute(actor, f"/studios/duo-{n}/members", "add_member", {"handle": other, "role": "member"})
+            return "ok"
+        except Exception as e:  # a refusal is fine; losing the last admin is not
+            return type(e).__name__
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            for n in range(rounds):
+                barrier = threading.Barrier(2)
+                outcomes = list(pool.map(lambda args: demote(*args), [(x, "yuri", n, barrier), (y, "xena", n, barrier)]))
+                assert "ok" in outcomes and set(outcomes) <= {"ok", "ActionFailed", "ActionUnavailable"}, outcomes
+    finally:
+        app.store.close()
+    with psycopg.connect(pg_database.admin_url) as db:
+        admins = dict(db.execute("SELECT s.handle, count(m.user_id) FILTER (WHERE m.role = 'admin') FROM studios s"
+                                 " JOIN memberships m ON m.studio_id = s.id GROUP BY s.handle").fetchall())
+    assert len(admins) == rounds and min(admins.values()) == 1, admins
