@@ -36,6 +36,7 @@ from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from navmcp.errors import NavError
 from navmcp.store import Row, _WORD
 
 log = logging.getLogger("navmcp.pgstore")
@@ -44,8 +45,10 @@ APP_ROLE = "navmcp_app"
 _MIGRATION_NAME = re.compile(r"^(\d+)_(\w+)\.sql$")
 
 
-class SchemaMissing(RuntimeError):
-    """The database has not been migrated (or not to this version of navmcp)."""
+class SchemaMissing(NavError):
+    """The database has not been migrated: said plainly to whoever asked (agent, CLI, browser)."""
+
+    status = 503
 
 
 @functools.lru_cache(maxsize=4096)
