@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -137,10 +136,6 @@ class PostgresTx:
         return rows, total
 
 
-# Failures that mean "try the whole transaction again"; only retried where no work is lost.
-_TRANSIENT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
-
-
 class PostgresStore:
     """A connection pool; each `read()`/`write()` is one transaction as `navmcp_app` for one user."""
 
@@ -174,28 +169,42 @@ class PostgresStore:
     def _transaction(self, user_id: str | None, readonly: bool) -> Iterator[PostgresTx]:
         claims = json.dumps({"sub": user_id, "role": "authenticated"} if user_id else {"role": "anon"})
         begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if readonly else "BEGIN"
-        with self.pool.connection() as conn:
-            self._begin(conn, begin, claims)
+        lease, conn = self._begin(begin, claims)
+        try:
+            yield PostgresTx(conn, readonly)
+        except BaseException as e:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("ROLLBACK")
+            lease.__exit__(type(e), e, e.__traceback__)
+            raise
+        else:
             try:
-                yield PostgresTx(conn, readonly)
-            except BaseException:
-                if not conn.closed:
-                    conn.execute("ROLLBACK")
-                raise
-            else:
                 conn.execute("ROLLBACK" if readonly else "COMMIT")
+            except BaseException as e:
+                lease.__exit__(type(e), e, e.__traceback__)
+                raise
+            lease.__exit__(None, None, None)
 
-    def _begin(self, conn: psycopg.Connection, begin: str, claims: str) -> None:
+    def _begin(self, begin: str, claims: str):
+        """A pooled connection inside a fresh transaction carrying the user's claims. A connection
+        that died while idle in the pool (server restart, network, idle timeout) is dropped and
+        another one tried: nothing has run yet, so nothing is lost."""
         for attempt in range(self.RETRIES):
+            lease = self.pool.connection()
+            conn = lease.__enter__()
             try:
                 conn.execute(begin)
                 conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
-                return
-            except _TRANSIENT:
-                conn.execute("ROLLBACK")
+                return lease, conn
+            except psycopg.OperationalError as e:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                lease.__exit__(type(e), e, e.__traceback__)  # a broken connection leaves the pool
                 if attempt == self.RETRIES - 1:
                     raise
+                log.warning("retrying a transaction start: %s", e)
                 time.sleep(0.01 * 2**attempt)
+        raise AssertionError("unreachable")
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[PostgresTx]:
         """One consistent snapshot (REPEATABLE READ, READ ONLY) as `user_id`."""

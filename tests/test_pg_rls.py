@@ -134,3 +134,16 @@ def test_placeholders_are_translated_outside_string_literals():
 
     assert translate("SELECT 'a?b', x FROM t WHERE y = ? AND z LIKE 'it''s %?'") == \
         "SELECT 'a?b', x FROM t WHERE y = %s AND z LIKE 'it''s %%?'"
+
+
+def test_a_connection_dropped_while_idle_is_replaced_transparently(pg_url, pg_database):
+    store = PostgresStore(pg_url, max_size=1)
+    try:
+        with store.read() as tx:
+            pid = tx.scalar("SELECT pg_backend_pid()")
+        with psycopg.connect(pg_database.admin_url, autocommit=True) as admin:  # e.g. a server restart
+            assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0]
+        with store.read() as tx:
+            assert tx.scalar("SELECT pg_backend_pid()") != pid
+    finally:
+        store.close()
