@@ -35,10 +35,11 @@ $$;
 
 CREATE SCHEMA IF NOT EXISTS navmcp;
 
--- The acting user: the JWT's `sub` as text. navmcp ids are short strings, and a Supabase user's
--- navmcp id is their auth uuid, so on Supabase navmcp.uid() = auth.uid()::text.
+-- The acting user: the JWT's `sub` as text — what auth.jwt() ->> 'sub' gives, read directly so the
+-- policies need no privileges on Supabase's auth schema. navmcp ids are short strings, and a
+-- Supabase user's navmcp id is their auth uuid, so on Supabase navmcp.uid() = auth.uid()::text.
 CREATE OR REPLACE FUNCTION navmcp.uid() RETURNS text LANGUAGE sql STABLE AS $$
-    SELECT nullif(auth.jwt() ->> 'sub', '')
+    SELECT nullif(nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub', '')
 $$;
 
 -- Membership lookups run as the owner (SECURITY DEFINER) so the memberships policy can use them
@@ -70,7 +71,14 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
 $$;
 
 REVOKE ALL ON SCHEMA navmcp FROM PUBLIC;
-GRANT USAGE ON SCHEMA navmcp, auth TO navmcp_app;
+GRANT USAGE ON SCHEMA navmcp TO navmcp_app;
+DO $$
+BEGIN
+    GRANT USAGE ON SCHEMA auth TO navmcp_app;  -- for auth.uid()/auth.jwt() in hand-written SQL; optional
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE NOTICE 'navmcp_app gets no usage on schema auth (not needed by navmcp''s policies)';
+END
+$$;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA navmcp TO navmcp_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO navmcp_app;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO navmcp_app;
