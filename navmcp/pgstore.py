@@ -226,11 +226,11 @@ def _redact(url: str) -> str:
 
 
 def migration_dir() -> Path:
-    """`supabase/migrations` of the checkout, else the copy shipped in the wheel."""
-    checkout = Path(__file__).resolve().parent.parent / "supabase" / "migrations"
-    if checkout.is_dir():
-        return checkout
-    return Path(str(resources.files("navmcp") / "pg_migrations"))
+    """The copy shipped in the wheel (`navmcp/pg_migrations`), else the checkout's `supabase/migrations`."""
+    shipped = Path(str(resources.files("navmcp") / "pg_migrations"))
+    if shipped.is_dir():
+        return shipped
+    return Path(__file__).resolve().parent.parent / "supabase" / "migrations"
 
 
 def migration_files() -> list[tuple[str, str, str]]:
