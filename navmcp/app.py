@@ -48,6 +48,15 @@ class App:
 
         return Workspace(self.store)
 
+    @functools.cached_property
+    def supabase(self):
+        """Verifier of Supabase Auth tokens when SUPABASE_JWT_SECRET or SUPABASE_URL is set, else None."""
+        if not (self.config.supabase_jwt_secret or self.config.supabase_url):
+            return None
+        from navmcp.supabase_auth import SupabaseAuth
+
+        return SupabaseAuth(self.config.supabase_jwt_secret, self.config.supabase_url)
+
     @property
     def embedded(self) -> bool:
         return not self.config.database_url
@@ -58,7 +67,7 @@ class App:
 
         if token is None and not self.embedded:
             raise AuthError("a token is required with a hosted store: set NAVMCP_TOKEN")
-        return resolve_user(self.store, self.secret, token)
+        return resolve_user(self.store, self.secret, token, self.supabase)
 
     def connection(self, token: str | None):
         """A fresh MCP protocol connection bound to a new session of this app."""

@@ -48,13 +48,13 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 def cmd_user_add(args: argparse.Namespace) -> int:
     from navmcp.errors import NavError
-    from navmcp.identity import create_user, ensure_owner
+    from navmcp.identity import add_user, ensure_owner
 
     app = _app()
-    ensure_owner(app.store)
+    if app.embedded:  # the local owner exists only on the embedded store
+        ensure_owner(app.store)
     try:
-        with app.store.write() as tx:
-            user = create_user(tx, args.handle, args.name)
+        user = add_user(app.store, args.handle, args.name)
     except NavError as e:
         print(f"navmcp: {e.message}", file=sys.stderr)
         return 1
@@ -67,7 +67,8 @@ def cmd_token(args: argparse.Namespace) -> int:
     from navmcp.identity import ensure_owner, mint_token, user_by_handle
 
     app = _app()
-    ensure_owner(app.store)
+    if app.embedded:
+        ensure_owner(app.store)
     with app.store.read() as tx:
         user = user_by_handle(tx, args.handle)
     if user is None:
@@ -133,6 +134,21 @@ def _command_path() -> str:
     return str(beside)
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from navmcp.config import Config
+
+    url = args.url or Config.from_env().database_url
+    if not url or not url.startswith(("postgres://", "postgresql://")):
+        print("navmcp: migrate applies supabase/migrations to PostgreSQL: set NAVMCP_DATABASE_URL=postgresql://... "
+              "(the embedded SQLite store migrates itself)", file=sys.stderr)
+        return 2
+    from navmcp.pgstore import migrate
+
+    applied = migrate(url, say=lambda line: print(line, file=sys.stderr))
+    print(f"{len(applied)} migration(s) applied" if applied else "the database is up to date", file=sys.stderr)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from navmcp.config import Config, default_home
     from navmcp.app import App
@@ -181,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     token.add_argument("handle")
     token.add_argument("--days", type=float, default=30)
     token.set_defaults(func=cmd_token)
+    mig = sub.add_parser("migrate", help="apply the PostgreSQL migrations to NAVMCP_DATABASE_URL (harmless twice)")
+    mig.add_argument("--url", help="database URL with a role that may create tables (default: NAVMCP_DATABASE_URL)")
+    mig.set_defaults(func=cmd_migrate)
     demo = sub.add_parser("demo", help="a demo workspace and a scripted agent walkthrough over real MCP")
     demo.add_argument("--home", help="where the demo workspace lives (default: a folder beside NAVMCP_HOME's default)")
     demo.add_argument("--no-serve", action="store_true", help="stop after the walkthrough (don't start the web app)")

@@ -17,6 +17,9 @@ class Config:
     home: Path
     database_url: str | None
     token: str | None
+    # Supabase Auth (hosted): the project's JWT secret (HS256) and/or its URL (JWKS for RS/ES keys).
+    supabase_jwt_secret: str | None = None
+    supabase_url: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Config":
@@ -26,4 +29,6 @@ class Config:
             home=home,
             database_url=env.get("NAVMCP_DATABASE_URL") or None,
             token=env.get("NAVMCP_TOKEN") or None,
+            supabase_jwt_secret=env.get("SUPABASE_JWT_SECRET") or None,
+            supabase_url=env.get("SUPABASE_URL") or None,
         )

@@ -103,17 +103,27 @@ def user_by_id(tx: Tx, user_id: str) -> Row | None:
 
 
 def user_by_handle(tx: Tx, handle: str) -> Row | None:
-    return tx.one("SELECT * FROM users WHERE handle = ? AND deleted_at IS NULL", (handle,))
+    # A Tx method: on the hosted store, row-level security hides users you share no studio with.
+    return tx.find_user(handle)
 
 
-def create_user(tx: Tx, handle: str, name: str | None = None) -> Row:
+def create_user(tx: Tx, handle: str, name: str | None = None, user_id: str | None = None) -> Row:
+    """Insert a user. The handle check is the insert itself (ON CONFLICT), which also holds for
+    handles row-level security would hide from a SELECT, and for two processes racing."""
     check_handle(handle)
-    if tx.one("SELECT 1 FROM users WHERE handle = ?", (handle,)):
+    user = {"id": user_id or new_id(10), "handle": handle, "name": name or handle, "created_at": now()}
+    if not tx.execute("INSERT INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                      (user["id"], user["handle"], user["name"], user["created_at"])):
         raise NavError(f"user {handle!r} already exists")
-    user = {"id": new_id(10), "handle": handle, "name": name or handle, "created_at": now()}
-    tx.execute("INSERT INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?)",
-               (user["id"], user["handle"], user["name"], user["created_at"]))
     return user
+
+
+def add_user(store: Store, handle: str, name: str | None = None) -> Row:
+    """Create a user in its own transaction, acting as that user (the hosted store's policies let
+    a user insert only themselves)."""
+    user_id = new_id(10)
+    with store.write(user_id=user_id) as tx:
+        return create_user(tx, handle, name, user_id=user_id)
 
 
 def owner_handle_default() -> str:
@@ -141,12 +151,31 @@ def ensure_owner(store: Store) -> Row:
         return user
 
 
-def resolve_user(store: Store, secret: bytes, token: str | None) -> Row:
-    """The user a call acts as: the token's subject, or with no token the local owner."""
+def _claims_audience(token: str) -> Any:
+    import jwt
+
+    try:
+        return jwt.decode(token, options={"verify_signature": False}).get("aud")
+    except jwt.InvalidTokenError:
+        return None
+
+
+def resolve_user(store: Store, secret: bytes, token: str | None, supabase: Any = None) -> Row:
+    """The user a call acts as: the token's subject, or with no token the local owner.
+
+    With Supabase configured (`supabase`: a `navmcp.supabase_auth.SupabaseAuth`), a Supabase Auth
+    access token (audience "authenticated") is verified against the project and its user is
+    created on first sight; navmcp's own tokens keep working beside it.
+    """
     if token is None:
         return ensure_owner(store)
+    if supabase is not None and supabase.claims_token(token):
+        return supabase.resolve(store, token)
+    if supabase is None and _claims_audience(token) == "authenticated":
+        raise AuthError("this is a Supabase Auth token, but no Supabase project is configured here "
+                        f"(set SUPABASE_JWT_SECRET or SUPABASE_URL); navmcp tokens have audience {AUDIENCE!r}")
     claims = verify_token(secret, token)
-    with store.read() as tx:
+    with store.read(user_id=str(claims["sub"])) as tx:
         user = user_by_id(tx, str(claims["sub"]))
     if user is None:
         raise AuthError("token names a user that does not exist (deleted?)")

@@ -27,7 +27,7 @@ class StoredSession:
 def create(store: Store, user_id: str, client: str, protocol_version: str) -> StoredSession:
     session = StoredSession(secrets.token_urlsafe(32), user_id, client[:100], protocol_version, NavigationState())
     stamp = now()
-    with store.write() as tx:
+    with store.write(user_id=user_id) as tx:
         tx.execute(
             "INSERT INTO mcp_sessions (id, user_id, client, protocol_version, state, created_at, last_seen)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -35,9 +35,12 @@ def create(store: Store, user_id: str, client: str, protocol_version: str) -> St
     return session
 
 
-def load(store: Store, session_id: str) -> StoredSession | None:
-    """The live session with this id, or None if unknown or ended."""
-    with store.read() as tx:
+def load(store: Store, session_id: str, user_id: str | None = None) -> StoredSession | None:
+    """The live session with this id, or None if unknown or ended.
+
+    On the hosted store only `user_id`'s own sessions are visible (row-level security), so pass
+    the user the request's token names; the caller still checks the session is bound to them."""
+    with store.read(user_id=user_id) as tx:
         row = tx.one("SELECT * FROM mcp_sessions WHERE id = ? AND ended_at IS NULL", (session_id,))
     if row is None:
         return None
@@ -46,12 +49,12 @@ def load(store: Store, session_id: str) -> StoredSession | None:
 
 
 def save(store: Store, session: StoredSession) -> None:
-    with store.write() as tx:
+    with store.write(user_id=session.user_id) as tx:
         tx.execute("UPDATE mcp_sessions SET state = ?, last_seen = ? WHERE id = ? AND ended_at IS NULL",
                    (json.dumps(session.state.snapshot()), now(), session.id))
 
 
-def end(store: Store, session_id: str) -> bool:
-    with store.write() as tx:
+def end(store: Store, session_id: str, user_id: str | None = None) -> bool:
+    with store.write(user_id=user_id) as tx:
         return tx.execute("UPDATE mcp_sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
                           (now(), session_id)) > 0

@@ -33,11 +33,16 @@ class Tx(Protocol):
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]: ...
+    def find_user(self, handle: str) -> Row | None: ...
+    def lock(self, table: str, row_id: str) -> None: ...
 
 
 class Store(Protocol):
-    def read(self) -> contextlib.AbstractContextManager[Tx]: ...
-    def write(self) -> contextlib.AbstractContextManager[Tx]: ...
+    """`user_id` names the acting user: the hosted store enforces row-level security for that user
+    (no user: no studio rows at all); the embedded single-user store ignores it."""
+
+    def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
     def close(self) -> None: ...
 
 
@@ -85,6 +90,14 @@ class SqliteTx:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, params).rowcount
+
+    def find_user(self, handle: str) -> Row | None:
+        """A user by handle, whatever studios they are in (adding a member needs it)."""
+        return self.one("SELECT * FROM users WHERE handle = ? AND deleted_at IS NULL", (handle,))
+
+    def lock(self, table: str, row_id: str) -> None:
+        """Queue writers on one row ("items" or "studios") until this transaction ends. Nothing to
+        do here: a write transaction (BEGIN IMMEDIATE) already holds the whole file."""
 
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
         match = fts_query(query)
@@ -167,7 +180,7 @@ class SqliteStore:
             self._retrying(apply)
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[SqliteTx]:
+    def read(self, user_id: str | None = None) -> Iterator[SqliteTx]:
         # A deferred transaction: one consistent snapshot for the whole page.
         self._retrying(lambda: self.conn.execute("BEGIN"))
         try:
@@ -176,7 +189,7 @@ class SqliteStore:
             self.conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[SqliteTx]:
+    def write(self, user_id: str | None = None) -> Iterator[SqliteTx]:
         self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
         try:
             yield SqliteTx(self.conn)

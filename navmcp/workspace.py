@@ -79,7 +79,7 @@ class Workspace:
         self.store = store
 
     def page(self, user: Row, url: str, client: str = "unknown") -> Page:
-        with self.store.read() as tx:
+        with self.store.read(user_id=user["id"]) as tx:
             spec, req = make_request(tx, user, client, url)
             spec.resolve(req)
             data = spec.view(req)
@@ -93,7 +93,7 @@ class Workspace:
         started = time.perf_counter()
         studio_id, target = None, url
         try:
-            with self.store.write() as tx:
+            with self.store.write(user_id=user["id"]) as tx:
                 spec, req = make_request(tx, user, client, url)
                 target = req.url
                 spec.resolve(req)
@@ -130,7 +130,7 @@ class Workspace:
         kind = {ActionUnavailable: "refused", InvalidParams: "invalid params", ActionFailed: "failed"}.get(
             type(error), "error")
         try:
-            with self.store.write() as tx:
+            with self.store.write(user_id=user["id"]) as tx:
                 self._audit(tx, user, client, studio_id, url, name, params, f"{kind}: {error.message}", started)
         except Exception:  # the audit must never turn a clear refusal into an internal error
             log.exception("could not audit a refused action")

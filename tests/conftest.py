@@ -39,3 +39,7 @@ def make_user(app: App, owner):
             user = create_user(tx, handle)
         return user, mint_token(app.secret, user["id"])
     return make
+
+
+# Both stores (SQLite file, throwaway PostgreSQL database): see tests/store_fixtures.py.
+from store_fixtures import any_app, new_user, pg_database, pg_url, store_kind  # noqa: E402,F401

@@ -21,11 +21,13 @@ class CreateStudio(Params):
 
 
 def create_studio(req: Request, p: CreateStudio) -> Outcome:
-    if req.tx.one("SELECT 1 FROM studios WHERE handle = ?", (p.handle,)):
-        raise ActionFailed(f"create_studio failed: the handle {p.handle!r} is taken; choose another")
+    # The insert is the uniqueness check: a SELECT would not see other people's studios on the
+    # hosted store (row-level security), and two creators racing must not both pass it.
     sid, stamp = new_id(), now()
-    req.tx.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   (sid, p.handle, p.name, p.description, req.user["id"], stamp))
+    if not req.tx.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                          (sid, p.handle, p.name, p.description, req.user["id"], stamp)):
+        raise ActionFailed(f"create_studio failed: the handle {p.handle!r} is taken; choose another")
     req.tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, 'admin', ?)",
                    (sid, req.user["id"], stamp))
     req.studio = {"id": sid, "handle": p.handle}
@@ -38,6 +40,7 @@ class AddMember(Params):
 
 
 def add_member(req: Request, p: AddMember) -> Outcome:
+    _lock_members(req)
     user = user_by_handle(req.tx, p.handle)
     if user is None:
         raise ActionFailed(f"add_member failed: no user {p.handle!r} (create one with `navmcp user add {p.handle}`)")
@@ -58,6 +61,7 @@ class RemoveMember(Params):
 
 
 def remove_member(req: Request, p: RemoveMember) -> Outcome:
+    _lock_members(req)
     user = user_by_handle(req.tx, p.handle)
     removed = user and req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?",
                                       (req.studio["id"], user["id"]))
@@ -69,7 +73,18 @@ def remove_member(req: Request, p: RemoveMember) -> Outcome:
     return Outcome(f"Removed @{p.handle} from this studio.", req.path)
 
 
+def _lock_members(req: Request) -> None:
+    """Membership changes of one studio queue up (hosted store: a row lock on the studio); once it
+    is our turn, make sure we are still an admin — another admin may have demoted us meanwhile."""
+    req.tx.lock("studios", req.studio["id"])
+    if not req.tx.one("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ? AND role = 'admin'",
+                      (req.studio["id"], req.user["id"])):
+        raise ActionFailed("refused: you are no longer an admin of this studio")
+
+
 def _keep_an_admin(req: Request) -> None:
+    # Two admins demoting each other at once would each still see the other; the studio row lock
+    # taken above makes the second wait and count again (the hosted store's READ COMMITTED).
     if not req.tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ? AND role = 'admin'", (req.studio["id"],)):
         raise ActionFailed("refused: a studio must keep at least one admin")
 

@@ -118,7 +118,8 @@ ROUTES: list[PageSpec] = [
     PageSpec("help", "/help", home.resolve_help, home.view_help, "help.md.j2"),
     PageSpec("help_topic", "/help/{topic}", home.resolve_help, home.view_help, "help.md.j2"),
     PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami, "whoami.md.j2"),
-    PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, "studio.md.j2"),
+    PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, "studio.md.j2",
+             ("page", "after")),
     PageSpec("members", "/studios/{studio}/members", studio.resolve_studio, studio.view_members, "members.md.j2"),
     PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note, "note.md.j2",
              ("page", "part", "comment")),
@@ -126,11 +127,14 @@ ROUTES: list[PageSpec] = [
              "decision.md.j2", ("page", "part", "comment")),
     PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
              "commitment.md.j2", ("page", "part", "comment")),
-    PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle, "cycle.md.j2"),
+    PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle, "cycle.md.j2",
+             ("page", "after")),
     PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, studio.view_search, "search.md.j2",
              ("q", "page")),
-    PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, "tag.md.j2"),
-    PageSpec("audit", "/studios/{studio}/audit", studio.resolve_audit, studio.view_audit, "audit.md.j2"),
+    PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, "tag.md.j2",
+             ("page", "after")),
+    PageSpec("audit", "/studios/{studio}/audit", studio.resolve_audit, studio.view_audit, "audit.md.j2",
+             ("page", "after")),
 ]
 
 _names = [spec.name for spec in ROUTES]

@@ -17,6 +17,9 @@ KIND_LABEL = {"note": "Note", "decision": "Decision", "commitment": "Commitment"
 
 def _resolve_item(req: Request, kind: str) -> None:
     resolve_studio(req)
+    # In a write transaction this queues concurrent writers on the same item (hosted store), so
+    # the facts below (participant count, options, open or not) cannot change under the action.
+    req.tx.lock("items", req.args["item"])
     item = req.tx.one(
         """SELECT i.*, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
             WHERE i.id = ? AND i.studio_id = ? AND i.kind = ?""",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
@@ -39,14 +40,30 @@ def with_urls(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def paginate(req: Request, total: int) -> dict[str, Any]:
+def paginate(req: Request, total: int, last: str | None = None) -> dict[str, Any]:
+    """Page links. `last` is the keyset position of this page's last row: the Next link carries it
+    (`after=`), so the next page starts there instead of counting past every earlier row."""
     page = req.page_number()
     pages = max(1, -(-total // PAGE_SIZE))
+    plain = dataclasses.replace(req, query={k: v for k, v in req.query.items() if k != "after"})
     return {
         "number": page, "pages": pages, "total": total, "offset": (page - 1) * PAGE_SIZE,
-        "next": req.url_with(page=page + 1) if page < pages else None,
-        "prev": req.url_with(page=page - 1) if page > 1 else None,
+        "next": plain.url_with(page=page + 1, after=last) if page < pages else None,
+        "prev": plain.url_with(page=page - 1) if page > 1 else None,
     }
+
+
+def after(req: Request) -> tuple[str, int] | None:
+    """The keyset position `<time>~<seq>` a Next link carried, or None (page 1, or a bare ?page=N,
+    which still works by offset)."""
+    stamp, _, seq = req.query.get("after", "").rpartition("~")
+    if req.page_number() == 1 or not stamp or not seq.isdigit():
+        return None
+    return stamp, int(seq)
+
+
+def position(rows: list[dict[str, Any]], column: str) -> str | None:
+    return f"{rows[-1][column]}~{rows[-1]['seq']}" if rows else None
 
 
 def view_studio(req: Request) -> dict[str, Any]:
@@ -54,13 +71,17 @@ def view_studio(req: Request) -> dict[str, Any]:
     counts = {r["kind"]: r["n"] for r in tx.all(
         "SELECT kind, count(*) AS n FROM items WHERE studio_id = ? GROUP BY kind", (sid,))}
     total = sum(counts.values())
-    pager = paginate(req, total)
     pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
                     "ORDER BY updated_at DESC LIMIT ?", (sid, PAGE_SIZE))
-    recent = tx.all(
-        f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?",
-        (sid, PAGE_SIZE, pager["offset"]),
-    )
+    if start := after(req):
+        recent = tx.all(
+            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ? AND (updated_at, seq) < (?, ?)"
+            " ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, *start, PAGE_SIZE))
+    else:
+        recent = tx.all(
+            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?"
+            " ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?", (sid, PAGE_SIZE, paginate(req, total)["offset"]))
+    pager = paginate(req, total, position(recent, "updated_at"))
     members = tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ?", (sid,))
     return {
         "title": req.studio["name"],
@@ -99,13 +120,15 @@ def view_cycle(req: Request) -> dict[str, Any]:
     start, end = cycle_window(cycle)
     window = (sid, start, end)
     total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window)
-    pager = paginate(req, total)
+    pos = after(req)
     created = tx.all(
-        f"""SELECT {ITEM_COLUMNS}, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
+        f"""SELECT {ITEM_COLUMNS}, i.seq, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
              WHERE i.studio_id = ? AND i.created_at >= ? AND i.created_at < ?
+             {"AND (i.created_at, i.seq) < (?, ?)" if pos else ""}
              ORDER BY i.created_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
-        (*window, PAGE_SIZE, pager["offset"]),
+        (*window, *(pos or ()), PAGE_SIZE, 0 if pos else paginate(req, total)["offset"]),
     )
+    pager = paginate(req, total, position(created, "created_at"))
     closed = tx.all(
         f"""SELECT {ITEM_COLUMNS} FROM items i
              WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ? ORDER BY i.closed_at DESC LIMIT ?""",
@@ -160,12 +183,14 @@ def view_tag(req: Request) -> dict[str, Any]:
     args = (req.studio["id"], tag)
     total = req.tx.scalar(
         "SELECT count(*) FROM items i JOIN item_tags t ON t.item_id = i.id WHERE i.studio_id = ? AND t.tag = ?", args)
-    pager = paginate(req, total)
+    start = after(req)
     items = req.tx.all(
-        f"""SELECT {ITEM_COLUMNS} FROM items i JOIN item_tags t ON t.item_id = i.id
-             WHERE i.studio_id = ? AND t.tag = ? ORDER BY i.updated_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
-        (*args, PAGE_SIZE, pager["offset"]),
+        f"""SELECT {ITEM_COLUMNS}, i.seq FROM items i JOIN item_tags t ON t.item_id = i.id
+             WHERE i.studio_id = ? AND t.tag = ? {"AND (i.updated_at, i.seq) < (?, ?)" if start else ""}
+             ORDER BY i.updated_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
+        (*args, *(start or ()), PAGE_SIZE, 0 if start else paginate(req, total)["offset"]),
     )
+    pager = paginate(req, total, position(items, "updated_at"))
     return {"title": f"Tagged {tag}",
             "breadcrumb": crumbs(req, (f"#{tag}", f"/studios/{req.studio['handle']}/tags/{tag}")),
             "tag": tag, "items": with_urls(req, items), "pager": pager}
@@ -180,12 +205,14 @@ def resolve_audit(req: Request) -> None:
 
 def view_audit(req: Request) -> dict[str, Any]:
     total = req.tx.scalar("SELECT count(*) FROM audit WHERE studio_id = ?", (req.studio["id"],))
-    pager = paginate(req, total)
+    start = after(req)  # the audit log is ordered by id alone: the position is `id~id`
     entries = req.tx.all(
-        """SELECT a.*, coalesce(u.handle, a.user_id) AS handle FROM audit a LEFT JOIN users u ON u.id = a.user_id
-            WHERE a.studio_id = ? ORDER BY a.id DESC LIMIT ? OFFSET ?""",
-        (req.studio["id"], PAGE_SIZE, pager["offset"]),
+        f"""SELECT a.*, a.id AS seq, coalesce(u.handle, a.user_id) AS handle FROM audit a
+              LEFT JOIN users u ON u.id = a.user_id
+            WHERE a.studio_id = ? {"AND a.id < ?" if start else ""} ORDER BY a.id DESC LIMIT ? OFFSET ?""",
+        (req.studio["id"], *((start[1],) if start else ()), PAGE_SIZE, 0 if start else paginate(req, total)["offset"]),
     )
+    pager = paginate(req, total, position(entries, "id"))
     return {"title": f"Audit log of {req.studio['name']}",
             "breadcrumb": crumbs(req, ("Audit", f"/studios/{req.studio['handle']}/audit")),
             "entries": entries, "pager": pager}

@@ -1,0 +1,277 @@
+"""The hosted store: PostgreSQL (a Supabase project or any Postgres) behind the same seam as SQLite.
+
+Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite lives here:
+
+- Every transaction works as `navmcp_app`, a role that cannot bypass row-level security, and
+  carries the acting user's claims (`request.jwt.claims`, as Supabase sets them), so a query that
+  forgets its studio filter still reaches only that user's studios. A read or write without a
+  user (`user_id=None`) sees only what the policies grant to nobody in particular: nothing.
+- The core's SQL (`?` placeholders, the SQLite/Postgres common subset) is translated once per
+  statement to psycopg's `%s`.
+- Full-text search runs on `tsvector` columns with GIN indexes, ranked by `ts_rank`.
+- A write transaction that acts on an item locks the item's row first (`lock`), so
+  concurrent joins, votes and comments queue per item: a commitment's limit is never exceeded
+  and nothing is lost. Transient failures at the transaction edges (serialization, deadlock,
+  a dropped connection before any statement ran) are retried here, never shown to the agent.
+
+The schema is `supabase/migrations/*.sql`, applied by `navmcp migrate` (see `migrate`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from navmcp.errors import NavError
+from navmcp.store import Row, _WORD
+
+log = logging.getLogger("navmcp.pgstore")
+
+APP_ROLE = "navmcp_app"
+_MIGRATION_NAME = re.compile(r"^(\d+)_(\w+)\.sql$")
+
+
+class SchemaMissing(NavError):
+    """The database has not been migrated: said plainly to whoever asked (agent, CLI, browser)."""
+
+    status = 503
+
+
+@functools.lru_cache(maxsize=4096)
+def translate(sql: str) -> str:
+    """Core SQL (`?` placeholders) as psycopg SQL (`%s`); a literal `%` becomes `%%`.
+
+    A `?` inside a quoted string literal stays a question mark. (Splitting on `'` leaves the
+    literals at odd positions, also with doubled '' quotes inside them.)
+    """
+    parts = sql.replace("%", "%%").split("'")
+    return "'".join(p if i % 2 else p.replace("?", "%s") for i, p in enumerate(parts))
+
+
+def ts_query(text: str) -> str | None:
+    """A user's words as a safe `to_tsquery` string: every word must match, the last as a prefix.
+
+    Words are `\\w+` runs, quoted, so no user text reaches tsquery syntax (`&`, `|`, `!`, `:`).
+    """
+    words = _WORD.findall(text)[:16]
+    if not words:
+        return None
+    quoted = ["'" + w.lower() + "'" for w in words]
+    quoted[-1] += ":*"
+    return " & ".join(quoted)
+
+
+_LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for table in ("items", "studios")}
+
+
+class PostgresTx:
+    __slots__ = ("conn", "readonly")
+
+    def __init__(self, conn: psycopg.Connection, readonly: bool):
+        self.conn = conn
+        self.readonly = readonly
+
+    def _run(self, sql: str, params: Sequence[Any]) -> psycopg.Cursor:
+        return self.conn.execute(translate(sql), tuple(params))
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self._run(sql, params).fetchall()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        return self._run(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self._run(sql, params).fetchone()
+        return None if row is None else next(iter(row.values()))
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self._run(sql, params).rowcount
+
+    def find_user(self, handle: str) -> Row | None:
+        # Through a SECURITY DEFINER function: adding a member must find users you share no studio with.
+        return self.conn.execute("SELECT * FROM navmcp.find_user(%s) WHERE deleted_at IS NULL",
+                                 (handle,)).fetchone()
+
+    def lock(self, table: str, row_id: str) -> None:
+        # NO KEY UPDATE: writers on one row queue up, while inserts that merely reference it
+        # (comments, links, votes) from other transactions are not blocked by it.
+        if table not in _LOCKABLE:
+            raise ValueError(f"lock: unknown table {table!r}")
+        if not self.readonly:
+            self.conn.execute(_LOCKABLE[table], (row_id,))
+
+    def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
+        tsq = ts_query(query)
+        if tsq is None:
+            return [], 0
+        # Items and comments ranked together (higher ts_rank first); a comment hit names its item.
+        hits = """
+            WITH q AS (SELECT to_tsquery('english', %(q)s) AS q),
+            hits AS (
+                SELECT i.id AS item_id, NULL::text AS comment_id, ts_rank(i.fts, q.q) AS rank
+                  FROM items i, q WHERE i.studio_id = %(s)s AND i.fts @@ q.q
+                UNION ALL
+                SELECT c.item_id, c.id, ts_rank(c.fts, q.q)
+                  FROM comments c, q WHERE c.studio_id = %(s)s AND c.fts @@ q.q
+            )
+        """
+        args = {"q": tsq, "s": studio_id, "limit": limit, "offset": offset}
+        rows = self.conn.execute(
+            hits + "SELECT item_id, comment_id FROM hits ORDER BY rank DESC, item_id, comment_id NULLS FIRST"
+                   " LIMIT %(limit)s OFFSET %(offset)s", args).fetchall()
+        total = self.conn.execute(hits + "SELECT count(*) AS n FROM hits", args).fetchone()["n"]
+        return rows, total
+
+
+class PostgresStore:
+    """A connection pool; each `read()`/`write()` is one transaction as `navmcp_app` for one user."""
+
+    RETRIES = 5
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int | None = None):
+        self.url = url
+        max_size = max_size or int(os.environ.get("NAVMCP_PG_POOL_SIZE", "5"))
+        self.pool = ConnectionPool(
+            url, min_size=min_size, max_size=max(min_size, max_size), open=False,
+            kwargs={"autocommit": True, "row_factory": dict_row}, configure=self._configure,
+            name="navmcp")
+        self.pool.open(wait=True, timeout=30)
+        self._check_schema()
+
+    @staticmethod
+    def _configure(conn: psycopg.Connection) -> None:
+        # Connected as some other role (e.g. the database owner)? Work as the app role, so the
+        # row-level policies apply. Connecting as navmcp_app itself is the stricter set-up.
+        role = conn.execute("SELECT current_user AS r").fetchone()["r"]
+        if role != APP_ROLE:
+            conn.execute(f'SET ROLE "{APP_ROLE}"')
+
+    def _check_schema(self) -> None:
+        with self.pool.connection() as conn:
+            if conn.execute("SELECT to_regclass('public.mcp_sessions') AS t").fetchone()["t"] is None:
+                raise SchemaMissing(f"the database has no navmcp schema: run `navmcp migrate` "
+                                    f"(NAVMCP_DATABASE_URL={_redact(self.url)})")
+
+    @contextlib.contextmanager
+    def _transaction(self, user_id: str | None, readonly: bool) -> Iterator[PostgresTx]:
+        claims = json.dumps({"sub": user_id, "role": "authenticated"} if user_id else {"role": "anon"})
+        begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if readonly else "BEGIN"
+        lease, conn = self._begin(begin, claims)
+        try:
+            yield PostgresTx(conn, readonly)
+        except BaseException as e:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("ROLLBACK")
+            lease.__exit__(type(e), e, e.__traceback__)
+            raise
+        else:
+            try:
+                conn.execute("ROLLBACK" if readonly else "COMMIT")
+            except BaseException as e:
+                lease.__exit__(type(e), e, e.__traceback__)
+                raise
+            lease.__exit__(None, None, None)
+
+    def _begin(self, begin: str, claims: str):
+        """A pooled connection inside a fresh transaction carrying the user's claims. A connection
+        that died while idle in the pool (server restart, network, idle timeout) is dropped and
+        another one tried: nothing has run yet, so nothing is lost."""
+        for attempt in range(self.RETRIES):
+            lease = self.pool.connection()
+            conn = lease.__enter__()
+            try:
+                conn.execute(begin)
+                conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
+                return lease, conn
+            except psycopg.OperationalError as e:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                lease.__exit__(type(e), e, e.__traceback__)  # a broken connection leaves the pool
+                if attempt == self.RETRIES - 1:
+                    raise
+                log.warning("retrying a transaction start: %s", e)
+                time.sleep(0.01 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[PostgresTx]:
+        """One consistent snapshot (REPEATABLE READ, READ ONLY) as `user_id`."""
+        return self._transaction(user_id, readonly=True)
+
+    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[PostgresTx]:
+        """One READ COMMITTED write transaction as `user_id`; items are locked as they are acted on."""
+        return self._transaction(user_id, readonly=False)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def _redact(url: str) -> str:
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+
+
+# --- migrations ---------------------------------------------------------------------------------
+
+
+def migration_dir() -> Path:
+    """The copy shipped in the wheel (`navmcp/pg_migrations`), else the checkout's `supabase/migrations`."""
+    shipped = Path(str(resources.files("navmcp") / "pg_migrations"))
+    if shipped.is_dir():
+        return shipped
+    return Path(__file__).resolve().parent.parent / "supabase" / "migrations"
+
+
+def migration_files() -> list[tuple[str, str, str]]:
+    """Ordered (version, name, sql) in the Supabase CLI layout `<timestamp>_<name>.sql`."""
+    found = []
+    for path in migration_dir().iterdir():
+        m = _MIGRATION_NAME.match(path.name)
+        if m:
+            found.append((m.group(1), m.group(2), path.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def migrate(url: str, say=lambda line: None) -> list[str]:
+    """Apply pending migrations to the database at `url`; return the versions applied.
+
+    Needs a role that may create tables (the database owner; `postgres` on Supabase). Applied
+    versions are recorded in `navmcp.schema_migrations`; versions the Supabase CLI recorded
+    (`supabase db push`) count as applied too, so the two tools can be mixed. Running it twice,
+    or twice at once (an advisory lock serializes them), is harmless.
+    """
+    applied_now = []
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        conn.execute("SELECT pg_advisory_lock(hashtext('navmcp migrate'))")
+        try:
+            conn.execute("CREATE SCHEMA IF NOT EXISTS navmcp")
+            conn.execute("""CREATE TABLE IF NOT EXISTS navmcp.schema_migrations (
+                                version TEXT PRIMARY KEY, name TEXT NOT NULL,
+                                applied_at TIMESTAMPTZ NOT NULL DEFAULT now())""")
+            applied = {r["version"] for r in conn.execute("SELECT version FROM navmcp.schema_migrations")}
+            if conn.execute("SELECT to_regclass('supabase_migrations.schema_migrations') AS t").fetchone()["t"]:
+                applied |= {r["version"] for r in conn.execute(
+                    "SELECT version FROM supabase_migrations.schema_migrations")}
+            for version, name, sql in migration_files():
+                if version in applied:
+                    continue
+                say(f"applying {version}_{name}")
+                with conn.transaction():
+                    conn.execute(sql)  # no parameters: sent as one simple-protocol script
+                    conn.execute("INSERT INTO navmcp.schema_migrations (version, name) VALUES (%s, %s)"
+                                 " ON CONFLICT DO NOTHING", (version, name))
+                applied_now.append(version)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(hashtext('navmcp migrate'))")
+    return applied_now

@@ -1,0 +1,59 @@
+"""Signing people in to the web app with Supabase Auth (when SUPABASE_URL and SUPABASE_ANON_KEY are set).
+
+This is where a Supabase client is the right tool: it speaks the project's Auth API for us. The
+flow is an emailed one-time code, which needs no browser JavaScript and no state between the two
+steps, so any web process can serve either step:
+
+1. `send_code(email)` — Supabase emails a 6-digit code (creating the Supabase user if new);
+2. `verify_code(email, code)` — returns the user's Supabase access token.
+
+The web app then keeps that access token (e.g. in an HttpOnly cookie) and treats it like any
+bearer token: `App.authenticate(token)` verifies it (navmcp/supabase_auth.py) and creates the
+navmcp user on first sight. Wiring it into `navmcp web` is left to the web branch (see README).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from navmcp.errors import AuthError
+
+
+@dataclass(frozen=True)
+class SupabaseSignIn:
+    url: str
+    anon_key: str
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "SupabaseSignIn | None":
+        env = os.environ if env is None else env
+        url, key = env.get("SUPABASE_URL"), env.get("SUPABASE_ANON_KEY")
+        return cls(url.rstrip("/"), key) if url and key else None
+
+    def _client(self):
+        # A fresh client per step: no session is kept in this process (any process serves any step).
+        from supabase import ClientOptions, create_client
+
+        return create_client(self.url, self.anon_key,
+                             options=ClientOptions(auto_refresh_token=False, persist_session=False))
+
+    def send_code(self, email: str) -> None:
+        from supabase_auth.errors import AuthError as SupabaseError
+
+        try:
+            self._client().auth.sign_in_with_otp({"email": email, "options": {"should_create_user": True}})
+        except SupabaseError as e:
+            raise AuthError(f"could not send a sign-in code to {email}: {e.message}") from None
+
+    def verify_code(self, email: str, code: str) -> str:
+        """The Supabase access token for a correct code; `AuthError` with Supabase's reason otherwise."""
+        from supabase_auth.errors import AuthError as SupabaseError
+
+        try:
+            response = self._client().auth.verify_otp({"email": email, "token": code.strip(), "type": "email"})
+        except SupabaseError as e:
+            raise AuthError(f"sign-in code not accepted: {e.message}") from None
+        if response.session is None:
+            raise AuthError("sign-in code not accepted: Supabase returned no session")
+        return response.session.access_token

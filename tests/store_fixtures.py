@@ -1,0 +1,99 @@
+"""Fixtures that run one test body on both stores: a temporary SQLite file, and a throwaway
+PostgreSQL database (`navmcp_test_<random>`, migrated once per test session, emptied before each
+test, dropped at the end). Loaded from conftest.py as a pytest plugin.
+
+PostgreSQL is the local server (NAVMCP_TEST_PG, default postgresql://postgres@127.0.0.1:5432/postgres,
+trust auth). Without it the Postgres half is skipped — unless NAVMCP_REQUIRE_POSTGRES=1 (CI sets it),
+where a missing server fails the run instead of passing it quietly.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from navmcp.app import App
+from navmcp.config import Config
+from navmcp.identity import add_user, mint_token
+
+PG_ADMIN_URL = os.environ.get("NAVMCP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@dataclass(frozen=True)
+class PgDatabase:
+    name: str
+    admin_url: str  # the owner (migrations, truncation, checks behind RLS)
+    app_url: str    # navmcp_app: what the server connects as
+
+
+def _url(base: str, user: str, dbname: str) -> str:
+    parts = urlsplit(base)
+    host = parts.hostname or "127.0.0.1"
+    port = parts.port or 5432
+    return f"postgresql://{user}@{host}:{port}/{dbname}"
+
+
+@pytest.fixture(scope="session")
+def pg_database():
+    psycopg = pytest.importorskip("psycopg")
+    from navmcp.pgstore import migrate
+
+    try:
+        admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as e:
+        if os.environ.get("NAVMCP_REQUIRE_POSTGRES"):
+            pytest.fail(f"PostgreSQL is required (NAVMCP_REQUIRE_POSTGRES) but unreachable: {e}")
+        pytest.skip(f"PostgreSQL not reachable at {PG_ADMIN_URL}: {e}")
+    name = f"navmcp_test_{secrets.token_hex(4)}"
+    user = urlsplit(PG_ADMIN_URL).username or "postgres"
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            db = PgDatabase(name, _url(PG_ADMIN_URL, user, name), _url(PG_ADMIN_URL, "navmcp_app", name))
+            migrate(db.admin_url)
+            yield db
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+TABLES = ("mcp_sessions", "audit", "links", "reads", "comments", "participants", "votes", "options",
+          "item_tags", "items", "memberships", "studios", "settings", "users")
+
+
+@pytest.fixture
+def pg_url(pg_database: PgDatabase) -> str:
+    """The app URL of an empty migrated database."""
+    import psycopg
+
+    with psycopg.connect(pg_database.admin_url, autocommit=True) as conn:
+        conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+    return pg_database.app_url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def any_app(store_kind: str, tmp_path: Path, request):
+    """An App over the store named by `store_kind`, on a fresh home and fresh data."""
+    url = request.getfixturevalue("pg_url") if store_kind == "postgres" else None
+    app = App(Config(home=tmp_path / f"home-{store_kind}", database_url=url, token=None))
+    yield app
+    if "store" in app.__dict__:
+        app.store.close()
+
+
+@pytest.fixture
+def new_user(any_app: App):
+    """make(handle) -> (user_row, token) on `any_app`'s store."""
+    def make(handle: str):
+        user = add_user(any_app.store, handle)
+        return user, mint_token(any_app.secret, user["id"])
+    return make

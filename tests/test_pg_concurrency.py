@@ -1,0 +1,115 @@
+"""Many processes, one PostgreSQL: 20 real `bin/mcp-server` stdio processes, each acting as its own
+user (NAVMCP_TOKEN), join a commitment with limit 5, vote and comment at the same moment.
+Exactly 5 get in, the others get a clear refusal; every acknowledged vote and comment is stored."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import psycopg
+import pytest
+
+from navmcp.app import App
+from navmcp.config import Config
+from navmcp.identity import add_user, mint_token
+from navmcp.walkthrough import StdioClient, text_of
+
+CLIENTS = 20
+LIMIT = 5
+
+
+@pytest.mark.slow
+def test_twenty_processes_join_vote_and_comment_at_once(tmp_path, pg_url, pg_database):
+    home = tmp_path / "home"
+    app = App(Config(home=home, database_url=pg_url, token=None))
+    ws = app.workspace
+    admin = add_user(app.store, "admin")
+    ws.execute(admin, "/", "create_studio", {"handle": "crowd", "name": "Crowd"})
+    commitment = ws.execute(admin, "/studios/crowd", "create_commitment",
+                            {"title": "Small boat trip", "critical_mass": 3, "limit": LIMIT}).url
+    decision = ws.execute(admin, "/studios/crowd", "create_decision",
+                          {"question": "Which day?", "options": ["Saturday", "Sunday"]}).url
+    tokens = []
+    for n in range(CLIENTS):
+        user = add_user(app.store, f"sailor-{n}")
+        ws.execute(admin, "/studios/crowd/members", "add_member", {"handle": user["handle"]})
+        tokens.append((user, mint_token(app.secret, user["id"])))
+    app.store.close()
+
+    clients = [StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_DATABASE_URL": pg_url, "NAVMCP_TOKEN": token,
+                                "NAVMCP_PG_POOL_SIZE": "2"}, client_name=f"sailor-{n}")
+               for n, (_, token) in enumerate(tokens)]
+    try:
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            assert all("result" in r for r in pool.map(lambda c: c.initialize(), clients))
+            start = threading.Barrier(CLIENTS)
+
+            def work(n: int):
+                client = clients[n]
+                start.wait(timeout=60)  # every process acts at the same moment
+                join = client.act("join_commitment", url=commitment)
+                vote = client.act("vote", url=decision, votes=[
+                    {"option": "Saturday", "accept": True, "prefer": n % 2 == 0},
+                    {"option": "Sunday", "accept": n % 3 == 0}])
+                comment = client.act("add_comment", url=commitment, body=f"comment from sailor-{n}")
+                return join, vote, comment
+
+            results = list(pool.map(work, range(CLIENTS)))
+    finally:
+        codes = [client.close() for client in clients]
+    assert codes == [0] * CLIENTS  # every server exits cleanly at end of input
+
+    joined = [n for n, (join, _, _) in enumerate(results) if not join.get("isError")]
+    refused = [text_of(join) for join, _, _ in results if join.get("isError")]
+    assert len(joined) == LIMIT, [text_of(j) for j, _, _ in results]
+    assert len(refused) == CLIENTS - LIMIT
+    for text in refused:
+        assert "join_commitment is not available" in text and ("full" in text or "closed" in text), text
+    acknowledged_votes = {tokens[n][0]["id"] for n, (_, vote, _) in enumerate(results) if not vote.get("isError")}
+    acknowledged_comments = sum(not comment.get("isError") for _, _, comment in results)
+    assert len(acknowledged_votes) == CLIENTS and acknowledged_comments == CLIENTS
+
+    with psycopg.connect(pg_database.admin_url) as db:  # the owner's view: everything that was stored
+        participants = {r[0] for r in db.execute(
+            "SELECT p.user_id FROM participants p JOIN items i ON i.id = p.commitment_id WHERE i.title = %s",
+            ("Small boat trip",))}
+        assert participants == {tokens[n][0]["id"] for n in joined}
+        assert db.execute("SELECT closed_at IS NOT NULL FROM items WHERE title = %s",
+                          ("Small boat trip",)).fetchone()[0]
+        voters = {r[0] for r in db.execute("SELECT DISTINCT user_id FROM votes")}
+        assert voters == acknowledged_votes
+        assert db.execute("SELECT count(*) FROM votes").fetchone()[0] == 2 * CLIENTS
+        assert db.execute("SELECT count(*) FROM comments").fetchone()[0] == CLIENTS
+
+
+def test_two_admins_demoting_each_other_at_once_leave_an_admin(tmp_path, pg_url, pg_database):
+    # Each sees the other still admin; without the studio row lock both would commit and leave none.
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    ws = app.workspace
+    x, y = add_user(app.store, "xena"), add_user(app.store, "yuri")
+    rounds = 12
+    for n in range(rounds):
+        ws.execute(x, "/", "create_studio", {"handle": f"duo-{n}", "name": "Duo"})
+        ws.execute(x, f"/studios/duo-{n}/members", "add_member", {"handle": "yuri", "role": "admin"})
+
+    def demote(actor, other, n, barrier):
+        barrier.wait(timeout=30)
+        try:
+            ws.execute(actor, f"/studios/duo-{n}/members", "add_member", {"handle": other, "role": "member"})
+            return "ok"
+        except Exception as e:  # a refusal is fine; losing the last admin is not
+            return type(e).__name__
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            for n in range(rounds):
+                barrier = threading.Barrier(2)
+                outcomes = list(pool.map(lambda args: demote(*args), [(x, "yuri", n, barrier), (y, "xena", n, barrier)]))
+                assert "ok" in outcomes and set(outcomes) <= {"ok", "ActionFailed", "ActionUnavailable"}, outcomes
+    finally:
+        app.store.close()
+    with psycopg.connect(pg_database.admin_url) as db:
+        admins = dict(db.execute("SELECT s.handle, count(m.user_id) FILTER (WHERE m.role = 'admin') FROM studios s"
+                                 " JOIN memberships m ON m.studio_id = s.id GROUP BY s.handle").fetchall())
+    assert len(admins) == rounds and min(admins.values()) == 1, admins

@@ -1,0 +1,293 @@
+"""The store contract: every page and every action, the same test bodies on SQLite and PostgreSQL.
+
+`any_app` is parametrized by `store_kind` (tests/store_fixtures.py), so each test here runs twice.
+The last test runs one scripted session on both stores and compares the pages they render.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from navmcp import actions as action_table
+from navmcp import sessions
+from navmcp.domain import CYCLES
+from navmcp.errors import ActionFailed, ActionUnavailable, NotFound
+from navmcp.pages import ROUTES
+from navmcp.pages.home import HELP_TOPICS
+from navmcp.state import NavigationState
+
+EXERCISED_ACTIONS = {
+    "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
+    "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
+    "join_commitment", "leave_commitment", "close_commitment",
+}
+EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
+                   "cycle", "search", "tag", "audit"}
+
+
+def test_the_contract_covers_every_page_and_action():
+    # A page or action added to the tables must be added to the contract below, or this fails.
+    assert {spec.name for spec in ROUTES} == EXERCISED_PAGES
+    assert {a.name for a in action_table.ACTIONS} == EXERCISED_ACTIONS
+
+
+def names(page) -> set[str]:
+    return {a.name for a in page.actions}
+
+
+@pytest.fixture
+def team(any_app, new_user):
+    """alice (admin) and bob (member) in studio `team`; carol is in no studio."""
+    alice, _ = new_user("alice")
+    bob, _ = new_user("bob")
+    carol, _ = new_user("carol")
+    ws = any_app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team", "description": "the team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    return ws, alice, bob, carol
+
+
+def test_home_help_whoami(any_app, team):
+    ws, alice, bob, carol = team
+    home = ws.page(alice, "/")
+    assert "create_studio" in names(home) and "[Team](/studios/team)" in home.markdown
+    assert "Team" not in ws.page(carol, "/").markdown
+    assert "/studios/team" in ws.page(bob, "/whoami").markdown
+    assert ws.page(alice, "/help").title == "Help"
+    for topic in HELP_TOPICS:
+        assert ws.page(alice, f"/help/{topic}").title == HELP_TOPICS[topic]
+
+
+def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
+    ws, alice, bob, carol = team
+    page = ws.page(bob, "/studios/team")
+    assert names(page) == {"create_note", "create_decision", "create_commitment"}
+    members = ws.page(alice, "/studios/team/members")
+    assert {"add_member", "remove_member"} <= names(members)
+    assert "@bob" in members.markdown and "@carol" not in members.markdown
+    assert not names(ws.page(bob, "/studios/team/members")) & {"add_member", "remove_member"}
+    # A non-member sees no such studio (no leak), an admin adds and removes.
+    with pytest.raises(NotFound):
+        ws.page(carol, "/studios/team")
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol", "role": "admin"})
+    assert ws.page(carol, "/studios/team/audit").title.startswith("Audit log")
+    ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"})
+    with pytest.raises(NotFound):
+        ws.page(carol, "/studios/team")
+    with pytest.raises(ActionFailed, match="no user 'nobody'"):
+        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "nobody"})
+    with pytest.raises(ActionFailed, match="at least one admin"):
+        ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "alice"})
+    # Handles are unique across studios the creator cannot see.
+    with pytest.raises(ActionFailed, match="is taken"):
+        ws.execute(carol, "/", "create_studio", {"handle": "team", "name": "Mine"})
+
+
+def test_notes_comments_reads_links_pins(any_app, team):
+    ws, alice, bob, carol = team
+    first = ws.execute(alice, "/studios/team", "create_note",
+                       {"title": "Kick-off", "body": "We meet on Mondays.", "tags": ["meetings", "start"]}).url
+    second = ws.execute(bob, "/studios/team", "create_note",
+                        {"title": "Follow-up", "body": f"See {first} for the plan.", "tags": ["meetings"]}).url
+    page = ws.page(alice, first)
+    assert "Linked from" in page.markdown and "Follow-up" in page.markdown
+    assert {"add_comment", "confirm_read", "edit_note", "pin"} <= names(page)
+    ws.execute(bob, first, "add_comment", {"body": "Mondays are busy for me"})
+    ws.execute(bob, first, "confirm_read", {})
+    assert "confirm_read" not in names(ws.page(bob, first))
+    ws.execute(alice, first, "edit_note", {"title": "Kick-off (edited)", "body": "We meet on Tuesdays."})
+    page = ws.page(bob, first)
+    assert "Kick-off (edited)" in page.markdown and "Tuesdays" in page.markdown
+    assert "Mondays are busy for me" in page.markdown and "@bob" in page.markdown
+    with pytest.raises(ActionUnavailable):
+        ws.execute(bob, first, "edit_note", {"title": "mine now"})
+    ws.execute(alice, first, "pin", {})
+    assert "unpin" in names(ws.page(alice, first))
+    feed = ws.page(bob, "/studios/team").markdown
+    assert feed.index("Kick-off (edited)") < feed.index("Follow-up")
+    ws.execute(alice, first, "unpin", {})
+    assert "pin" in names(ws.page(alice, first))
+    tag = ws.page(bob, "/studios/team/tags/meetings")
+    assert "Kick-off (edited)" in tag.markdown and "Follow-up" in tag.markdown
+    assert "Follow-up" not in ws.page(bob, "/studios/team/tags/start").markdown
+    assert second in ws.page(alice, second).url
+
+
+def test_decisions_vote_replace_close(any_app, team):
+    ws, alice, bob, carol = team
+    url = ws.execute(alice, "/studios/team", "create_decision",
+                     {"question": "Where is the offsite?", "options": ["Lisbon", "Berlin"]}).url
+    ws.execute(bob, url, "add_option", {"title": "Online"})
+    with pytest.raises(ActionFailed, match="already exists"):
+        ws.execute(bob, url, "add_option", {"title": "Online"})
+    assert ws.execute(alice, url, "vote", {"votes": [{"option": "Lisbon", "prefer": True}]}).message.startswith(
+        "Vote recorded")
+    ws.execute(bob, url, "vote", {"votes": [{"option": "Berlin"}]})
+    assert ws.execute(bob, url, "vote", {"votes": [{"option": "Lisbon"}, {"option": "Berlin", "accept": False}]}
+                      ).message.startswith("Vote replaced")
+    with pytest.raises(ActionUnavailable):
+        ws.execute(bob, url, "close_decision", {})
+    result = ws.execute(alice, url, "close_decision", {})
+    assert "Lisbon" in result.message
+    page = ws.page(bob, url)
+    assert "vote" not in names(page) and "Lisbon" in page.markdown
+    with pytest.raises(ActionUnavailable, match="closed"):
+        ws.execute(bob, url, "vote", {"votes": [{"option": "Berlin"}]})
+    assert "Where is the offsite?" not in ws.page(bob, "/").markdown  # nothing awaits a vote any more
+
+
+def test_commitments_join_limit_leave_close(any_app, team, new_user):
+    ws, alice, bob, carol = team
+    dave, _ = new_user("dave")
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "dave"})
+    full = ws.execute(alice, "/studios/team", "create_commitment",
+                      {"title": "Book the venue", "critical_mass": 2, "limit": 2}).url
+    ws.execute(alice, full, "join_commitment", {})
+    assert "You had already joined" in ws.execute(alice, full, "join_commitment", {}).message
+    assert "now closed" in ws.execute(bob, full, "join_commitment", {}).message
+    with pytest.raises(ActionUnavailable, match="full|closed"):
+        ws.execute(dave, full, "join_commitment", {})
+    assert "Critical mass reached" in ws.page(dave, full).markdown
+    open_one = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Run together", "critical_mass": 3}).url
+    ws.execute(dave, open_one, "join_commitment", {})
+    assert "leave_commitment" in names(ws.page(dave, open_one))
+    ws.execute(dave, open_one, "leave_commitment", {})
+    assert "3 more needed" in ws.page(dave, open_one).markdown
+    ws.execute(bob, open_one, "add_comment", {"body": "anyone?"})
+    assert "Commitment closed short of critical mass" in ws.execute(bob, open_one, "close_commitment", {}).message
+    with pytest.raises(ActionUnavailable):
+        ws.execute(dave, open_one, "join_commitment", {})
+
+
+def test_cycles_search_audit(any_app, team):
+    ws, alice, bob, carol = team
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Standup ritual", "body": "daily at nine"})
+    body_hit = ws.execute(alice, "/studios/team", "create_note",
+                          {"title": "Misc", "body": "the standup moved to ten"}).url
+    ws.execute(bob, body_hit, "add_comment", {"body": "standups are great, keep them short"})
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Unrelated", "body": "lunch"})
+    for cycle in CYCLES:
+        page = ws.page(bob, f"/studios/team/cycles/{cycle}")
+        assert ("Standup ritual" in page.markdown) == (cycle in ("today", "this-week", "this-month"))
+    search = ws.page(bob, "/studios/team/search?q=standup")
+    # Title hits rank above body hits; the comment hit names its item; unrelated items never match.
+    assert search.markdown.index("Standup ritual") < search.markdown.index("Misc")
+    assert "Unrelated" not in search.markdown and "keep them short" in search.markdown
+    assert "Standup ritual" in ws.page(bob, "/studios/team/search?q=stand").markdown   # last word is a prefix
+    assert "Standup ritual" in ws.page(bob, "/studios/team/search?q=daily%20nin").markdown
+    assert "Standup ritual" not in ws.page(bob, "/studios/team/search?q=daily%20lunch").markdown  # all words
+    # User text never reaches the query syntax.
+    for q in ['"', "NEAR(", "a:*", "!&|", "'", "\\", "%", "?"]:
+        ws.page(bob, "/studios/team/search?q=" + q.replace("%", "%25").replace("&", "%26"))
+    audit = ws.page(alice, "/studios/team/audit").markdown
+    assert "create\\_note" in audit and "add\\_comment" in audit and "@bob" in audit
+    with pytest.raises(NotFound, match="admins"):
+        ws.page(bob, "/studios/team/audit")
+
+
+def test_pagination(any_app, team):
+    ws, alice, bob, carol = team
+    for n in range(25):
+        ws.execute(alice, "/studios/team", "create_note", {"title": f"Note {n:02d}", "body": "paged body",
+                                                             "tags": ["paged"]})
+    for url in ("/studios/team", "/studios/team/tags/paged", "/studios/team/search?q=paged",
+                "/studios/team/cycles/today", "/studios/team/audit"):
+        first, second = ws.page(alice, url), ws.page(alice, url + ("&" if "?" in url else "?") + "page=2")
+        titles1 = set(re.findall(r"Note \d\d", first.markdown))
+        titles2 = set(re.findall(r"Note \d\d", second.markdown))
+        if url.endswith("audit"):
+            assert first.markdown != second.markdown
+            continue
+        assert len(titles1) == 20 and len(titles2) == 5 and not titles1 & titles2, url
+        assert "page=2" in first.markdown
+
+
+def _next_link(markdown: str) -> str | None:
+    m = re.search(r"Next page: `([^`]+)`", markdown)
+    return m.group(1) if m else None
+
+
+def test_next_links_walk_every_item_once_and_agree_with_page_numbers(any_app, team):
+    ws, alice, bob, carol = team
+    for n in range(45):
+        url = ws.execute(alice, "/studios/team", "create_note", {"title": f"Item {n:02d}", "body": "x",
+                                                                   "tags": ["walk"]}).url
+        if n % 7 == 0:  # edits move items to the top of the feed: the walk must still see each once
+            ws.execute(alice, url, "add_comment", {"body": "bump"})
+    for start in ("/studios/team", "/studios/team/tags/walk", "/studios/team/cycles/today", "/studios/team/audit"):
+        seen, url, pages = [], start, 0
+        while url:
+            page = ws.page(alice, url)
+            pages += 1
+            if pages == 2:
+                assert "after=" in url  # the Next link carries the keyset position...
+                by_number = ws.page(alice, start + "?page=2")  # ...and agrees with the plain page number
+                rows = r"\[(Item \d\d)\]|^\| \S+ \S+ \| @.*$"
+                assert re.findall(rows, by_number.markdown, flags=re.M) == re.findall(rows, page.markdown, flags=re.M)
+            seen += re.findall(r"\[(Item \d\d)\]", page.markdown) if not start.endswith("audit") else \
+                re.findall(r"^\| \S+ \S+ \| @", page.markdown, flags=re.M)
+            url = _next_link(page.markdown)
+        if start.endswith("audit"):
+            assert len(seen) == 1 + 1 + 45 + 7 and pages == 3  # create_studio, add_member, notes, comments
+        else:
+            assert sorted(seen) == [f"Item {n:02d}" for n in range(45)] and pages == 3, start
+
+
+def test_sessions_are_stored_per_user(any_app, new_user):
+    alice, _ = new_user("alice")
+    bob, _ = new_user("bob")
+    stored = sessions.create(any_app.store, alice["id"], "claude-code", "2025-11-25")
+    stored.state.visit("/help", []) if hasattr(stored.state, "visit") else None
+    sessions.save(any_app.store, stored)
+    again = sessions.load(any_app.store, stored.id, user_id=alice["id"])
+    assert again is not None and again.user_id == alice["id"] and again.client == "claude-code"
+    assert isinstance(again.state, NavigationState)
+    assert sessions.end(any_app.store, stored.id, user_id=alice["id"])
+    assert sessions.load(any_app.store, stored.id, user_id=alice["id"]) is None
+
+
+def _normalize(text: str, ids: dict[str, str]) -> str:
+    text = re.sub(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?Z?)?", "<time>", text)
+    text = re.sub(r"\| [\d.]+ \|$", "| <ms> |", text, flags=re.M)
+    text = re.sub(r"`[a-z0-9]{8}(?:[a-z0-9]{2})?`", "`<id>`", text)
+
+    def stable(m: re.Match) -> str:
+        return m.group(1) + ids.setdefault(m.group(2), f"<id{len(ids)}>")
+    return re.sub(r"(/[ndc]/)([a-z0-9]{8})", stable, text)
+
+
+def _script(app, make_user) -> list[str]:
+    alice, _ = make_user("alice")
+    bob, _ = make_user("bob")
+    ws = app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    note = ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "the plan", "tags": ["a"]}).url
+    ws.execute(bob, note, "add_comment", {"body": "looks good"})
+    ws.execute(bob, "/studios/team", "create_note", {"title": "Reply", "body": f"re {note}"})
+    dec = ws.execute(alice, "/studios/team", "create_decision", {"question": "Which?", "options": ["X", "Y"]}).url
+    ws.execute(bob, dec, "vote", {"votes": [{"option": "X", "prefer": True}]})
+    com = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Go", "critical_mass": 2, "limit": 3}).url
+    ws.execute(alice, com, "join_commitment", {})
+    pages = ["/", "/whoami", "/studios/team", "/studios/team/members", note, dec, com, "/studios/team/tags/a",
+             "/studios/team/search?q=plan", "/studios/team/cycles/today", "/studios/team/audit"]
+    ids: dict[str, str] = {}
+    return [_normalize(ws.page(alice, url).markdown, ids) for url in pages]
+
+
+def test_both_stores_render_the_same_pages(tmp_path, pg_url):
+    from navmcp.app import App
+    from navmcp.config import Config
+    from navmcp.identity import add_user
+
+    rendered = []
+    for url in (None, pg_url):
+        app = App(Config(home=tmp_path / ("pg" if url else "sqlite"), database_url=url, token=None))
+        try:
+            rendered.append(_script(app, lambda h: (add_user(app.store, h), None)))
+        finally:
+            app.store.close()
+    for sqlite_page, pg_page in zip(*rendered):
+        assert sqlite_page == pg_page
