@@ -114,7 +114,8 @@ def cmd_login_link(args: argparse.Namespace) -> int:
     from navmcp.web.auth import create_login_link
 
     app = _app()
-    ensure_owner(app.store)
+    if app.embedded:  # the local owner exists only on the embedded store
+        ensure_owner(app.store)
     with app.store.read() as tx:
         user = user_by_handle(tx, args.handle)
     if user is None:

@@ -140,6 +140,9 @@ class PostgresStore:
     """A connection pool; each `read()`/`write()` is one transaction as `navmcp_app` for one user."""
 
     RETRIES = 5
+    # Row-level security applies (steps before the user is known use SECURITY DEFINER functions),
+    # and the pool may be used from several threads at once (see navmcp.web.app).
+    hosted = True
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int | None = None):
         self.url = url

@@ -61,7 +61,7 @@ def pg_database():
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-TABLES = ("mcp_sessions", "audit", "links", "reads", "comments", "participants", "votes", "options",
+TABLES = ("login_links", "web_sessions", "mcp_sessions", "audit", "links", "reads", "comments", "participants", "votes", "options",
           "item_tags", "items", "memberships", "studios", "settings", "users")
 
 

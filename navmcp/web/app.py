@@ -293,7 +293,9 @@ class WebApp:
             form = await req.form()
             if not auth.csrf_ok(self.app.secret, session_id, (form.get("csrf_token") or [None])[0]):
                 return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page")
-            auth.end_session(self.app.store, session_id)
+            session = auth.load_session(self.app.store, session_id)
+            if session is not None:
+                auth.end_session(self.app.store, session_id, session.user["id"])
         return redirect("/login?bye=1", [("set-cookie", auth.clear_cookie(self.secure(req)))])
 
     def secure(self, req: Request) -> bool:
@@ -310,7 +312,7 @@ class WebApp:
         """
         known = self._verified.get(token)
         if known is not None and known[1] > time.time():
-            with self.app.store.read() as tx:
+            with self.app.store.read(user_id=known[0]) as tx:
                 user = user_by_id(tx, known[0])
             if user is not None:
                 return user
@@ -449,7 +451,7 @@ class WebApp:
         if answer == "json":
             return json_response(200, result.structured())
         if caller.session is not None:
-            auth.set_flash(self.app.store, caller.session.id, result.message)
+            auth.set_flash(self.app.store, caller.session.id, result.message, caller.user["id"])
         return redirect(result.url)
 
 

@@ -37,30 +37,57 @@ def _stamp(delta: timedelta) -> str:
 # --- login links ------------------------------------------------------------------------------
 
 
+def _hosted(store: Store) -> bool:
+    """The hosted store (PostgreSQL with row-level security): steps taken before the user is known
+    go through SECURITY DEFINER functions that answer about one secret's row only
+    (supabase/migrations/*_web_sessions.sql)."""
+    return bool(getattr(store, "hosted", False))
+
+
 def create_login_link(store: Store, user_id: str, base_url: str, minutes: float = LINK_MINUTES) -> str:
     """A URL that signs `user_id` in once, within `minutes`."""
     token = secrets.token_urlsafe(32)
-    with store.write() as tx:
+    with store.write(user_id=user_id) as tx:  # acting as the user it signs in (RLS: links for yourself)
         tx.execute("INSERT INTO login_links (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
                    (_hash(token), user_id, now(), _stamp(timedelta(minutes=minutes))))
     return f"{base_url.rstrip('/')}/login?token={token}"
 
 
+_LINK_PROBLEMS = {
+    "invalid": "this login link is not valid: ask for a new one with `navmcp login-link HANDLE`",
+    "used": "this login link was already used (links work once): ask for a new one",
+    "expired": "this login link has expired: ask for a new one with `navmcp login-link HANDLE`",
+}
+
+
 def redeem_login_link(store: Store, token: str) -> str:
     """Spend a login token (single use) and open a web session; returns the new session id."""
-    with store.write() as tx:
-        link = tx.one("SELECT * FROM login_links WHERE token_hash = ?", (_hash(token),))
-        if link is None:
-            raise AuthError("this login link is not valid: ask for a new one with `navmcp login-link HANDLE`")
-        if link["used_at"] is not None:
-            raise AuthError("this login link was already used (links work once): ask for a new one")
-        if link["expires_at"] <= now():
-            raise AuthError("this login link has expired: ask for a new one with `navmcp login-link HANDLE`")
-        tx.execute("UPDATE login_links SET used_at = ? WHERE token_hash = ?", (now(), link["token_hash"]))
-        session_id = secrets.token_urlsafe(32)
-        tx.execute("INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                   (_hash(session_id), link["user_id"], now(), _stamp(timedelta(days=SESSION_DAYS))))
+    session_id = secrets.token_urlsafe(32)
+    expires = _stamp(timedelta(days=SESSION_DAYS))
+    if _hosted(store):
+        with store.write() as tx:  # no user yet: the function checks and spends the link itself
+            problem = tx.one("SELECT * FROM navmcp.redeem_login_link(?, ?, ?)",
+                             (_hash(token), _hash(session_id), expires))["problem"]
+    else:
+        with store.write() as tx:
+            problem = _redeem_sql(tx, _hash(token), _hash(session_id), expires)
+    if problem is not None:
+        raise AuthError(_LINK_PROBLEMS[problem])
     return session_id
+
+
+def _redeem_sql(tx, link_hash: str, session_hash: str, expires: str) -> str | None:
+    link = tx.one("SELECT * FROM login_links WHERE token_hash = ?", (link_hash,))
+    if link is None:
+        return "invalid"
+    if link["used_at"] is not None:
+        return "used"
+    if link["expires_at"] <= now():
+        return "expired"
+    tx.execute("UPDATE login_links SET used_at = ? WHERE token_hash = ?", (now(), link_hash))
+    tx.execute("INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+               (session_hash, link["user_id"], now(), expires))
+    return None
 
 
 # --- cookie sessions --------------------------------------------------------------------------
@@ -76,10 +103,13 @@ class WebSession:
 def load_session(store: Store, session_id: str) -> WebSession | None:
     """The live session behind a cookie value, or None. `flash` is a pending message (see take_flash)."""
     with store.read() as tx:
-        row = tx.one(
-            """SELECT s.flash, u.* FROM web_sessions s JOIN users u ON u.id = s.user_id
-                WHERE s.id_hash = ? AND s.ended_at IS NULL AND s.expires_at > ? AND u.deleted_at IS NULL""",
-            (_hash(session_id), now()))
+        if _hosted(store):  # no user yet: only the holder of the cookie value can name the row
+            row = tx.one("SELECT * FROM navmcp.web_session_user(?)", (_hash(session_id),))
+        else:
+            row = tx.one(
+                """SELECT s.flash, u.* FROM web_sessions s JOIN users u ON u.id = s.user_id
+                    WHERE s.id_hash = ? AND s.ended_at IS NULL AND s.expires_at > ? AND u.deleted_at IS NULL""",
+                (_hash(session_id), now()))
     if row is None:
         return None
     flash = row.pop("flash")
@@ -90,18 +120,19 @@ def take_flash(store: Store, session: WebSession) -> str | None:
     """The session's pending message, cleared so that it shows once (after a form's redirect)."""
     if session.flash is None:
         return None
-    with store.write() as tx:
+    with store.write(user_id=session.user["id"]) as tx:
         tx.execute("UPDATE web_sessions SET flash = NULL WHERE id_hash = ?", (_hash(session.id),))
     return session.flash
 
 
-def set_flash(store: Store, session_id: str, message: str) -> None:
-    with store.write() as tx:
+def set_flash(store: Store, session_id: str, message: str, user_id: str | None = None) -> None:
+    with store.write(user_id=user_id) as tx:
         tx.execute("UPDATE web_sessions SET flash = ? WHERE id_hash = ?", (message[:2000], _hash(session_id)))
 
 
-def end_session(store: Store, session_id: str) -> None:
-    with store.write() as tx:
+def end_session(store: Store, session_id: str, user_id: str | None = None) -> None:
+    """End a session. On the hosted store `user_id` must be its user (row-level security)."""
+    with store.write(user_id=user_id) as tx:
         tx.execute("UPDATE web_sessions SET ended_at = ? WHERE id_hash = ? AND ended_at IS NULL",
                    (now(), _hash(session_id)))
 

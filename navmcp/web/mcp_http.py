@@ -77,10 +77,10 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
     if req.method == "DELETE":
         if not session_id:
             return fault(400, "Bad Request: DELETE needs the Mcp-Session-Id header")
-        stored = sessions.load(store, session_id)
+        stored = sessions.load(store, session_id, user["id"])
         if stored is None or stored.user_id != user["id"]:
             return fault(404, "Session not found (unknown or already ended)")
-        sessions.end(store, session_id)
+        sessions.end(store, session_id, user["id"])
         return _json(200, {"ok": True})
 
     content_type = (req.header("content-type") or "application/json").split(";")[0].strip().lower()
@@ -96,7 +96,7 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
 
     if not session_id:
         return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
-    stored = sessions.load(store, session_id)
+    stored = sessions.load(store, session_id, user["id"])
     if stored is None or stored.user_id != user["id"]:
         return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
 

@@ -1,0 +1,205 @@
+"""Several `navmcp web` processes behind one load balancer, all on one PostgreSQL: real processes
+on two loopback ports, one throwaway database. An MCP session opened on one process continues on
+the other and survives a restart; 20 concurrent MCP clients split across both join a limit-5
+commitment and exactly 5 get in; a human's cookie from process A works on process B. And the
+row-level security of the web sign-in tables: nothing is reachable without the secret."""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import psycopg
+import pytest
+
+from navmcp.app import App
+from navmcp.config import Config
+from navmcp.identity import add_user, mint_token
+from navmcp.web import auth
+from pg_web import HttpMcp, PgWebServer, text_of
+
+CLIENTS = 20
+LIMIT = 5
+
+
+@pytest.fixture
+def world(tmp_path, pg_url):
+    """A studio `crew` (admin `skipper`) with a note, a limit-5 commitment and a decision, on `pg_url`."""
+    home = tmp_path / "home"
+    app = App(Config(home=home, database_url=pg_url, token=None))
+    ws = app.workspace
+    skipper = add_user(app.store, "skipper")
+    ws.execute(skipper, "/", "create_studio", {"handle": "crew", "name": "Crew"})
+    note = ws.execute(skipper, "/studios/crew", "create_note", {"title": "Logbook", "body": "Day one"}).url
+    commitment = ws.execute(skipper, "/studios/crew", "create_commitment",
+                            {"title": "Night watch", "critical_mass": 2, "limit": LIMIT}).url
+    decision = ws.execute(skipper, "/studios/crew", "create_decision",
+                          {"question": "Which harbour?", "options": ["North", "South"]}).url
+    yield {"app": app, "home": home, "url": pg_url, "skipper": skipper, "note": note,
+           "commitment": commitment, "decision": decision}
+    app.store.close()
+
+
+@pytest.fixture
+def two_servers(world):
+    servers = [PgWebServer(world["home"], world["url"]) for _ in range(2)]
+    yield servers
+    for server in servers:
+        if server.proc.poll() is None:
+            server.stop()
+
+
+def test_an_mcp_session_moves_between_processes_and_survives_a_restart(world, two_servers, pg_database):
+    a, b = two_servers
+    token = mint_token(world["app"].secret, world["skipper"]["id"])
+    client = HttpMcp(a.base, token, name="roaming-agent")
+    try:
+        client.initialize()
+        page = client.navigate(world["note"])
+        assert page["isError"] is False and "Logbook" in text_of(page)
+        client.base = b.base  # the load balancer sends the next call to the other process
+        done = client.act("add_comment", body="written through process B")  # no url: the page navigated on A
+        assert done["isError"] is False, text_of(done)
+        assert done["structuredContent"]["url"] == world["note"]
+
+        # A restart of A (uvicorn shuts down gracefully, then re-raises SIGTERM): B keeps serving,
+        # and A comes back knowing the session.
+        assert a.stop() in (0, -signal.SIGTERM)
+        a.start()
+        client.base = a.base
+        again = client.act("confirm_read")  # still no url: the state was stored, not kept in A's memory
+        assert again["isError"] is False, text_of(again)
+        assert again["structuredContent"]["url"] == world["note"]
+        assert client.post({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}).status_code == 200
+
+        # The session is the skipper's alone: another user's token can't continue it on either process.
+        other = add_user(world["app"].store, "stowaway")
+        thief = HttpMcp(b.base, mint_token(world["app"].secret, other["id"]), http=client.http)
+        thief.session_id = client.session_id
+        assert thief.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).status_code == 404
+        # DELETE on B ends it for A too.
+        ended = client.http.delete(b.base + "/mcp", headers={"Authorization": f"Bearer {token}",
+                                                              "Mcp-Session-Id": client.session_id})
+        assert ended.status_code == 200
+        client.base = a.base
+        assert client.post({"jsonrpc": "2.0", "id": 100, "method": "tools/list"}).status_code == 404
+    finally:
+        client.close()
+    with psycopg.connect(pg_database.admin_url) as db:
+        bodies = [r[0] for r in db.execute("SELECT c.body FROM comments c JOIN items i ON i.id = c.item_id"
+                                           " WHERE i.title = 'Logbook'")]
+        assert bodies == ["written through process B"]
+        assert db.execute("SELECT count(*) FROM reads").fetchone()[0] == 1
+        assert db.execute("SELECT client FROM mcp_sessions").fetchone()[0] == "roaming-agent"
+
+
+@pytest.mark.slow
+def test_twenty_clients_across_two_processes_join_a_limit_five_commitment(world, two_servers, pg_database):
+    app, ws = world["app"], world["app"].workspace
+    users = []
+    for n in range(CLIENTS):
+        user = add_user(app.store, f"deckhand-{n}")
+        ws.execute(world["skipper"], "/studios/crew/members", "add_member", {"handle": user["handle"]})
+        users.append((user, mint_token(app.secret, user["id"])))
+    clients = [HttpMcp(two_servers[n % 2].base, token, name=f"deckhand-{n}") for n, (_, token) in enumerate(users)]
+    start = threading.Barrier(CLIENTS)
+
+    def work(n: int):
+        client = clients[n]
+        client.initialize()
+        start.wait(timeout=60)  # every client acts at the same moment
+        join = client.act("join_commitment", url=world["commitment"])
+        vote = client.act("vote", url=world["decision"], votes=[
+            {"option": "North", "accept": True, "prefer": n % 2 == 0}, {"option": "South", "accept": n % 3 == 0}])
+        return join, vote
+
+    try:
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            results = list(pool.map(work, range(CLIENTS)))
+    finally:
+        for client in clients:
+            client.close()
+
+    joined = {users[n][0]["id"] for n, (join, _) in enumerate(results) if not join["isError"]}
+    refusals = [text_of(join) for join, _ in results if join["isError"]]
+    assert len(joined) == LIMIT, [text_of(j) for j, _ in results]
+    assert len(refusals) == CLIENTS - LIMIT
+    for text in refusals:  # a clear refusal: which action, and why
+        assert "join_commitment is not available" in text and ("full" in text or "closed" in text), text
+    by_process = [sum(1 for n in range(CLIENTS) if n % 2 == side and not results[n][0]["isError"]) for side in (0, 1)]
+    assert sum(by_process) == LIMIT
+    acknowledged = {users[n][0]["id"] for n, (_, vote) in enumerate(results) if not vote["isError"]}
+    assert len(acknowledged) == CLIENTS, [text_of(v) for _, v in results if v["isError"]]
+
+    with psycopg.connect(pg_database.admin_url) as db:  # the owner's view: what was stored
+        participants = {r[0] for r in db.execute(
+            "SELECT p.user_id FROM participants p JOIN items i ON i.id = p.commitment_id WHERE i.title = %s",
+            ("Night watch",))}
+        assert participants == joined
+        assert db.execute("SELECT closed_at IS NOT NULL FROM items WHERE title = 'Night watch'").fetchone()[0]
+        voters = {r[0] for r in db.execute("SELECT user_id FROM votes GROUP BY user_id HAVING count(*) = 2")}
+        assert voters == acknowledged
+        assert db.execute("SELECT count(*) FROM mcp_sessions").fetchone()[0] == CLIENTS
+
+
+def test_a_login_link_from_process_a_gives_a_cookie_that_works_on_process_b(world, two_servers, pg_database):
+    a, b = two_servers
+    link = a.navmcp("login-link", "skipper", "--base-url", a.base)
+    assert link.startswith(a.base + "/login?token=")
+    with httpx.Client(timeout=30) as browser:
+        signed_in = browser.get(link)
+        assert signed_in.status_code == 303 and "HttpOnly" in signed_in.headers["set-cookie"]
+        cookie = browser.cookies["navmcp_session"]
+        assert browser.get(link).status_code == 401  # single use, on either process
+        assert "already used" in browser.get(link.replace(a.base, b.base)).text
+
+        page = browser.get(b.base + world["decision"])  # the cookie from A, on B
+        assert page.status_code == 200 and "@skipper" in page.text and "Which harbour?" in page.text
+        csrf = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text).group(1)
+        posted = browser.post(b.base + world["decision"] + "/actions/add_comment",
+                              data={"csrf_token": csrf, "body": "Posted from a browser on B"})
+        assert posted.status_code == 303 and posted.headers["location"] == world["decision"], posted.text
+        shown = browser.get(a.base + world["decision"])  # back on A: the flash B set shows, once
+        assert shown.status_code == 200 and '<p class="flash"' in shown.text
+        assert "Posted from a browser on B" in shown.text
+        assert '<p class="flash"' not in browser.get(b.base + world["decision"]).text
+        assert browser.post(a.base + "/logout", data={"csrf_token": csrf}).status_code == 303
+        browser.cookies.set("navmcp_session", cookie)
+        assert browser.get(b.base + world["decision"]).status_code == 303  # signed out everywhere
+    with psycopg.connect(pg_database.admin_url) as db:
+        assert db.execute("SELECT count(*) FROM web_sessions WHERE ended_at IS NOT NULL").fetchone()[0] == 1
+
+
+def test_web_sign_in_rows_are_reachable_only_with_their_secret(world, pg_database):
+    app, skipper = world["app"], world["skipper"]
+    mate = add_user(app.store, "mate")
+    links = [auth.create_login_link(app.store, user["id"], "http://x") for user in (skipper, mate)]
+    sessions = {user["handle"]: auth.redeem_login_link(app.store, link.split("token=")[1])
+                for user, link in zip((skipper, mate), links)}
+    with app.store.read() as tx:  # nobody in particular: nothing
+        assert tx.all("SELECT * FROM login_links") == [] and tx.all("SELECT * FROM web_sessions") == []
+    with app.store.read(user_id=skipper["id"]) as tx:  # a user: own sessions, no link rows at all
+        assert tx.all("SELECT * FROM login_links") == []
+        assert {r["user_id"] for r in tx.all("SELECT * FROM web_sessions")} == {skipper["id"]}
+    with app.store.write(user_id=skipper["id"]) as tx:  # an unfiltered logout ends only one's own
+        assert tx.execute("UPDATE web_sessions SET ended_at = 'x' WHERE false") == 0
+        assert tx.execute("UPDATE login_links SET used_at = NULL") == 0
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # a link for someone else
+        with app.store.write(user_id=skipper["id"]) as tx:
+            tx.execute("INSERT INTO login_links VALUES ('h', ?, 'now', '9999', NULL)", (mate["id"],))
+    # The definer functions answer about the one row whose secret was hashed, and nothing for a guess.
+    assert auth.load_session(app.store, sessions["mate"]).user["id"] == mate["id"]
+    assert auth.load_session(app.store, "guess") is None
+    with app.store.read() as tx:
+        assert tx.all("SELECT * FROM navmcp.web_session_user(?)", ("%",)) == []
+    with app.store.write() as tx:
+        assert tx.one("SELECT * FROM navmcp.redeem_login_link(?, ?, ?)", ("%", "h", "9999"))["problem"] == "invalid"
+    with pytest.raises(auth.AuthError, match="expired"):
+        expired = auth.create_login_link(app.store, mate["id"], "http://x", minutes=-1)
+        auth.redeem_login_link(app.store, expired.split("token=")[1])
+    auth.end_session(app.store, sessions["mate"], mate["id"])
+    assert auth.load_session(app.store, sessions["mate"]) is None
+    assert auth.load_session(app.store, sessions["skipper"]).user["id"] == skipper["id"]
