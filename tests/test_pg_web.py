@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import signal
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -203,3 +204,56 @@ def test_web_sign_in_rows_are_reachable_only_with_their_secret(world, pg_databas
     auth.end_session(app.store, sessions["mate"], mate["id"])
     assert auth.load_session(app.store, sessions["mate"]) is None
     assert auth.load_session(app.store, sessions["skipper"]).user["id"] == skipper["id"]
+
+
+@pytest.mark.parametrize("threads", ["", "0"], ids=["worker-threads", "on-the-loop"])
+def test_a_call_waiting_on_the_database_does_not_stall_the_process(world, pg_database, threads):
+    """On PostgreSQL each request runs in a worker thread: while one call waits for a row lock,
+    the same process keeps answering others. NAVMCP_WEB_THREADS=0 (everything on the event loop)
+    shows what that prevents: the whole process waits with it."""
+    server = PgWebServer(world["home"], world["url"], env={"NAVMCP_WEB_THREADS": threads})
+    app = world["app"]
+    waiting = HttpMcp(server.base, mint_token(app.secret, world["skipper"]["id"]), name="waiting")
+    other = HttpMcp(server.base, mint_token(app.secret, world["skipper"]["id"]), name="other")
+    holder = psycopg.connect(pg_database.admin_url)  # another server's long transaction, holding the item
+    try:
+        waiting.initialize()
+        other.initialize()
+        holder.execute("SELECT 1 FROM items WHERE title = 'Night watch' FOR UPDATE")
+        with ThreadPoolExecutor(1) as pool:
+            join = pool.submit(waiting.act, "join_commitment", url=world["commitment"])
+            time.sleep(0.5)
+            assert not join.done()  # it waits for the lock
+            other.http.timeout = httpx.Timeout(3.0 if threads == "" else 1.5)
+            if threads == "":
+                started = time.monotonic()
+                page = other.navigate(world["note"])
+                assert page["isError"] is False and time.monotonic() - started < 3
+                assert not join.done()
+            else:
+                with pytest.raises(httpx.ReadTimeout):
+                    other.navigate(world["note"])
+            holder.rollback()  # the lock goes; the waiting call completes
+            assert join.result(timeout=30)["isError"] is False
+    finally:
+        holder.close()
+        waiting.close()
+        other.close()
+        server.stop()
+
+
+def test_sqlite_stays_on_the_event_loop(app, owner):
+    """The embedded store is one SQLite connection per process: it is never used from worker threads."""
+    import asyncio
+
+    from navmcp.web import create_app
+
+    web = create_app(app)
+
+    async def get() -> int:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=web), base_url="http://127.0.0.1",
+                                     headers={"Authorization": f"Bearer {mint_token(app.secret, owner['id'])}"}) as c:
+            return (await c.get("/whoami.md")).status_code
+
+    assert asyncio.run(get()) == 200
+    assert web._offload is False and web._executor is None

@@ -12,17 +12,24 @@ and `/mcp` throughput matters. What this module owns:
 - one canonical error body per rendition (`error_response`);
 - the Host/Origin allow-list (DNS-rebinding protection) and the request-size limit.
 
-Workspace calls are synchronous and run on the event loop: the embedded store is one SQLite
+Workspace calls are synchronous. On the embedded store they run on the event loop: it is one SQLite
 connection per process (not shareable across threads), and its calls take well under a millisecond.
+On the hosted store every call is a network round trip, so each request is handled in a worker
+thread (as many as the store's connection pool has connections; `NAVMCP_WEB_THREADS` overrides,
+0 keeps them on the loop): the body is read on the loop first, so the handler never waits on the
+ASGI channel from a thread (see `WebApp._dispatch_offloaded`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
 import re
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -187,6 +194,8 @@ class WebApp:
         self.max_body = max_body
         self.secure_cookies = secure_cookies
         self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
+        self._executor: ThreadPoolExecutor | None = None
+        self._offload: bool | None = None  # decided on the first request (it opens the store)
         from navmcp.web import mcp_http
 
         # Exact paths; every other path is a page of the workspace (the page table routes it).
@@ -209,7 +218,12 @@ class WebApp:
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
                       scope.get("scheme", "http"), receive, self.max_body)
         try:
-            response = await self.dispatch(req)
+            if req.path != "/healthz" and self._offload is None:  # /healthz never opens the store
+                self._offload = self._start_workers()
+            if req.path != "/healthz" and self._offload:
+                response = await self._dispatch_offloaded(req)
+            else:
+                response = await self.dispatch(req)
         except BodyTooLarge:
             response = self.refuse(req, 413, f"request body larger than {self.max_body} bytes")
         except Exception:
@@ -225,8 +239,37 @@ class WebApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self._executor is not None:
+                    self._executor.shutdown(wait=True)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    # --- worker threads for the hosted store ------------------------------------------------------
+
+    def _start_workers(self) -> bool:
+        """Open the store (and what the handlers share) here on the loop, once; on a thread-safe
+        hosted store start the worker threads. True when requests are to be handled in them."""
+        store = self.app.store
+        _ = self.app.secret, self.app.workspace, self.app.supabase  # cached: created once, not racing
+        if not getattr(store, "hosted", False):
+            return False
+        configured = os.environ.get("NAVMCP_WEB_THREADS", "").strip()
+        threads = int(configured) if configured.isdigit() else getattr(store.pool, "max_size", 4)
+        if threads <= 0:
+            return False
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="navmcp-web")
+        return True
+
+    async def _dispatch_offloaded(self, req: Request) -> Response:
+        """`dispatch` in a worker thread. The body is read here on the loop first; after that no
+        handler awaits anything that can suspend (body() and form() answer from the cached bytes),
+        so the coroutine runs to completion in the thread with a plain send(None)."""
+        refused = self.check_origin(req)  # as dispatch does: refused before the body is read
+        if refused:
+            return refused
+        await req.body()
+        return await asyncio.get_running_loop().run_in_executor(self._executor, _run_to_completion,
+                                                                self.dispatch(req))
 
     async def dispatch(self, req: Request) -> Response:
         if req.path == "/healthz":
@@ -453,6 +496,16 @@ class WebApp:
         if caller.session is not None:
             auth.set_flash(self.app.store, caller.session.id, result.message, caller.user["id"])
         return redirect(result.url)
+
+
+def _run_to_completion(coroutine) -> Any:
+    """Run a coroutine that never suspends (see `WebApp._dispatch_offloaded`) and return its value."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("a request handler waited on the event loop from a worker thread")
 
 
 def _expiry(token: str) -> float | None:
