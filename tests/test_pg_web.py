@@ -172,6 +172,17 @@ def test_a_login_link_from_process_a_gives_a_cookie_that_works_on_process_b(worl
         assert browser.get(b.base + world["decision"]).status_code == 303  # signed out everywhere
     with psycopg.connect(pg_database.admin_url) as db:
         assert db.execute("SELECT count(*) FROM web_sessions WHERE ended_at IS NOT NULL").fetchone()[0] == 1
+    # A script with a Bearer token gets the other renditions and the action API from either process.
+    token = a.navmcp("token", "skipper")
+    with httpx.Client(timeout=30, headers={"Authorization": f"Bearer {token}"}) as script:
+        markdown = script.get(a.base + world["decision"] + ".md")
+        assert markdown.status_code == 200 and "Posted from a browser on B" in markdown.text
+        listed = script.get(b.base + world["commitment"] + "/actions").json()
+        assert "join_commitment" in [action["name"] for action in listed["actions"]]
+        joined = script.post(b.base + world["commitment"] + "/actions/join_commitment", json={})
+        assert joined.status_code == 200 and joined.json()["ok"] is True
+        again = script.get(a.base + world["commitment"] + ".json").json()
+        assert "leave_commitment" in [action["name"] for action in again["actions"]]
 
 
 def test_web_sign_in_rows_are_reachable_only_with_their_secret(world, pg_database):
