@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -89,6 +90,9 @@ def _serve_web(app, host: str, port: int, allow_hosts: list[str]) -> int:
     from navmcp.web import create_app
 
     extra = tuple(allow_hosts) + ((host,) if host not in ("0.0.0.0", "::", "") else ())
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler that was
+    # installed before it: make that one a clean exit, so a stopped server reports success.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     uvicorn.run(create_app(app, allowed_hosts=extra), host=host, port=port, log_level="warning",
                 access_log=False, server_header=False)
     return 0
