@@ -6,7 +6,6 @@ each with their own NAVMCP_TOKEN.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
