@@ -22,10 +22,17 @@ _LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quot
 _WS = re.compile(r"\s+")
 
 
+_ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
+_LINE_OPENERS = frozenset("-+=>.)")
+
+
 def inline(value: Any) -> str:
     """User text on one line, escaped so it renders literally and can't start any structure."""
-    text = _WS.sub(" ", str(value if value is not None else "")).strip()
-    return _LINE_START.sub(r"\1\\\2", _INLINE_SPECIAL.sub(r"\\\1", text))
+    # str methods rather than regexes: this filter runs dozens of times per page.
+    text = " ".join(str(value if value is not None else "").split()).translate(_ESCAPE)
+    if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
+        text = _LINE_START.sub(r"\1\\\2", text, count=1)
+    return text
 
 
 def fenced(value: Any, info: str = "text") -> str:
@@ -61,8 +68,20 @@ def templates_dir() -> Path:
 def environment():
     import jinja2
 
-    env = jinja2.Environment(
+    class _Environment(jinja2.Environment):
+        def getattr(self, obj: Any, attribute: str) -> Any:
+            # Pages hand templates dicts: look the key up first instead of failing an attribute
+            # lookup on every `row.title` (a dict's own methods stay reachable when no key shadows them).
+            if type(obj) is dict:
+                try:
+                    return obj[attribute]
+                except KeyError:
+                    pass
+            return super().getattr(obj, attribute)
+
+    env = _Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
+        auto_reload=False,  # templates are compiled once per process, never stat()ed again
         autoescape=False,  # markdown: safety comes from the filters above, applied in the templates
         trim_blocks=True,
         lstrip_blocks=True,
