@@ -17,9 +17,9 @@ from typing import Any
 
 BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
 
-_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 _LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quote at a line start
 _WS = re.compile(r"\s+")
+_BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 _ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
@@ -96,4 +96,4 @@ def environment():
 
 def render_markdown(template: str, data: dict[str, Any]) -> str:
     text = environment().get_template(template).render(**data)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"

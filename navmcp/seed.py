@@ -198,6 +198,10 @@ def _fixtures(conn, new_id: Ids, sid: str, studio: str, owner: str, users: list[
         urls[kind] = f"/studios/{studio}/{KIND_LETTER[kind]}/{iid}"
         counts["items"] += 1
         counts[kind + "s"] += 1
+        counts["tags"] += 2
+        counts["comments"] += 2
+        counts["options"] += 3 if kind == "decision" else 0
+        counts["participants"] += 1 if kind == "commitment" else 0
     return urls
 
 
