@@ -41,17 +41,33 @@ FMT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 class Ids:
-    """Unique short ids from a seeded generator (the store's id alphabet; 10 chars: no collisions to speak of)."""
+    """Unique 10-character ids in the store's alphabet from a seeded generator (50 random bits each)."""
 
     def __init__(self, rng: random.Random):
         self.rng, self.seen = rng, set()
 
     def __call__(self) -> str:
         while True:
-            value = "".join(self.rng.choices(_ID_ALPHABET, k=10))
+            bits = self.rng.getrandbits(50)
+            value = "".join(_ID_ALPHABET[(bits >> shift) & 31] for shift in range(0, 50, 5))
             if value not in self.seen:
                 self.seen.add(value)
                 return value
+
+
+class Texts:
+    """Titles, bodies and comments drawn from pools made once: generating every text word by word
+    would take most of the seeding time, and a pool of thousands reads just as varied on a page."""
+
+    def __init__(self, rng: random.Random, size: int = 4096):
+        self.rng = rng
+        self.titles = [_sentence(rng, 3, 8) for _ in range(size)]
+        self.bodies = [_body(rng) for _ in range(size)]
+        self.comments = [_sentence(rng, 4, 20) + "." for _ in range(size)]
+        self.options = [_sentence(rng, 2, 4) for _ in range(size)]
+
+    def pick(self, pool: list[str]) -> str:
+        return pool[self.rng.getrandbits(12)]
 
 
 def _sentence(rng: random.Random, lo: int, hi: int) -> str:
@@ -98,8 +114,9 @@ def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng
         users = [owner["id"]] + [r["id"] for r in conn.execute(f"SELECT id FROM users WHERE handle IN ({marks})", handles)]
         conn.executemany("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
                          [(sid, uid, "admin" if uid == owner["id"] else "member", stamp) for uid in users])
+        texts = Texts(rng)
         for batch in _batches(items):
-            _write_batch(conn, rng, new_id, sid, users, batch, start, span, items, counts)
+            _write_batch(conn, rng, new_id, texts, sid, users, batch, start, span, items, counts)
         fixtures = _fixtures(conn, new_id, sid, studio, owner["id"], users, counts)
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.conn.execute("PRAGMA optimize")
@@ -112,7 +129,7 @@ def _batches(total: int) -> Iterator[range]:
         yield range(first, min(total, first + BATCH))
 
 
-def _write_batch(conn, rng: random.Random, new_id: Ids, sid: str, users: list[str], batch: range,
+def _write_batch(conn, rng: random.Random, new_id: Ids, texts: Texts, sid: str, users: list[str], batch: range,
                  start: datetime, span: float, total: int, counts: dict[str, int]) -> None:
     item_rows, tag_rows, option_rows, vote_rows, part_rows, comment_rows, read_rows = [], [], [], [], [], [], []
     base, end = start.timestamp(), start + timedelta(seconds=span)
@@ -124,14 +141,14 @@ def _write_batch(conn, rng: random.Random, new_id: Ids, sid: str, users: list[st
         updated_at = created_at if rng.random() < 0.8 or touched > end else touched.strftime(FMT)
         iid, author = new_id(), rng.choice(users)
         closed_at = deadline = mass = limit = None
-        title = _sentence(rng, 3, 8)
+        title = texts.pick(texts.titles)
         if kind == "decision":
             title = title + "?"
             if rng.random() < 0.7:
                 closed_at = min(created + timedelta(days=rng.randint(1, 14)), end).strftime(FMT)
             opts = [new_id() for _ in range(3)]
             for k, oid in enumerate(opts):
-                option_rows.append((oid, iid, f"Option {k + 1}: {_sentence(rng, 2, 4)}", author, created_at))
+                option_rows.append((oid, iid, f"Option {k + 1}: {texts.pick(texts.options)}", author, created_at))
             for voter in rng.sample(users, 3):
                 for oid in rng.sample(opts, rng.randint(1, 2)):
                     vote_rows.append((iid, oid, voter, rng.random() < 0.7, rng.random() < 0.3, created_at))
@@ -146,13 +163,13 @@ def _write_batch(conn, rng: random.Random, new_id: Ids, sid: str, users: list[st
             for reader in rng.sample(users, rng.randint(0, 2)):
                 read_rows.append((iid, reader, created_at))
         counts[kind + "s"] += 1
-        item_rows.append((iid, sid, kind, title, _body(rng), author, created_at, updated_at, 0, closed_at,
+        item_rows.append((iid, sid, kind, title, texts.pick(texts.bodies), author, created_at, updated_at, 0, closed_at,
                           deadline, mass, limit))
         if rng.random() < 0.4:
             for tag in rng.sample(TAGS, rng.randint(1, 2)):
                 tag_rows.append((iid, tag))
         if rng.random() < 0.3:
-            comment_rows.append((new_id(), iid, sid, _sentence(rng, 4, 20) + ".", rng.choice(users), updated_at))
+            comment_rows.append((new_id(), iid, sid, texts.pick(texts.comments), rng.choice(users), updated_at))
     conn.executemany(
         "INSERT INTO items (id, studio_id, kind, title, body, created_by, created_at, updated_at, pinned, closed_at,"
         " deadline, critical_mass, participant_limit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", item_rows)
