@@ -102,3 +102,21 @@ def test_home_page_lists_the_same_items_as_before_across_studios(app, owner):
     assert [c["id"] for c in data["near_mass"]] == near
     assert {d["studio"] for d in data["awaiting_votes"]} == {"alpha", "beta"}
     assert len(votes) == PAGE_SIZE and near
+
+
+def test_cycle_and_search_pages_count_the_same_as_plain_joins(app, owner):
+    seed.seed(app.store, 300)
+    page = app.workspace.page(owner, "/studios/bench/cycles/this-month")
+    start, end = page.data["start"], page.data["end"]
+    with app.store.read() as tx:
+        sid = tx.scalar("SELECT id FROM studios WHERE handle = 'bench'")
+        votes = tx.scalar("""SELECT count(DISTINCT v.decision_id || ':' || v.user_id) FROM votes v
+                               JOIN items i ON i.id = v.decision_id
+                              WHERE i.studio_id = ? AND v.created_at >= ? AND v.created_at < ?""", (sid, start, end))
+        joins = tx.scalar("""SELECT count(*) FROM participants p JOIN items i ON i.id = p.commitment_id
+                              WHERE i.studio_id = ? AND p.joined_at >= ? AND p.joined_at < ?""", (sid, start, end))
+        hits = tx.scalar("""SELECT count(*) FROM items_fts JOIN items i ON i.seq = items_fts.rowid
+                             WHERE items_fts MATCH '"plan"*' AND i.studio_id = ?""", (sid,))
+    assert page.data["activity"]["votes"] == votes and page.data["activity"]["joins"] == joins
+    search = app.workspace.page(owner, "/studios/bench/search?q=plan")
+    assert search.data["pager"]["total"] >= hits > 0

@@ -7,7 +7,13 @@ CREATE INDEX items_open_kind_created ON items(studio_id, kind, created_at) WHERE
 --    (with only items_studio_pinned the planner prefers the updated_at index and filters all rows).
 CREATE INDEX items_pinned_updated ON items(studio_id, updated_at) WHERE pinned = 1;
 
--- 3. Item counts per studio and kind, kept by triggers: the studio feed's counts read one row
+-- 3. What happened in a cycle (today, this week...): items closed, votes cast and commitments
+--    joined in a time window, found by time instead of by walking every item of the studio.
+CREATE INDEX items_closed ON items(studio_id, closed_at) WHERE closed_at IS NOT NULL;
+CREATE INDEX votes_created ON votes(created_at);
+CREATE INDEX participants_joined ON participants(joined_at);
+
+-- 4. Item counts per studio and kind, kept by triggers: the studio feed's counts read one row
 --    per kind instead of counting every item of the studio.
 CREATE TABLE studio_item_counts (
     studio_id  TEXT NOT NULL REFERENCES studios(id) ON DELETE CASCADE,
