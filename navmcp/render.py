@@ -24,6 +24,7 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 
 _ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
 _LINE_OPENERS = frozenset("-+=>.)")
+_DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
 def inline(value: Any) -> str:
@@ -70,9 +71,10 @@ def environment():
 
     class _Environment(jinja2.Environment):
         def getattr(self, obj: Any, attribute: str) -> Any:
-            # Pages hand templates dicts: look the key up first instead of failing an attribute
-            # lookup on every `row.title` (a dict's own methods stay reachable when no key shadows them).
-            if type(obj) is dict:
+            # Pages hand templates dicts: go straight to the key instead of failing an attribute
+            # lookup on every `row.title` first. Names of dict attributes (`items`, `get`...) take
+            # Jinja's usual path, so the result is always the same as Jinja's.
+            if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
                 try:
                     return obj[attribute]
                 except KeyError:
