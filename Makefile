@@ -19,3 +19,7 @@ serve: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
+
+# navmcp vs the MCP SDK server, side by side (see BENCHMARKS.md). BENCH_ARGS="--sizes 1000 --rounds 1" for a quick look.
+bench: $(STAMP)
+	$(VENV)/bin/python -m bench $(BENCH_ARGS)

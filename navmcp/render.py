@@ -17,15 +17,23 @@ from typing import Any
 
 BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
 
-_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 _LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quote at a line start
 _WS = re.compile(r"\s+")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+_ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
+_LINE_OPENERS = frozenset("-+=>.)")
+_DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
 def inline(value: Any) -> str:
     """User text on one line, escaped so it renders literally and can't start any structure."""
-    text = _WS.sub(" ", str(value if value is not None else "")).strip()
-    return _LINE_START.sub(r"\1\\\2", _INLINE_SPECIAL.sub(r"\\\1", text))
+    # str methods rather than regexes: this filter runs dozens of times per page.
+    text = " ".join(str(value if value is not None else "").split()).translate(_ESCAPE)
+    if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
+        text = _LINE_START.sub(r"\1\\\2", text, count=1)
+    return text
 
 
 def fenced(value: Any, info: str = "text") -> str:
@@ -61,8 +69,21 @@ def templates_dir() -> Path:
 def environment():
     import jinja2
 
-    env = jinja2.Environment(
+    class _Environment(jinja2.Environment):
+        def getattr(self, obj: Any, attribute: str) -> Any:
+            # Pages hand templates dicts: go straight to the key instead of failing an attribute
+            # lookup on every `row.title` first. Names of dict attributes (`items`, `get`...) take
+            # Jinja's usual path, so the result is always the same as Jinja's.
+            if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+                try:
+                    return obj[attribute]
+                except KeyError:
+                    pass
+            return super().getattr(obj, attribute)
+
+    env = _Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
+        auto_reload=False,  # templates are compiled once per process, never stat()ed again
         autoescape=False,  # markdown: safety comes from the filters above, applied in the templates
         trim_blocks=True,
         lstrip_blocks=True,
@@ -77,4 +98,4 @@ def environment():
 
 def render_markdown(template: str, data: dict[str, Any]) -> str:
     text = environment().get_template(template).render(**data)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"

@@ -104,23 +104,25 @@ class SqliteTx:
         if match is None:
             return [], 0
         # Items and comments ranked together by bm25 (lower is better); a comment hit names its item.
+        # CROSS JOIN keeps the full-text index as the outer loop: left to itself the planner may walk
+        # every item of the studio and run the MATCH once per item (minutes at a million items).
         sql = """
             WITH hits AS (
                 SELECT i.id AS item_id, NULL AS comment_id, bm25(items_fts, 5.0, 1.0) AS rank
-                  FROM items_fts JOIN items i ON i.seq = items_fts.rowid
+                  FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
                  WHERE items_fts MATCH ? AND i.studio_id = ?
                 UNION ALL
                 SELECT c.item_id, c.id, bm25(comments_fts) AS rank
-                  FROM comments_fts JOIN comments c ON c.seq = comments_fts.rowid
+                  FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
                  WHERE comments_fts MATCH ? AND c.studio_id = ?
             )
             SELECT * FROM hits ORDER BY rank, item_id LIMIT ? OFFSET ?
         """
         rows = self.all(sql, (match, studio_id, match, studio_id, limit, offset))
         total = self.scalar(
-            """SELECT (SELECT count(*) FROM items_fts JOIN items i ON i.seq = items_fts.rowid
+            """SELECT (SELECT count(*) FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
                         WHERE items_fts MATCH ? AND i.studio_id = ?)
-                    + (SELECT count(*) FROM comments_fts JOIN comments c ON c.seq = comments_fts.rowid
+                    + (SELECT count(*) FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
                         WHERE comments_fts MATCH ? AND c.studio_id = ?)""",
             (match, studio_id, match, studio_id),
         )

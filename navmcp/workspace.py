@@ -8,6 +8,7 @@ handler runs — so a decision that closed since you looked refuses the vote.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -70,7 +71,9 @@ class Result:
         return {"ok": self.ok, "message": self.message, "url": self.url, "actions": self.actions}
 
 
+@functools.cache
 def action_info(action: action_table.Action) -> ActionInfo:
+    """What a page lists about an action: static per action, so built once per process."""
     return ActionInfo(action.name, action.description, action.input_schema, action_table.param_docs(action))
 
 

@@ -17,7 +17,7 @@ def resolve_home(req: Request) -> None:
 
 def your_studios(req: Request) -> list[dict[str, Any]]:
     return req.tx.all(
-        """SELECT s.handle, s.name, s.description, m.role
+        """SELECT s.id, s.handle, s.name, s.description, m.role
              FROM memberships m JOIN studios s ON s.id = m.studio_id
             WHERE m.user_id = ? ORDER BY s.handle LIMIT 200""",
         (req.user["id"],),
@@ -26,34 +26,35 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
 
 def view_home(req: Request) -> dict[str, Any]:
     tx, uid, now_ = req.tx, req.user["id"], now()
-    open_clause = "i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
-    awaiting_votes = tx.all(
-        f"""SELECT i.id, i.title, i.kind, i.deadline, s.handle AS studio
-              FROM items i JOIN memberships m ON m.studio_id = i.studio_id AND m.user_id = ?
-              JOIN studios s ON s.id = i.studio_id
-             WHERE i.kind = 'decision' AND {open_clause}
-               AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
-             ORDER BY i.created_at DESC LIMIT ?""",
-        (uid, now_, uid, PAGE_SIZE),
-    )
-    near_mass = tx.all(
-        f"""SELECT i.id, i.title, i.kind, i.critical_mass, s.handle AS studio,
-                   (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS joined,
-                   EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?) AS you_joined
-              FROM items i JOIN memberships m ON m.studio_id = i.studio_id AND m.user_id = ?
-              JOIN studios s ON s.id = i.studio_id
-             WHERE i.kind = 'commitment' AND {open_clause}
-             ORDER BY i.created_at DESC LIMIT 200""",
-        (uid, uid, now_),
-    )
-    # "Near" critical mass: not yet reached, and you could help reach it.
-    near_mass = [c for c in near_mass if c["joined"] < c["critical_mass"] and not c["you_joined"]][:PAGE_SIZE]
+    studios = your_studios(req)
+    # One query per studio, each walking that studio's newest open items (index items_open_kind_created)
+    # and stopping after a page's worth; sorting all open items of all studios would grow with the data.
+    open_clause = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
+    awaiting_votes, near_mass = [], []
+    for studio in studios:
+        awaiting_votes += tx.all(
+            f"""SELECT i.id, i.title, i.kind, i.deadline, i.created_at, ? AS studio FROM items i
+                 WHERE {open_clause}
+                   AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
+                 ORDER BY i.created_at DESC LIMIT ?""",
+            (studio["handle"], studio["id"], "decision", now_, uid, PAGE_SIZE))
+        # "Near" critical mass: not yet reached, and you could help reach it.
+        near_mass += tx.all(
+            f"""SELECT i.id, i.title, i.kind, i.critical_mass, i.created_at, ? AS studio,
+                       (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS joined
+                  FROM items i
+                 WHERE {open_clause}
+                   AND (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) < i.critical_mass
+                   AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)
+                 ORDER BY i.created_at DESC LIMIT ?""",
+            (studio["handle"], studio["id"], "commitment", now_, uid, PAGE_SIZE))
+    newest_first = lambda row: row["created_at"]  # noqa: E731
     return {
         "title": "Home",
         "breadcrumb": [HOME],
-        "studios": your_studios(req),
-        "awaiting_votes": awaiting_votes,
-        "near_mass": near_mass,
+        "studios": studios,
+        "awaiting_votes": sorted(awaiting_votes, key=newest_first, reverse=True)[:PAGE_SIZE],
+        "near_mass": sorted(near_mass, key=newest_first, reverse=True)[:PAGE_SIZE],
     }
 
 

@@ -68,8 +68,8 @@ def position(rows: list[dict[str, Any]], column: str) -> str | None:
 
 def view_studio(req: Request) -> dict[str, Any]:
     tx, sid = req.tx, req.studio["id"]
-    counts = {r["kind"]: r["n"] for r in tx.all(
-        "SELECT kind, count(*) AS n FROM items WHERE studio_id = ? GROUP BY kind", (sid,))}
+    # Kept by triggers (migration 0004): counting a million items on every visit would dominate the page.
+    counts = {r["kind"]: r["n"] for r in tx.all("SELECT kind, n FROM studio_item_counts WHERE studio_id = ?", (sid,))}
     total = sum(counts.values())
     pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
                     "ORDER BY updated_at DESC LIMIT ?", (sid, PAGE_SIZE))
@@ -136,10 +136,11 @@ def view_cycle(req: Request) -> dict[str, Any]:
     )
     activity = {
         "comments": tx.scalar("SELECT count(*) FROM comments WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window),
+        # CROSS JOIN: walk the window's votes and joins (indexes of migration 0004), not every item.
         "votes": tx.scalar("""SELECT count(DISTINCT v.decision_id || ':' || v.user_id) FROM votes v
-                               JOIN items i ON i.id = v.decision_id
+                               CROSS JOIN items i ON i.id = v.decision_id
                               WHERE i.studio_id = ? AND v.created_at >= ? AND v.created_at < ?""", window),
-        "joins": tx.scalar("""SELECT count(*) FROM participants p JOIN items i ON i.id = p.commitment_id
+        "joins": tx.scalar("""SELECT count(*) FROM participants p CROSS JOIN items i ON i.id = p.commitment_id
                               WHERE i.studio_id = ? AND p.joined_at >= ? AND p.joined_at < ?""", window),
     }
     base = f"/studios/{req.studio['handle']}"

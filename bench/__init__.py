@@ -1,0 +1,1 @@
+"""navmcp benchmarks: `python -m bench` (see BENCHMARKS.md)."""

@@ -1,0 +1,583 @@
+"""The benchmark: navmcp against the same workspace served by the MCP SDK, side by side, from outside.
+
+    .venv/bin/python -m bench                      # the full run (1K, 100K, 1M items, 3 rounds)
+    .venv/bin/python -m bench --sizes 1000 --rounds 1 --quick   # a quick look
+
+Each server is a real process spawned the way an MCP client spawns it (`bin/mcp-server`, or
+`python bench/sdk_server.py`), driven over stdio with raw JSON-RPC lines, and over Streamable HTTP
+at /mcp for the HTTP figure. Rounds alternate A/B (odd rounds navmcp first, even rounds the SDK
+first) and the table reports medians and each round's ratio, because the machine is shared.
+Every loop is bounded; servers bind 127.0.0.1 only and are killed at the end of each part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+NAVMCP = [PYTHON, "-m", "navmcp"]
+SERVERS = {
+    "navmcp": {"stdio": [str(ROOT / "bin" / "mcp-server")],
+               "http": NAVMCP + ["web", "--host", "127.0.0.1", "--port", "{port}"]},
+    "sdk": {"stdio": [PYTHON, str(ROOT / "bench" / "sdk_server.py")],
+            "http": [PYTHON, str(ROOT / "bench" / "sdk_server.py"), "--http", "--port", "{port}"]},
+}
+PROTOCOL = "2025-11-25"
+TIMEOUT = 120.0  # no single read may hang the bench longer than this
+
+# figure → (unit, better, target ratio navmcp/sdk or None)
+FIGURES = {
+    "cold_start_ms": ("ms", "lower", 0.2),
+    "navigate_p50_ms": ("ms", "lower", 0.25),
+    "navigate_p99_ms": ("ms", "lower", None),
+    "help_p50_ms": ("ms", "lower", None),  # navigate('/help'): almost no page work, the stack's own cost
+    "execute_p50_ms": ("ms", "lower", None),
+    "execute_p99_ms": ("ms", "lower", None),
+    "navigate_pipelined_rps": ("req/s", "higher", 8.0),
+    "execute_pipelined_rps": ("req/s", "higher", 15.0),
+    "peak_rss_mb": ("MiB", "lower", 0.45),
+    "http_4_sessions_rps": ("req/s", "higher", 3.0),
+}
+SCALE_TARGET = 1.5  # navmcp navigate p50 at the largest size / at the smallest
+
+
+@dataclass
+class Settings:
+    sizes: list[int]
+    rounds: int = 3
+    cold: int = 5
+    sequential: int = 200
+    sequential_execute: int = 100
+    pipelined: int = 500
+    http_per_session: int = 100
+    sessions: int = 4
+    workdir: Path = Path(tempfile.gettempdir()) / "navmcp-bench"
+    servers: tuple[str, ...] = ("navmcp", "sdk")
+
+
+@dataclass
+class Fixture:
+    home: Path
+    urls: list[str]
+    vote_url: str
+    owner: str
+    seed_seconds: float | None = None
+
+
+# --- stdio ----------------------------------------------------------------------------------------
+
+
+class StdioServer:
+    """A spawned stdio MCP server with raw JSON-RPC lines in and out."""
+
+    def __init__(self, command: list[str], env: dict[str, str], stderr_path: Path):
+        self.stderr = open(stderr_path, "ab")
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                     env=env)
+        self.next_id = 0
+
+    def message(self, method: str, params: dict[str, Any] | None = None, notify: bool = False) -> bytes:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if not notify:
+            self.next_id += 1
+            msg["id"] = self.next_id
+        if params is not None:
+            msg["params"] = params
+        return json.dumps(msg).encode() + b"\n"
+
+    def write(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def read(self) -> dict[str, Any]:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"server {self.proc.args} closed stdout (exit {self.proc.poll()})")
+        return json.loads(line)
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.write(self.message(method, params))
+        reply = self.read()
+        if "error" in reply:
+            raise RuntimeError(f"{method} failed: {reply['error']}")
+        return reply["result"]
+
+    def initialize(self) -> dict[str, Any]:
+        result = self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
+                                             "clientInfo": {"name": "navmcp-bench", "version": "1"}})
+        self.write(self.message("notifications/initialized", notify=True))
+        return result
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = self.request("tools/call", {"name": tool, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"{tool} {arguments} failed: {result['content'][0]['text']}")
+        return result
+
+    def call_timed(self, tool: str, arguments: dict[str, Any]) -> float:
+        """Milliseconds for one call. The reply is checked by a byte search, not decoded: the client's
+        own JSON parsing would otherwise be a visible part of a sub-millisecond figure."""
+        frame = self.message("tools/call", {"name": tool, "arguments": arguments})
+        started = time.perf_counter()
+        self.write(frame)
+        line = self.proc.stdout.readline()
+        elapsed = (time.perf_counter() - started) * 1000
+        if failed(line):
+            raise RuntimeError(f"{tool} {arguments} failed: {line[:300]!r}")
+        return elapsed
+
+    def peak_rss_mb(self) -> float:
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmHWM in /proc status")
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
+            self.proc.kill()
+            self.proc.wait()
+        finally:
+            self.stderr.close()
+
+
+def failed(line: bytes) -> bool:
+    """A reply line that is an error, a failed tool call, or missing. (The benchmarked pages hold no
+    user text that could contain these byte strings.)"""
+    return not line or b'"isError":true' in line or b'"error":{' in line
+
+
+def server_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NAVMCP_")}
+    env["NAVMCP_HOME"] = str(home)
+    return env
+
+
+def navigate_args(url: str) -> dict[str, Any]:
+    return {"url": url}
+
+
+def vote_args(fx: Fixture, n: int) -> dict[str, Any]:
+    # Voting again replaces your vote: the same action is valid on every call, and the rows stay few.
+    return {"action": "vote", "url": fx.vote_url,
+            "params": {"votes": [{"option": "March 3", "accept": True, "prefer": n % 2 == 0},
+                                 {"option": "March 10", "accept": n % 3 != 0}]}}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def measure_cold_start(name: str, fx: Fixture, settings: Settings, log: Path) -> float:
+    samples = []
+    for _ in range(settings.cold):
+        server = StdioServer(SERVERS[name]["stdio"], server_env(fx.home), log)
+        try:
+            server.initialize()
+            samples.append((time.perf_counter() - server.started) * 1000)
+        finally:
+            server.close()
+    return statistics.median(samples)
+
+
+def pipelined(server: StdioServer, tool: str, args: list[dict[str, Any]]) -> float:
+    """Requests per second when all `args` are written before the replies are read (a writer thread
+    keeps writing while the main thread reads, so neither pipe can fill up and stall the other)."""
+    frames = [server.message("tools/call", {"name": tool, "arguments": a}) for a in args]
+    errors: list[BaseException] = []
+
+    data = b"".join(frames)
+
+    def writer():
+        try:
+            server.proc.stdin.write(data)
+            server.proc.stdin.flush()
+        except BaseException as e:  # surfaced below
+            errors.append(e)
+
+    started = time.perf_counter()
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    bad = 0
+    for _ in frames:
+        bad += failed(server.proc.stdout.readline())
+    elapsed = time.perf_counter() - started
+    thread.join(TIMEOUT)
+    if errors:
+        raise RuntimeError(f"pipelined writer failed: {errors[0]!r}")
+    if bad:
+        raise RuntimeError(f"{bad} of {len(frames)} pipelined {tool} calls failed")
+    return len(frames) / elapsed
+
+
+def measure_stdio(name: str, fx: Fixture, settings: Settings, log: Path) -> dict[str, float]:
+    figures = {"cold_start_ms": measure_cold_start(name, fx, settings, log)}
+    server = StdioServer(SERVERS[name]["stdio"], server_env(fx.home), log)
+    try:
+        server.initialize()
+        for url in fx.urls:  # warm-up: the first call loads the workspace, templates, pydantic models
+            server.call("navigate", navigate_args(url))
+        server.call("execute_action", vote_args(fx, 0))
+        times = [server.call_timed("navigate", navigate_args(fx.urls[n % len(fx.urls)]))
+                 for n in range(settings.sequential)]
+        figures["navigate_p50_ms"] = statistics.median(times)
+        figures["navigate_p99_ms"] = percentile(times, 0.99)
+        times = [server.call_timed("navigate", navigate_args("/help")) for n in range(settings.sequential // 2)]
+        figures["help_p50_ms"] = statistics.median(times)
+        times = [server.call_timed("execute_action", vote_args(fx, n)) for n in range(settings.sequential_execute)]
+        figures["execute_p50_ms"] = statistics.median(times)
+        figures["execute_p99_ms"] = percentile(times, 0.99)
+        figures["navigate_pipelined_rps"] = pipelined(
+            server, "navigate", [navigate_args(fx.urls[n % len(fx.urls)]) for n in range(settings.pipelined)])
+        figures["execute_pipelined_rps"] = pipelined(
+            server, "execute_action", [vote_args(fx, n) for n in range(settings.pipelined)])
+        figures["peak_rss_mb"] = server.peak_rss_mb()
+    finally:
+        server.close()
+    return figures
+
+
+def page_texts(name: str, fx: Fixture, log: Path) -> dict[str, str]:
+    server = StdioServer(SERVERS[name]["stdio"], server_env(fx.home), log)
+    try:
+        server.initialize()
+        return {url: server.call("navigate", navigate_args(url))["content"][0]["text"] for url in fx.urls}
+    finally:
+        server.close()
+
+
+# --- HTTP -----------------------------------------------------------------------------------------
+
+
+def navmcp_web_available() -> bool:
+    try:
+        done = subprocess.run(NAVMCP + ["web", "--help"], capture_output=True, timeout=60, cwd=ROOT)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HttpSession:
+    """One MCP session over Streamable HTTP: initialize (takes Mcp-Session-Id), then tools/call posts."""
+
+    def __init__(self, port: int, token: str | None):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        self.next_id = 0
+        reply, headers = self.post({"method": "initialize", "params": {
+            "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "navmcp-bench", "version": "1"}}})
+        session = headers.get("mcp-session-id")
+        if not session:
+            raise RuntimeError("initialize gave no Mcp-Session-Id")
+        self.headers["Mcp-Session-Id"] = session
+        self.headers["MCP-Protocol-Version"] = reply["result"]["protocolVersion"]
+        self.post({"method": "notifications/initialized"}, notify=True)
+
+    def post(self, msg: dict[str, Any], notify: bool = False) -> tuple[Any, dict[str, str]]:
+        msg = {"jsonrpc": "2.0", **msg}
+        if not notify:
+            self.next_id += 1
+            msg["id"] = self.next_id
+        body = json.dumps(msg).encode()
+        try:
+            self.conn.request("POST", "/mcp", body=body, headers=self.headers)
+            response = self.conn.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # The server closed an idle keep-alive connection (uvicorn does after 5 s, and a loaded
+            # machine can idle a session that long between warm-up steps): reconnect once, as HTTP clients do.
+            self.conn.close()
+            self.conn.request("POST", "/mcp", body=body, headers=self.headers)
+            response = self.conn.getresponse()
+        body = response.read()
+        headers = {k.lower(): v for k, v in response.getheaders()}
+        if notify:
+            if response.status not in (200, 202, 204):
+                raise RuntimeError(f"notification answered {response.status}: {body[:200]!r}")
+            return None, headers
+        if response.status != 200:
+            raise RuntimeError(f"POST /mcp answered {response.status}: {body[:300]!r}")
+        if not headers.get("content-type", "").startswith("application/json"):
+            raise RuntimeError(f"expected a JSON response, got {headers.get('content-type')}")
+        reply = json.loads(body)
+        if "error" in reply or reply.get("result", {}).get("isError"):
+            raise RuntimeError(f"{msg.get('method')} failed: {str(reply)[:300]}")
+        return reply, headers
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> None:
+        self.post({"method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"HTTP server exited with {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"HTTP server did not listen on {port} within {seconds} s")
+
+
+def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: str | None) -> float:
+    """Requests per second over `sessions` concurrent sessions on /mcp, each navigating in a loop."""
+    port = free_port()
+    command = [part.replace("{port}", str(port)) for part in SERVERS[name]["http"]]
+    with open(log, "ab") as stderr:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
+                                env=server_env(fx.home), cwd=ROOT)
+    try:
+        wait_for_port(port, proc)
+        sessions = [HttpSession(port, token if name == "navmcp" else None) for _ in range(settings.sessions)]
+        for s in sessions:  # warm-up
+            for url in fx.urls:
+                s.call("navigate", navigate_args(url))
+        barrier = threading.Barrier(len(sessions) + 1)
+        errors: list[BaseException] = []
+
+        def work(s: HttpSession, offset: int) -> None:
+            barrier.wait()
+            try:
+                for n in range(settings.http_per_session):
+                    s.call("navigate", navigate_args(fx.urls[(n + offset) % len(fx.urls)]))
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(s, k), daemon=True) for k, s in enumerate(sessions)]
+        for t in threads:
+            t.start()
+        barrier.wait()
+        started = time.perf_counter()
+        for t in threads:
+            t.join(TIMEOUT)
+        elapsed = time.perf_counter() - started
+        if errors:
+            raise RuntimeError(f"HTTP session failed: {errors[0]!r}")
+        for s in sessions:
+            s.close()
+        return settings.sessions * settings.http_per_session / elapsed
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# --- fixtures -------------------------------------------------------------------------------------
+
+
+def prepare(size: int, settings: Settings) -> Fixture:
+    """A database with `size` items (seeded once and reused: seeding 1M items takes minutes)."""
+    home = settings.workdir / f"items-{size}"
+    summary_path = home / "seed.json"
+    seconds = None
+    if not summary_path.exists():
+        if home.exists():
+            for leftover in home.iterdir():
+                leftover.unlink()
+        home.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        done = subprocess.run(NAVMCP + ["seed", "--items", str(size), "--json"], capture_output=True,
+                              env=server_env(home), cwd=ROOT, timeout=3600)
+        if done.returncode != 0:
+            raise RuntimeError(f"seeding failed: {done.stderr.decode(errors='replace')}")
+        seconds = time.perf_counter() - started
+        summary_path.write_bytes(done.stdout)
+    summary = json.loads(summary_path.read_text())
+    urls = summary["urls"]
+    with sqlite3.connect(home / "navmcp.db") as db:
+        owner = db.execute("SELECT u.handle FROM settings s JOIN users u ON u.id = s.value WHERE s.key = 'owner'"
+                           ).fetchone()[0]
+    return Fixture(home=home, urls=["/", summary["studio_url"], urls["note"], urls["decision"], urls["commitment"]],
+                   vote_url=urls["decision"], owner=owner, seed_seconds=seconds)
+
+
+def mint_token(fx: Fixture) -> str:
+    done = subprocess.run(NAVMCP + ["token", fx.owner], capture_output=True, env=server_env(fx.home), cwd=ROOT,
+                          timeout=60, check=True)
+    return done.stdout.decode().strip()
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+
+def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
+    settings.workdir.mkdir(parents=True, exist_ok=True)
+    log = settings.workdir / "servers.log"
+    http_ok = navmcp_web_available()
+    results: dict[str, Any] = {"machine": machine(), "settings": {k: str(v) for k, v in vars(settings).items()},
+                               "http": "measured" if http_ok else "not available: `navmcp web --help` failed",
+                               "sizes": {}}
+    print(f"# navmcp benchmark — {results['machine']['summary']}", file=out)
+    if not http_ok:
+        print("HTTP: not available (`navmcp web --help` failed on this branch); the /mcp figure is skipped.", file=out)
+    for size in settings.sizes:
+        fx = prepare(size, settings)
+        seeded = f" (seeded in {fx.seed_seconds:.1f} s)" if fx.seed_seconds else " (reused)"
+        print(f"\n## {size:,} items{seeded}", file=out, flush=True)
+        texts = {name: page_texts(name, fx, log) for name in settings.servers}
+        same = len({json.dumps(t, sort_keys=True) for t in texts.values()}) == 1
+        print(f"same pages from both servers for {len(fx.urls)} URLs: {'yes' if same else 'NO'}", file=out)
+        token = mint_token(fx) if http_ok else None
+        rounds: list[dict[str, dict[str, float]]] = []
+        for r in range(settings.rounds):
+            order = list(settings.servers) if r % 2 == 0 else list(reversed(settings.servers))
+            figures: dict[str, dict[str, float]] = {}
+            for name in order:
+                figures[name] = measure_stdio(name, fx, settings, log)
+            if http_ok or "sdk" in settings.servers:
+                for name in order:
+                    if name == "navmcp" and not http_ok:
+                        continue
+                    figures[name]["http_4_sessions_rps"] = measure_http(name, fx, settings, log, token)
+            rounds.append(figures)
+            print(f"round {r + 1}/{settings.rounds} done ({' then '.join(order)})", file=out, flush=True)
+        results["sizes"][str(size)] = {"rounds": rounds, "same_pages": same, "seed_seconds": fx.seed_seconds,
+                                       "summary": summarize(rounds, settings.servers)}
+        print(table(results["sizes"][str(size)]["summary"], settings.servers), file=out, flush=True)
+    results["scale"] = scale(results, settings)
+    if results["scale"]:
+        s = results["scale"]
+        print(f"\nnavmcp navigate p50 at {s['large']:,} items vs {s['small']:,}: {s['ratio']:.2f}x "
+              f"(target <= {SCALE_TARGET}x: {'met' if s['met'] else 'MISSED'})", file=out)
+    return results
+
+
+def summarize(rounds: list[dict[str, dict[str, float]]], servers: tuple[str, ...]) -> dict[str, Any]:
+    summary = {}
+    for figure, (unit, better, target) in FIGURES.items():
+        row: dict[str, Any] = {"unit": unit, "better": better, "target": target}
+        for name in servers:
+            values = [r[name][figure] for r in rounds if figure in r.get(name, {})]
+            row[name] = statistics.median(values) if values else None
+        if len(servers) == 2:
+            ratios = [r["navmcp"][figure] / r["sdk"][figure] for r in rounds
+                      if figure in r.get("navmcp", {}) and figure in r.get("sdk", {})]
+            row["ratios"] = ratios
+            row["ratio"] = statistics.median(ratios) if ratios else None
+            if target is not None and row["ratio"] is not None:
+                row["met"] = row["ratio"] <= target if better == "lower" else row["ratio"] >= target
+        summary[figure] = row
+    return summary
+
+
+def table(summary: dict[str, Any], servers: tuple[str, ...]) -> str:
+    lines = ["| figure | " + " | ".join(f"{n} (median)" for n in servers) + " | ratio (median) | per-round ratios | target |",
+             "| --- | " + " | ".join("---:" for _ in servers) + " | ---: | --- | --- |"]
+    for figure, row in summary.items():
+        cells = [fmt(row.get(n)) for n in servers]
+        ratio = f"{row['ratio']:.3f}x" if row.get("ratio") is not None else "n/a"
+        per_round = ", ".join(f"{x:.3f}" for x in row.get("ratios", [])) or "n/a"
+        if row["target"] is None:
+            target = "—"
+        else:
+            sign = "≤" if row["better"] == "lower" else "≥"
+            verdict = "" if "met" not in row else (" met" if row["met"] else " MISSED")
+            target = f"{sign} {row['target']}x{verdict}"
+        if all(row.get(n) is None for n in servers[:1]) and figure.startswith("http"):
+            cells[0] = "not available"
+        lines.append(f"| {figure} ({row['unit']}) | " + " | ".join(cells) + f" | {ratio} | {per_round} | {target} |")
+    return "\n".join(lines)
+
+
+def fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
+
+
+def scale(results: dict[str, Any], settings: Settings) -> dict[str, Any] | None:
+    sizes = sorted(settings.sizes)
+    if len(sizes) < 2 or "navmcp" not in settings.servers:
+        return None
+    small = results["sizes"][str(sizes[0])]["summary"]["navigate_p50_ms"]["navmcp"]
+    large = results["sizes"][str(sizes[-1])]["summary"]["navigate_p50_ms"]["navmcp"]
+    ratio = large / small
+    return {"small": sizes[0], "large": sizes[-1], "ratio": ratio, "met": ratio <= SCALE_TARGET}
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    info = {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version, "platform": platform.platform()}
+    info["summary"] = f"{info['nproc']} CPUs ({cpu}), Python {info['python']}, SQLite {info['sqlite']}"
+    return info
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
+    parser = argparse.ArgumentParser(prog="python -m bench", description="navmcp vs the MCP SDK, side by side.")
+    parser.add_argument("--sizes", default="1000,100000,1000000", help="comma-separated item counts")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cold", type=int, default=5, help="cold starts per server per round")
+    parser.add_argument("--sequential", type=int, default=200, help="sequential navigate calls per round")
+    parser.add_argument("--sequential-execute", type=int, default=100, help="sequential execute_action calls")
+    parser.add_argument("--pipelined", type=int, default=500, help="requests per pipelined burst")
+    parser.add_argument("--http-requests", type=int, default=100, help="navigate calls per HTTP session")
+    parser.add_argument("--sessions", type=int, default=4, help="concurrent HTTP sessions")
+    parser.add_argument("--workdir", type=Path, default=Settings.workdir, help="where seeded databases live (reused)")
+    parser.add_argument("--json", type=Path, help="also write all figures as JSON to this file")
+    parser.add_argument("--quick", action="store_true", help="tiny run for CI: 1 round, few requests")
+    args = parser.parse_args(argv)
+    settings = Settings(sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds, cold=args.cold,
+                        sequential=args.sequential, sequential_execute=args.sequential_execute,
+                        pipelined=args.pipelined, http_per_session=args.http_requests, sessions=args.sessions,
+                        workdir=args.workdir)
+    if args.quick:
+        settings.rounds, settings.cold, settings.sequential, settings.sequential_execute = 1, 1, 10, 5
+        settings.pipelined, settings.http_per_session = 20, 5
+    return settings, args.json
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings, json_path = parse_args(argv)
+    results = run(settings)
+    if json_path:
+        json_path.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

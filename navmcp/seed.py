@@ -1,0 +1,234 @@
+"""Fill a database with a realistic workspace, fast: `navmcp seed --items N [--studio bench]`.
+
+Used by the benchmarks (bench/) and handy for trying pages at scale. One studio gets N items — a
+mix of notes, decisions (with options and votes) and commitments (with participants) — spread over
+the past year, with comments, tags and read confirmations, written by a few dozen members. All rows
+go in with `executemany` inside one write transaction; the full-text indexes are filled by their
+triggers in the same transaction. Generation is deterministic for a given `--seed`.
+
+A few "fixture" items are created last, by the local owner: an open note, an open decision with
+three options and an open commitment, each with two comments. Their URLs are printed (`--json`)
+so a benchmark can navigate to the same pages on every database size.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from navmcp.domain import KIND_LETTER
+from navmcp.identity import _ID_ALPHABET, ensure_owner, now
+from navmcp.store import Store
+
+WORDS = (
+    "plan roadmap budget hiring launch review retro standup design api latency cache release beta "
+    "customer feedback onboarding pricing security audit migration database schema index search "
+    "backlog sprint cycle quarter goal metric dashboard incident postmortem deploy rollback test "
+    "coverage docs guide meeting agenda notes decision vote option proposal draft final approve "
+    "reject summary offsite travel vendor contract invoice support ticket bug fix feature flag "
+    "experiment growth churn retention mobile web desktop accessibility performance memory storage"
+).split()
+TAGS = ("planning q1 q2 q3 q4 infra hiring design product ops security finance research growth "
+        "support docs release retro mobile web data ml legal sales marketing onboarding").split()
+KINDS = ("note", "decision", "commitment")
+KIND_WEIGHTS = (60, 25, 15)
+BATCH = 20_000  # rows generated and written per executemany call (bounded memory)
+FMT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+class Ids:
+    """Unique 10-character ids in the store's alphabet from a seeded generator (50 random bits each)."""
+
+    def __init__(self, rng: random.Random):
+        self.rng, self.seen = rng, set()
+
+    def __call__(self) -> str:
+        while True:
+            bits = self.rng.getrandbits(50)
+            value = "".join(_ID_ALPHABET[(bits >> shift) & 31] for shift in range(0, 50, 5))
+            if value not in self.seen:
+                self.seen.add(value)
+                return value
+
+
+class Texts:
+    """Titles, bodies and comments drawn from pools made once: generating every text word by word
+    would take most of the seeding time, and a pool of thousands reads just as varied on a page."""
+
+    def __init__(self, rng: random.Random, size: int = 4096):
+        self.rng = rng
+        self.titles = [_sentence(rng, 3, 8) for _ in range(size)]
+        self.bodies = [_body(rng) for _ in range(size)]
+        self.comments = [_sentence(rng, 4, 20) + "." for _ in range(size)]
+        self.options = [_sentence(rng, 2, 4) for _ in range(size)]
+
+    def pick(self, pool: list[str]) -> str:
+        return pool[self.rng.getrandbits(12)]
+
+
+def _sentence(rng: random.Random, lo: int, hi: int) -> str:
+    words = rng.choices(WORDS, k=rng.randint(lo, hi))
+    return " ".join(words).capitalize()
+
+
+def _body(rng: random.Random) -> str:
+    return ". ".join(_sentence(rng, 5, 12) for _ in range(rng.randint(1, 4))) + "."
+
+
+def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1) -> dict[str, Any]:
+    """Create `studio` with `items` items and return a summary with the fixture URLs."""
+    started = time.perf_counter()
+    rng = random.Random(rng_seed)
+    new_id = Ids(rng)
+    owner = ensure_owner(store)
+    end = datetime.now(timezone.utc) - timedelta(minutes=5)
+    start = end - timedelta(days=365)
+    span = (end - start).total_seconds()
+    counts = {"items": 0, "notes": 0, "decisions": 0, "commitments": 0, "options": 0, "votes": 0,
+              "participants": 0, "comments": 0, "tags": 0, "reads": 0}
+    with store.write() as tx:
+        if tx.one("SELECT 1 FROM studios WHERE handle = ?", (studio,)):
+            raise ValueError(f"studio {studio!r} already exists; seed a fresh NAVMCP_HOME or pick --studio")
+        conn = tx.conn  # bulk loading is SQLite-specific: executemany on the raw connection
+        conn.execute("PRAGMA cache_size = -262144")  # 256 MiB of page cache while indexes grow
+        stamp = start.strftime(FMT)
+        sid = new_id()
+        conn.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                     (sid, studio, studio.capitalize() + " studio", f"A seeded studio with {items} items.",
+                      owner["id"], stamp))
+        users = [owner["id"]]
+        user_rows = []
+        for n in range(members):
+            handle = f"{studio}-member-{n + 1:02d}"[:32]
+            uid = new_id()
+            users.append(uid)
+            user_rows.append((uid, handle, f"Member {n + 1}", stamp))
+        conn.executemany("INSERT OR IGNORE INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?)", user_rows)
+        # A re-used handle keeps its existing id: read the ids back rather than trusting ours.
+        handles = [r[1] for r in user_rows]
+        marks = ", ".join("?" * len(handles))
+        users = [owner["id"]] + [r["id"] for r in conn.execute(f"SELECT id FROM users WHERE handle IN ({marks})", handles)]
+        conn.executemany("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
+                         [(sid, uid, "admin" if uid == owner["id"] else "member", stamp) for uid in users])
+        texts = Texts(rng)
+        for batch in _batches(items):
+            _write_batch(conn, rng, new_id, texts, sid, users, batch, start, span, items, counts)
+        fixtures = _fixtures(conn, new_id, sid, studio, owner["id"], users, counts)
+    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.conn.execute("PRAGMA optimize")
+    counts["seconds"] = round(time.perf_counter() - started, 1)
+    return {"studio": studio, "studio_url": f"/studios/{studio}", "counts": counts, "urls": fixtures}
+
+
+def _batches(total: int) -> Iterator[range]:
+    for first in range(0, total, BATCH):
+        yield range(first, min(total, first + BATCH))
+
+
+def _write_batch(conn, rng: random.Random, new_id: Ids, texts: Texts, sid: str, users: list[str], batch: range,
+                 start: datetime, span: float, total: int, counts: dict[str, int]) -> None:
+    item_rows, tag_rows, option_rows, vote_rows, part_rows, comment_rows, read_rows = [], [], [], [], [], [], []
+    base, end = start.timestamp(), start + timedelta(seconds=span)
+    for n in batch:
+        kind = rng.choices(KINDS, KIND_WEIGHTS)[0]
+        created = datetime.fromtimestamp(base + span * (n + rng.random()) / max(total, 1), timezone.utc)
+        created_at = created.strftime(FMT)
+        touched = created + timedelta(hours=rng.randint(1, 72))
+        updated_at = created_at if rng.random() < 0.8 or touched > end else touched.strftime(FMT)
+        iid, author = new_id(), rng.choice(users)
+        closed_at = deadline = mass = limit = None
+        title = texts.pick(texts.titles)
+        if kind == "decision":
+            title = title + "?"
+            if rng.random() < 0.7:
+                closed_at = min(created + timedelta(days=rng.randint(1, 14)), end).strftime(FMT)
+            opts = [new_id() for _ in range(3)]
+            for k, oid in enumerate(opts):
+                option_rows.append((oid, iid, f"Option {k + 1}: {texts.pick(texts.options)}", author, created_at))
+            for voter in rng.sample(users, 3):
+                for oid in rng.sample(opts, rng.randint(1, 2)):
+                    vote_rows.append((iid, oid, voter, rng.random() < 0.7, rng.random() < 0.3, created_at))
+        elif kind == "commitment":
+            mass = rng.randint(3, 10)
+            limit = mass + rng.randint(0, 10) if rng.random() < 0.3 else None
+            if rng.random() < 0.6:
+                closed_at = min(created + timedelta(days=rng.randint(1, 30)), end).strftime(FMT)
+            for member in rng.sample(users, rng.randint(0, min(4, mass - 1))):
+                part_rows.append((iid, member, created_at))
+        else:
+            for reader in rng.sample(users, rng.randint(0, 2)):
+                read_rows.append((iid, reader, created_at))
+        counts[kind + "s"] += 1
+        item_rows.append((iid, sid, kind, title, texts.pick(texts.bodies), author, created_at, updated_at, 0, closed_at,
+                          deadline, mass, limit))
+        if rng.random() < 0.4:
+            for tag in rng.sample(TAGS, rng.randint(1, 2)):
+                tag_rows.append((iid, tag))
+        if rng.random() < 0.3:
+            comment_rows.append((new_id(), iid, sid, texts.pick(texts.comments), rng.choice(users), updated_at))
+    conn.executemany(
+        "INSERT INTO items (id, studio_id, kind, title, body, created_by, created_at, updated_at, pinned, closed_at,"
+        " deadline, critical_mass, participant_limit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", item_rows)
+    conn.executemany("INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", tag_rows)
+    conn.executemany("INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES (?, ?, ?, ?, ?)",
+                     option_rows)
+    conn.executemany("INSERT INTO votes (decision_id, option_id, user_id, accept, prefer, created_at)"
+                     " VALUES (?, ?, ?, ?, ?, ?)", vote_rows)
+    conn.executemany("INSERT INTO participants (commitment_id, user_id, joined_at) VALUES (?, ?, ?)", part_rows)
+    conn.executemany("INSERT INTO comments (id, item_id, studio_id, body, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                     comment_rows)
+    conn.executemany("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, ?)", read_rows)
+    for key, rows in (("items", item_rows), ("tags", tag_rows), ("options", option_rows), ("votes", vote_rows),
+                      ("participants", part_rows), ("comments", comment_rows), ("reads", read_rows)):
+        counts[key] += len(rows)
+
+
+def _fixtures(conn, new_id: Ids, sid: str, studio: str, owner: str, users: list[str],
+              counts: dict[str, int]) -> dict[str, str]:
+    """The items a benchmark visits: newest in the feed, open, owned by the local owner."""
+    stamp = now()
+    urls = {}
+    specs = [("note", "Benchmark note: weekly planning", None),
+             ("decision", "Benchmark decision: which launch date?", None),
+             ("commitment", "Benchmark commitment: write the release notes", 5)]
+    for kind, title, mass in specs:
+        iid = new_id()
+        conn.execute(
+            "INSERT INTO items (id, studio_id, kind, title, body, created_by, created_at, updated_at, critical_mass)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (iid, sid, kind, title, f"This {kind} is the page the benchmarks visit.\n\nIt has a short body.",
+             owner, stamp, stamp, mass))
+        conn.executemany("INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", [(iid, "planning"), (iid, "release")])
+        conn.executemany(
+            "INSERT INTO comments (id, item_id, studio_id, body, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [(new_id(), iid, sid, f"Comment {k + 1} on the benchmark {kind}.", users[-1 - k], stamp) for k in range(2)])
+        if kind == "decision":
+            conn.executemany("INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES (?, ?, ?, ?, ?)",
+                             [(new_id(), iid, title, owner, stamp) for title in ("March 3", "March 10", "March 17")])
+        if kind == "commitment":
+            conn.execute("INSERT INTO participants (commitment_id, user_id, joined_at) VALUES (?, ?, ?)",
+                         (iid, users[-1], stamp))
+        urls[kind] = f"/studios/{studio}/{KIND_LETTER[kind]}/{iid}"
+        counts["items"] += 1
+        counts[kind + "s"] += 1
+        counts["tags"] += 2
+        counts["comments"] += 2
+        counts["options"] += 3 if kind == "decision" else 0
+        counts["participants"] += 1 if kind == "commitment" else 0
+    return urls
+
+
+def main(store: Store, items: int, studio: str, as_json: bool) -> str:
+    summary = seed(store, items, studio)
+    if as_json:
+        return json.dumps(summary)
+    c = summary["counts"]
+    lines = [f"seeded /studios/{studio} in {c['seconds']} s: {c['items']} items ({c['notes']} notes, "
+             f"{c['decisions']} decisions, {c['commitments']} commitments), {c['options']} options, {c['votes']} votes, "
+             f"{c['participants']} participants, {c['comments']} comments, {c['tags']} tags, {c['reads']} reads"]
+    lines += [f"  {kind:<11} {url}" for kind, url in summary["urls"].items()]
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""`navmcp seed` and the scale-minded queries it exists to exercise (migration 0004)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from navmcp import seed
+from navmcp.identity import now
+from navmcp.pages import PAGE_SIZE
+from tests.conftest import ROOT
+
+
+def test_seed_fills_a_studio_with_a_realistic_mix(app, owner):
+    summary = seed.seed(app.store, 400)
+    counts = summary["counts"]
+    assert counts["items"] == 403  # 400 + the three fixtures
+    assert counts["notes"] + counts["decisions"] + counts["commitments"] == 403
+    assert min(counts["notes"], counts["decisions"], counts["commitments"]) > 20
+    with app.store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM items") == 403
+        assert tx.scalar("SELECT count(*) FROM options") == counts["options"] > 0
+        assert tx.scalar("SELECT count(*) FROM votes") == counts["votes"] > 0
+        assert tx.scalar("SELECT count(*) FROM comments") == counts["comments"] > 0
+        assert tx.scalar("SELECT count(*) FROM item_tags") == counts["tags"] > 0
+        assert tx.scalar("SELECT count(*) FROM memberships") == 41
+        # The full-text index was filled in the same transaction (triggers), so search finds seeded words.
+        rows, total = tx.search(tx.scalar("SELECT id FROM studios WHERE handle = 'bench'"), "benchmark", 20, 0)
+        assert total >= 3
+        # No seeded time lies in the future: the fixtures (created now) lead the feed.
+        assert tx.scalar("SELECT count(*) FROM items WHERE updated_at > ? OR closed_at > ?", (now(), now())) == 0
+    assert app.store.integrity_check() == "ok"
+
+
+def test_seeded_fixture_pages_render_and_vote(app, owner):
+    urls = seed.seed(app.store, 50)["urls"]
+    for url in urls.values():
+        page = app.workspace.page(owner, url)
+        assert page.title.startswith("Benchmark")
+    feed = app.workspace.page(owner, "/studios/bench")
+    assert {r["url"] for r in feed.data["recent"][:3]} == set(urls.values())
+    result = app.workspace.execute(owner, urls["decision"], "vote", {"votes": [{"option": "March 3"}]})
+    assert result.ok and "vote" in result.actions
+
+
+def test_seed_refuses_an_existing_studio(app, owner):
+    seed.seed(app.store, 10)
+    with pytest.raises(ValueError, match="already exists"):
+        seed.seed(app.store, 10)
+
+
+def test_seed_command_prints_json_summary(tmp_path):
+    env = {"NAVMCP_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "navmcp", "seed", "--items", "30", "--studio", "perf", "--json"],
+                          capture_output=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["studio_url"] == "/studios/perf"
+    assert summary["urls"]["decision"].startswith("/studios/perf/d/")
+
+
+def test_studio_counts_follow_inserts(app, owner):
+    seed.seed(app.store, 120)
+    with app.store.read() as tx:
+        expected = {r["kind"]: r["n"] for r in tx.all("SELECT kind, count(*) AS n FROM items GROUP BY kind")}
+    counts = app.workspace.page(owner, "/studios/bench").data["counts"]
+    assert {k: counts[k] for k in expected} == expected
+    app.workspace.execute(owner, "/studios/bench", "create_note", {"title": "One more", "body": "x"})
+    after = app.workspace.page(owner, "/studios/bench").data["counts"]
+    assert after["note"] == expected["note"] + 1 and after["decision"] == expected["decision"]
+
+
+def _home_the_old_way(tx, uid):
+    """The home page's queries before migration 0004 (one sort over all open items of all studios)."""
+    open_clause = "i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
+    votes = tx.all(
+        f"""SELECT i.id FROM items i JOIN memberships m ON m.studio_id = i.studio_id AND m.user_id = ?
+             WHERE i.kind = 'decision' AND {open_clause}
+               AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
+             ORDER BY i.created_at DESC LIMIT ?""", (uid, now(), uid, PAGE_SIZE))
+    near = tx.all(
+        f"""SELECT i.id, i.critical_mass,
+                   (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS joined,
+                   EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?) AS you_joined
+              FROM items i JOIN memberships m ON m.studio_id = i.studio_id AND m.user_id = ?
+             WHERE i.kind = 'commitment' AND {open_clause} ORDER BY i.created_at DESC LIMIT 200""",
+        (uid, uid, now()))
+    near = [c["id"] for c in near if c["joined"] < c["critical_mass"] and not c["you_joined"]][:PAGE_SIZE]
+    return [v["id"] for v in votes], near
+
+
+def test_home_page_lists_the_same_items_as_before_across_studios(app, owner):
+    seed.seed(app.store, 150, "alpha", rng_seed=2)
+    seed.seed(app.store, 150, "beta", rng_seed=3)
+    data = app.workspace.page(owner, "/").data
+    with app.store.read() as tx:
+        votes, near = _home_the_old_way(tx, owner["id"])
+    assert [d["id"] for d in data["awaiting_votes"]] == votes
+    assert [c["id"] for c in data["near_mass"]] == near
+    assert {d["studio"] for d in data["awaiting_votes"]} == {"alpha", "beta"}
+    assert len(votes) == PAGE_SIZE and near
+
+
+def test_cycle_and_search_pages_count_the_same_as_plain_joins(app, owner):
+    seed.seed(app.store, 300)
+    page = app.workspace.page(owner, "/studios/bench/cycles/this-month")
+    start, end = page.data["start"], page.data["end"]
+    with app.store.read() as tx:
+        sid = tx.scalar("SELECT id FROM studios WHERE handle = 'bench'")
+        votes = tx.scalar("""SELECT count(DISTINCT v.decision_id || ':' || v.user_id) FROM votes v
+                               JOIN items i ON i.id = v.decision_id
+                              WHERE i.studio_id = ? AND v.created_at >= ? AND v.created_at < ?""", (sid, start, end))
+        joins = tx.scalar("""SELECT count(*) FROM participants p JOIN items i ON i.id = p.commitment_id
+                              WHERE i.studio_id = ? AND p.joined_at >= ? AND p.joined_at < ?""", (sid, start, end))
+        hits = tx.scalar("""SELECT count(*) FROM items_fts JOIN items i ON i.seq = items_fts.rowid
+                             WHERE items_fts MATCH '"plan"*' AND i.studio_id = ?""", (sid,))
+    assert page.data["activity"]["votes"] == votes and page.data["activity"]["joins"] == joins
+    search = app.workspace.page(owner, "/studios/bench/search?q=plan")
+    assert search.data["pager"]["total"] >= hits > 0

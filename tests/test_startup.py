@@ -1,0 +1,32 @@
+"""Cold start stays cheap: answering `initialize` imports no pydantic, Jinja or SQLite (issue 5).
+
+Claude Code spawns the server at every start; the workspace, its models and templates load on the
+first tool call. `python -X importtime` lists every module the process imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_initialize_imports_nothing_heavy(home):
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}}
+    env = {**os.environ, "NAVMCP_HOME": str(home)}
+    env.pop("NAVMCP_DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "navmcp", "serve"],
+                          input=json.dumps(request).encode() + b"\n", capture_output=True, env=env, cwd=ROOT,
+                          timeout=60)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["result"]["serverInfo"]["name"] == "navmcp"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()
+                if line.startswith("import time:")}
+    assert "navmcp.stdio" in imported  # the check sees the server's imports at all
+    heavy = sorted(m for m in imported if m.split(".")[0] in {"pydantic", "pydantic_core", "jinja2", "sqlite3"})
+    assert heavy == []
+    assert not (home / "navmcp.db").exists()  # nor opened the database
