@@ -136,12 +136,15 @@ def view_cycle(req: Request) -> dict[str, Any]:
     )
     activity = {
         "comments": tx.scalar("SELECT count(*) FROM comments WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window),
-        # CROSS JOIN: walk the window's votes and joins (indexes of migration 0004), not every item.
+        # CROSS JOIN fixes SQLite's join order: walk the window's votes and joins (indexes of migration
+        # 0004), not every item. The join condition sits in WHERE, the form PostgreSQL accepts too.
         "votes": tx.scalar("""SELECT count(DISTINCT v.decision_id || ':' || v.user_id) FROM votes v
-                               CROSS JOIN items i ON i.id = v.decision_id
-                              WHERE i.studio_id = ? AND v.created_at >= ? AND v.created_at < ?""", window),
-        "joins": tx.scalar("""SELECT count(*) FROM participants p CROSS JOIN items i ON i.id = p.commitment_id
-                              WHERE i.studio_id = ? AND p.joined_at >= ? AND p.joined_at < ?""", window),
+                               CROSS JOIN items i
+                              WHERE i.id = v.decision_id AND i.studio_id = ?
+                                AND v.created_at >= ? AND v.created_at < ?""", window),
+        "joins": tx.scalar("""SELECT count(*) FROM participants p CROSS JOIN items i
+                              WHERE i.id = p.commitment_id AND i.studio_id = ?
+                                AND p.joined_at >= ? AND p.joined_at < ?""", window),
     }
     base = f"/studios/{req.studio['handle']}"
     return {"title": f"{req.studio['name']}: {cycle.replace('-', ' ')}",
