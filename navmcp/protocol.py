@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -70,7 +71,38 @@ def negotiate(requested: Any) -> str:
 
 
 def encode(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode(data: bytes) -> Any:
+    """One frame as a JSON value: strict UTF-8, no NaN/Infinity, no lone surrogate escapes.
+
+    Each of those would otherwise be accepted by `json.loads` and later break a response or a
+    database write; here they are a parse error like any other malformed frame.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    except UnicodeDecodeError:
+        raise ParseError("Parse error: invalid UTF-8") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise ParseError("Parse error: not valid JSON") from None
+    if _SURROGATE_ESCAPE.search(data if isinstance(data, (bytes, bytearray)) else text.encode("utf-8", "replace")):
+        try:  # only frames that escape a surrogate pay for this check
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ParseError("Parse error: a string holds a lone surrogate (\\uD800-\\uDFFF)") from None
+        except RecursionError:
+            raise ParseError("Parse error: nested too deeply") from None
+    return value
 
 
 def error_object(error: JsonRpcError, id_: Any = None) -> dict[str, Any]:
@@ -105,12 +137,19 @@ class Connection:
 
     def receive_bytes(self, data: bytes) -> bytes | None:
         try:
-            value = json.loads(data)
-        except (UnicodeDecodeError, ValueError, RecursionError) as e:
-            detail = "invalid UTF-8" if isinstance(e, UnicodeDecodeError) else "not valid JSON"
-            return encode(error_object(ParseError(f"Parse error: {detail}")))
+            value = decode(data)
+        except ParseError as e:
+            return encode(error_object(e))
         response = self.receive(value)
-        return None if response is None else encode(response)
+        if response is None:
+            return None
+        try:
+            return encode(response)
+        except (ValueError, RecursionError):  # last line of defence: stdout carries only valid JSON-RPC
+            log.exception("could not encode a response")
+            id_ = response.get("id") if isinstance(response, dict) else None
+            return encode(error_object(InternalError("Internal error (details are in the server log)"),
+                                       id_ if _valid_id(id_) and not isinstance(id_, str) else None))
 
     def receive(self, value: Any) -> Any:
         if isinstance(value, list):

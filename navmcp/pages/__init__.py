@@ -80,7 +80,10 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
         raise NotFound("empty URL: try '/' (your studios) or '/help'")
     if len(url) > MAX_URL_LENGTH:
         raise NotFound(f"URL longer than {MAX_URL_LENGTH} characters")
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # e.g. an unclosed "[" read as an IPv6 host: a bad URL, not a server fault
+        raise NotFound("not a valid URL: try '/' (your studios) or '/help'") from None
     path = parts.path or "/"
     if not path.startswith("/"):
         path = "/" + path
