@@ -116,6 +116,17 @@ def create_user(tx: Tx, handle: str, name: str | None = None) -> Row:
     return user
 
 
+def delete_user(tx: Tx, handle: str) -> Row:
+    """Mark a user deleted: their tokens stop working; what they wrote stays."""
+    user = user_by_handle(tx, handle)
+    if user is None:
+        raise NavError(f"no user {handle!r}")
+    if tx.one("SELECT 1 FROM settings WHERE key = 'owner' AND value = ?", (user["id"],)):
+        raise NavError(f"@{handle} is the local owner and cannot be deleted")
+    tx.execute("UPDATE users SET deleted_at = ? WHERE id = ?", (now(), user["id"]))
+    return user
+
+
 def owner_handle_default() -> str:
     try:
         name = getpass.getuser().lower()
