@@ -48,6 +48,13 @@ class App:
 
         return Workspace(self.store)
 
+    @functools.cached_property
+    def rate_limiter(self):
+        """The per-token limiter from NAVMCP_RATE_LIMIT, or None (no limit, the default)."""
+        from navmcp.ratelimit import parse
+
+        return parse(self.config.rate_limit)
+
     @property
     def embedded(self) -> bool:
         return not self.config.database_url

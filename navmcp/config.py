@@ -17,6 +17,7 @@ class Config:
     home: Path
     database_url: str | None
     token: str | None
+    rate_limit: str | None = None  # NAVMCP_RATE_LIMIT, e.g. "60/60s"; None or "off" = no limit
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Config":
@@ -26,4 +27,5 @@ class Config:
             home=home,
             database_url=env.get("NAVMCP_DATABASE_URL") or None,
             token=env.get("NAVMCP_TOKEN") or None,
+            rate_limit=env.get("NAVMCP_RATE_LIMIT") or None,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from navmcp import ratelimit
 from navmcp.errors import AuthError, NavError
 from navmcp.state import NavigationState, NoCurrentPage
 
@@ -148,6 +149,7 @@ class Session:
             return tool_error(problem)
         try:
             user = self.app.authenticate(self.token)
+            ratelimit.enforce(self.app.rate_limiter, self.app.store, self.token, user, self.client, name, arguments)
             if name == "navigate":
                 return self._navigate(user, arguments["url"])
             return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"))
