@@ -56,6 +56,17 @@ def vote(req: Request, p: Vote) -> Outcome:
     return Outcome(("Vote replaced: " if replaced else "Vote recorded: ") + summary + ".", req.path)
 
 
+MAX_OPTIONS = 50  # keeps the decision page bounded (and matches create_decision's limit)
+
+
+def open_with_room(req: Request) -> str | None:
+    if reason := rules.is_open(req):
+        return reason
+    if len(req.facts.get("options", [])) >= MAX_OPTIONS:
+        return f"the decision already has {MAX_OPTIONS} options, the most it can hold"
+    return None
+
+
 def has_options(req: Request) -> str | None:
     return None if req.facts.get("options") else "the decision has no options yet; add_option first"
 
@@ -73,7 +84,7 @@ def close_decision(req: Request, p: Params) -> Outcome:
 
 ACTIONS = [
     Action("add_option", ("decision",), "Add an option to vote on.", add_option, AddOption,
-           who=rules.member, when=rules.is_open),
+           who=rules.member, when=open_with_room),
     Action("vote", ("decision",), "Vote: accept or reject options and mark the ones you prefer.", vote, Vote,
            who=rules.member, when=open_with_options),
     Action("close_decision", ("decision",), "Close voting and fix the result.", close_decision,

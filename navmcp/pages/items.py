@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from navmcp import domain
 from navmcp.errors import NotFound
@@ -11,6 +12,7 @@ from navmcp.pages.studio import crumbs, paginate, resolve_studio, with_urls
 from navmcp.render import body_part
 
 KIND_LABEL = {"note": "Note", "decision": "Decision", "commitment": "Commitment"}
+COMMENT_CHARS = 1500  # a listed comment shows at most this much; ?comment=ID shows it whole
 
 
 def _resolve_item(req: Request, kind: str) -> None:
@@ -59,6 +61,7 @@ def _common(req: Request) -> dict[str, Any]:
             WHERE c.item_id = ? ORDER BY c.created_at, c.seq LIMIT ? OFFSET ?""",
         (item["id"], PAGE_SIZE, pager["offset"]),
     )
+    _cut_comments(req, comments)
     links_to = tx.all(
         "SELECT i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.to_item WHERE l.from_item = ? ORDER BY i.title LIMIT 50",
         (item["id"],))
@@ -83,6 +86,23 @@ def _common(req: Request) -> dict[str, Any]:
         "links_to": with_urls(req, links_to),
         "linked_from": with_urls(req, linked_from),
     }
+
+
+def _cut_comments(req: Request, comments: list[dict[str, Any]]) -> None:
+    """Keep the page bounded: a listed comment shows its first COMMENT_CHARS characters and the URL
+    of its whole text (`?comment=ID`, which lists that one comment in full)."""
+    wanted = req.query.get("comment")
+    if wanted:
+        comments[:] = req.tx.all(
+            """SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by
+                WHERE c.item_id = ? AND c.id = ?""", (req.item["id"], wanted))
+        if not comments:
+            raise NotFound(f"no comment {wanted!r} on {req.path}: its comments are listed at {req.path}")
+    for c in comments:
+        c["chars"], c["full_url"] = len(c["body"]), None
+        if not wanted and len(c["body"]) > COMMENT_CHARS:
+            c["body"] = c["body"][:COMMENT_CHARS]
+            c["full_url"] = f"{req.path}?{urlencode({'comment': c['id']})}"
 
 
 def view_note(req: Request) -> dict[str, Any]:

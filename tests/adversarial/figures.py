@@ -18,6 +18,11 @@ def add(name: str, amount: int = 1) -> None:
     _totals[name] += amount
 
 
+def peak(name: str, value: int) -> None:
+    """Keep the largest value seen (names start with "max."; `longrun` merges them by max)."""
+    _totals[name] = max(_totals[name], value)
+
+
 def scale() -> str:
     """"ci" (small, the default) or "long" (NAVMCP_ADV_SCALE=long, what `longrun` sets)."""
     return "long" if os.environ.get("NAVMCP_ADV_SCALE") == "long" else "ci"
