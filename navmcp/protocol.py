@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from navmcp.errors import echo
+
 log = logging.getLogger("navmcp.protocol")
 
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -214,7 +216,7 @@ class Connection:
     def _call(self, method: str, params: dict[str, Any]) -> Any:
         handler = self._methods.get(method)
         if handler is None:
-            raise MethodNotFound(f"Method not found: {method}")
+            raise MethodNotFound(f"Method not found: {echo(method)}")
         if not self.initialized and method not in ("initialize", "ping"):
             raise InvalidRequest(f"Invalid Request: {method} before initialize; send initialize first")
         return handler(params)
@@ -244,7 +246,7 @@ class Connection:
         if not isinstance(name, str):
             raise InvalidParams('Invalid params: tools/call needs "name" (a string)')
         if name not in self.host.tool_names():
-            raise InvalidParams(f"Unknown tool: {name}. Tools: {', '.join(sorted(self.host.tool_names()))}")
+            raise InvalidParams(f"Unknown tool: {echo(name)}. Tools: {', '.join(sorted(self.host.tool_names()))}")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}

@@ -103,3 +103,37 @@ def test_crowd_of_stdio_servers(crowd_world):
     figures.add("crowd.writes_attempted", calls)
     figures.add("crowd.writes_acknowledged", sum(e.ok for log in logs.values() for e in log.entries))
     figures.add("crowd.busy_failures", len(crowd.busy_failures(logs)))
+
+
+def test_first_run_stampede(tmp_path):
+    """Many servers started at once on an empty NAVMCP_HOME as the tokenless owner: the database,
+    its migrations, the signing secret and the owner are created once, and every write lands."""
+    home = tmp_path / "fresh"
+    count = figures.pick(12, 24)
+    env = {"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": None, "NAVMCP_DATABASE_URL": None, "NAVMCP_OWNER": "boss"}
+    processes = {f"p{n}": StdioProcess(env, timeout=120) for n in range(count)}
+    try:
+        for name, process in processes.items():
+            process.initialize(name)
+
+        def run(name, agent, log, rng):
+            crowd.act(agent, log, "create_studio", "/", handle=f"s-{name}", name=name)
+            crowd.act(agent, log, "create_note", f"/studios/s-{name}", title=name, body="first run")
+
+        logs = crowd.run(processes, run)
+    finally:
+        codes = [p.close() for p in processes.values()]
+    assert codes == [0] * count
+    assert crowd.busy_failures(logs) == [] and not [log.crashed for log in logs.values() if log.crashed]
+    assert all(e.ok for log in logs.values() for e in log.entries), [e.text for log in logs.values() for e in log.entries if not e.ok]
+    conn = sqlite3.connect(home / "navmcp.db")
+    try:
+        assert conn.execute("SELECT count(*) FROM users").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM studios").fetchone()[0] == count
+        assert conn.execute("SELECT count(*) FROM items").fetchone()[0] == count
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        assert versions == sorted(set(versions)) and len(versions) >= 2
+    finally:
+        conn.close()
+    assert (home / "secret").stat().st_mode & 0o777 == 0o600
+    figures.add("crowd.sessions", count)

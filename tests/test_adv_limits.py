@@ -156,3 +156,31 @@ def test_url_length_is_bounded(big):
         assert result["isError"] is True and "longer than 2048" in text and len(text) < 200
     finally:
         app.store.close()
+
+
+BIG = "x" * 1_000_000
+ECHOES = [
+    {"method": BIG},
+    {"method": "tools/call", "params": {"name": BIG}},
+    {"method": "tools/call", "params": {"name": "execute_action", "arguments": {"action": BIG, "url": "/"}}},
+    {"method": "tools/call", "params": {"name": "execute_action",
+                                        "arguments": {"action": "create_studio", "url": "/", "params": {BIG: 1}}}},
+    {"method": "tools/call", "params": {"name": "navigate", "arguments": {"url": "/", BIG: 1}}},
+]
+
+
+@pytest.mark.parametrize("message", ECHOES, ids=["method", "tool", "action", "param-name", "argument-name"])
+def test_answers_do_not_grow_with_what_was_sent(big, message):
+    """Regression: unknown method, tool, action and parameter names were quoted whole, so a 1 MB name
+    came back as a 1-2 MB answer; names are now cut in messages."""
+    app = big.app()
+    try:
+        connection = app.connection(big.tokens["member"])
+        connection.receive_bytes(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}')
+        import json
+
+        reply = connection.receive_bytes(json.dumps({"jsonrpc": "2.0", "id": 1, **message}).encode())
+        assert len(reply) < 2000, len(reply)
+        assert b"1000000 characters" in reply
+    finally:
+        app.store.close()
