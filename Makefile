@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test serve bench
+.PHONY: demo test serve bench adversarial
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -19,3 +19,8 @@ serve: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
+
+# The long adversarial run (thousands of fuzz cases, crowds, kill -9 rounds); figures go to
+# artifacts/adversarial-longrun.json and RELIABILITY.md. `make test` runs the same suite small.
+adversarial: $(STAMP)
+	$(VENV)/bin/python -m tests.adversarial.longrun
