@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import re
 import threading
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)?\s*(ms|s|sec|m|min|h)?\s*$", re.IGNORECASE)
 _UNIT = {"ms": 0.001, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
 MAX_KEYS = 10_000
+log = logging.getLogger("navmcp.ratelimit")
 
 
 class RateLimiter:
@@ -94,7 +96,10 @@ def enforce(limiter: RateLimiter | None, store: "Store", token: str | None, user
     try:
         limiter.check(key_for(token, user))
     except RateLimited as e:
-        record(store, user, client, tool, arguments, e)
+        try:
+            record(store, user, client, tool, arguments, e)
+        except Exception:  # the audit must never turn a clear refusal into an internal error
+            log.exception("could not audit a rate-limited call")
         raise
 
 

@@ -27,17 +27,24 @@ def adv_world(tmp_path_factory):
     return world.build(tmp_path_factory.mktemp("fuzz") / "home")
 
 
+def world_token(app) -> str:
+    return app._adv_world.tokens["author"]
+
+
 @pytest.fixture(scope="module")
 def core_app(adv_world):
     app = adv_world.app()
+    app._adv_world = adv_world
     yield app
     app.store.close()
 
 
-@given(frame=fuzz.raw_frames(), initialized=st.booleans())
+@given(frame=fuzz.raw_frames(), initialized=st.booleans(), role=st.sampled_from(["author", "admin", "outsider", None]))
 @FUZZ
-def test_core_answers_every_frame(core_app, frame, initialized):
-    driver = SansIODriver(core_app.connection(None))
+def test_core_answers_every_frame(core_app, frame, initialized, role):
+    w = core_app._adv_world
+    frame = fuzz.bind(frame, w.urls)
+    driver = SansIODriver(core_app.connection(w.tokens[role] if role else None))
     if initialized:
         driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
                     b'"capabilities":{},"clientInfo":{"name":"fuzz"}}}')
@@ -50,16 +57,30 @@ def test_core_answers_every_frame(core_app, frame, initialized):
 @FUZZ
 def test_core_answers_every_decoded_value(core_app, value):
     """`receive(value)` (what the HTTP transport will call with a parsed body) keeps the same promises."""
-    driver = SansIODriver(core_app.connection(None))
+    driver = SansIODriver(core_app.connection(world_token(core_app)))
     driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"fuzz"}}}')
-    frame = json.dumps(value).encode()
+    frame = fuzz.bind(json.dumps(value).encode(), core_app._adv_world.urls)
     fuzz.check(frame, driver.send(frame))
+    figures.add("fuzz.sansio.frames")
+
+
+@given(call=fuzz.targeted_calls(), role=st.sampled_from(["author", "admin"]))
+@FUZZ
+def test_core_answers_targeted_calls(core_app, call, role):
+    """Well-formed calls of real actions on their pages with hostile values: parsing bugs hide here."""
+    w = core_app._adv_world
+    driver = SansIODriver(core_app.connection(w.tokens[role]))
+    driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}')
+    frame = fuzz.bind(json.dumps(call).encode(), w.urls)
+    reply = fuzz.check(frame, driver.send(frame))
+    assert "result" in reply, reply  # a well-formed call is always a tool result, never a protocol error
     figures.add("fuzz.sansio.frames")
 
 
 @pytest.fixture(scope="module")
 def stdio_server(adv_world):
     process = StdioProcess(adv_world.env("author"))
+    process.urls = adv_world.urls
     yield process
     assert process.close() == 0
     assert process.proc.returncode == 0
@@ -86,7 +107,7 @@ def test_stdio_requests_before_initialize(adv_world):
 @STDIO_FUZZ
 def test_stdio_answers_every_frame(stdio_server, frame):
     # One line is one frame on stdio: a newline inside would make it two frames.
-    frame = frame.replace(b"\n", b" ")
+    frame = fuzz.bind(frame.replace(b"\n", b" "), stdio_server.urls)
     driver = StdioDriver(stdio_server)
     fuzz.check(frame, driver.send(frame), blank_is_silent=True)
     figures.add("fuzz.stdio.frames")
@@ -150,3 +171,17 @@ def test_regression_bad_url_is_a_tool_error_not_internal(core_app):
     reply = json.loads(driver.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"navigate",'
                                    b'"arguments":{"url":"http://[::1"}}}')[0])
     assert reply["result"]["isError"] is True and "not a valid URL" in reply["result"]["content"][0]["text"]
+
+
+@pytest.mark.parametrize("deadline", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
+def test_regression_edge_deadline_is_a_parameter_error(core_app, deadline):
+    """Regression: a deadline whose UTC conversion overflows raised OverflowError (not a ValueError),
+    which pydantic doesn't catch: the agent got -32603 instead of a parameter error."""
+    driver = SansIODriver(core_app.connection(world_token(core_app)))
+    driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}')
+    frame = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "execute_action", "arguments": {"action": "create_decision", "url": "/studios/adv",
+                                                "params": {"question": "q", "deadline": deadline}}}}).encode()
+    reply = fuzz.check(frame, driver.send(frame))
+    text = reply["result"]["content"][0]["text"]
+    assert reply["result"]["isError"] is True and "'deadline'" in text and "9999" in text, text

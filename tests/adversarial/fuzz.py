@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from hypothesis import strategies as st
@@ -24,7 +25,9 @@ PARAM_NAMES = sorted({n for a in ACTIONS for n in a.params.model_fields})
 METHODS = ["initialize", "ping", "tools/list", "tools/call", "notifications/initialized",
            "notifications/cancelled", "resources/list", "prompts/get", "logging/setLevel", "", "tools/call ",
            "TOOLS/CALL", "rpc.discover"]
-URLS = ["/", "/help", "/help/urls", "/help/nope", "/whoami", "/studios/adv", "/studios/adv/members",
+# "@NOTE", "@DECISION", "@COMMITMENT" stand for real item ids of the world under test (see `bind`).
+URLS = ["/studios/adv/n/@NOTE", "/studios/adv/d/@DECISION", "/studios/adv/c/@COMMITMENT",
+        "/studios/adv/n/@NOTE?part=2&page=3", "/studios/other/n/@NOTE", "/", "/help", "/help/urls", "/help/nope", "/whoami", "/studios/adv", "/studios/adv/members",
         "/studios/adv/search?q=x", "/studios/adv/search?q=NEAR(a b)", "/studios/adv/cycles/today",
         "/studios/adv/tags/x", "/studios/adv/audit", "/studios/nope/n/abc", "http://[::1", "http://evil.example/",
         "", "   ", "/" + "a" * 3000, "/studios/adv/n/" + "x" * 70, "/studios/adv?page=99999999999999999999",
@@ -46,9 +49,14 @@ def _obj(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not MISSING}
 
 
+# Values that have broken parsers elsewhere: edge dates, huge and odd numbers, odd strings.
+NASTY_VALUES = ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00", "9999-12-31", "2099-02-30", "2099-01-01T25:00",
+                "2099-01-01T00:00:00+25:00", "tomorrow", "", " ", "\u0000", "\x00", 10**400, -(10**30), 1e308, -0.0,
+                True, [], {}, [{"option": None}], [{"option": "Red", "accept": "yes"}], "Red", "a" * 5000]
 action_params = st.one_of(
     st.just(MISSING), st.none(), junk,
-    st.dictionaries(st.sampled_from(PARAM_NAMES) | st.text(max_size=8), junk | st.text(max_size=300), max_size=5),
+    st.dictionaries(st.sampled_from(PARAM_NAMES) | st.text(max_size=8),
+                    junk | st.text(max_size=300) | st.sampled_from(NASTY_VALUES), max_size=5),
 )
 
 
@@ -83,8 +91,49 @@ def frame_objects(draw) -> Any:
                 method=method, params=params)
 
 
-json_frames = st.one_of(frame_objects(), frame_objects(), frame_objects(),
+PAGE_URLS = {"home": "/", "members": "/studios/adv/members", "studio": "/studios/adv", "note": "/studios/adv/n/@NOTE",
+             "decision": "/studios/adv/d/@DECISION", "commitment": "/studios/adv/c/@COMMITMENT"}
+param_value = st.sampled_from(NASTY_VALUES) | junk | st.text(max_size=300)
+
+
+_OFFSETS = [None, timezone.utc, timezone(timedelta(hours=14)), timezone(timedelta(hours=-14)),
+            timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-23, minutes=-59))]
+edge_datetimes = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59),
+                              timezones=st.sampled_from(_OFFSETS)).map(lambda d: d.isoformat())
+
+
+def values_for(name: str) -> st.SearchStrategy:
+    """Hostile values, plus edge values of the field's own kind (dates for deadlines, big ints...)."""
+    if name == "deadline":
+        return edge_datetimes | st.dates().map(str) | param_value
+    if name in ("critical_mass", "limit"):
+        return st.integers(-(2**63), 2**63) | st.sampled_from([0, 1, 100_000, 100_001]) | param_value
+    return param_value
+
+
+@st.composite
+def targeted_calls(draw) -> dict[str, Any]:
+    """A well-formed execute_action of a real action on its real page, with hostile parameter values:
+    this is where parsing bugs hide, behind every check of the frame's shape."""
+    action = draw(st.sampled_from(ACTIONS))
+    fields = list(action.params.model_fields)
+    params = {name: draw(values_for(name)) for name in draw(st.lists(st.sampled_from(fields), unique=True))} if fields else {}
+    if draw(st.integers(0, 4)) == 0:
+        params[draw(st.text(max_size=8))] = draw(param_value)
+    return {"jsonrpc": "2.0", "id": draw(st.integers(0, 10**6)), "method": "tools/call",
+            "params": {"name": "execute_action", "arguments": {"action": action.name, "url": PAGE_URLS[action.on[0]],
+                                                               "params": params}}}
+
+
+json_frames = st.one_of(targeted_calls(), targeted_calls(),frame_objects(), frame_objects(), frame_objects(),
                         st.lists(frame_objects(), max_size=6), junk)
+
+
+def bind(frame: bytes, urls: dict[str, str]) -> bytes:
+    """Put the world's real item ids where the generators wrote placeholders."""
+    for key in ("note", "decision", "commitment"):
+        frame = frame.replace(b"@" + key.upper().encode(), urls[key].rsplit("/", 1)[1].encode())
+    return frame
 
 
 def serialize(value: Any, ascii_only: bool) -> bytes:
