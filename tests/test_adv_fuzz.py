@@ -9,6 +9,7 @@ thousands of cases.
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,6 +28,26 @@ def adv_world(tmp_path_factory):
     return world.build(tmp_path_factory.mktemp("fuzz") / "home")
 
 
+class _Errors(logging.Handler):
+    """Errors the server logs (and would otherwise swallow, e.g. a failed audit write)."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(self.format(record))
+
+
+@pytest.fixture(scope="module")
+def logged_errors():
+    handler = _Errors()
+    logger = logging.getLogger("navmcp")
+    logger.addHandler(handler)
+    yield handler.records
+    logger.removeHandler(handler)
+
+
 def world_token(app) -> str:
     return app._adv_world.tokens["author"]
 
@@ -41,7 +62,7 @@ def core_app(adv_world):
 
 @given(frame=fuzz.raw_frames(), initialized=st.booleans(), role=st.sampled_from(["author", "admin", "outsider", None]))
 @FUZZ
-def test_core_answers_every_frame(core_app, frame, initialized, role):
+def test_core_answers_every_frame(core_app, logged_errors, frame, initialized, role):
     w = core_app._adv_world
     frame = fuzz.bind(frame, w.urls)
     driver = SansIODriver(core_app.connection(w.tokens[role] if role else None))
@@ -50,23 +71,25 @@ def test_core_answers_every_frame(core_app, frame, initialized, role):
                     b'"capabilities":{},"clientInfo":{"name":"fuzz"}}}')
     fuzz.check(frame, driver.send(frame))
     assert driver.ping_ok()
+    assert not logged_errors, logged_errors[-1]
     figures.add("fuzz.sansio.frames")
 
 
 @given(value=fuzz.json_frames)
 @FUZZ
-def test_core_answers_every_decoded_value(core_app, value):
+def test_core_answers_every_decoded_value(core_app, logged_errors, value):
     """`receive(value)` (what the HTTP transport will call with a parsed body) keeps the same promises."""
     driver = SansIODriver(core_app.connection(world_token(core_app)))
     driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"fuzz"}}}')
     frame = fuzz.bind(json.dumps(value).encode(), core_app._adv_world.urls)
     fuzz.check(frame, driver.send(frame))
+    assert not logged_errors, logged_errors[-1]
     figures.add("fuzz.sansio.frames")
 
 
 @given(call=fuzz.targeted_calls(), role=st.sampled_from(["author", "admin"]))
 @FUZZ
-def test_core_answers_targeted_calls(core_app, call, role):
+def test_core_answers_targeted_calls(core_app, logged_errors, call, role):
     """Well-formed calls of real actions on their pages with hostile values: parsing bugs hide here."""
     w = core_app._adv_world
     driver = SansIODriver(core_app.connection(w.tokens[role]))
@@ -74,6 +97,7 @@ def test_core_answers_targeted_calls(core_app, call, role):
     frame = fuzz.bind(json.dumps(call).encode(), w.urls)
     reply = fuzz.check(frame, driver.send(frame))
     assert "result" in reply, reply  # a well-formed call is always a tool result, never a protocol error
+    assert not logged_errors, logged_errors[-1]
     figures.add("fuzz.sansio.frames")
 
 
@@ -83,7 +107,8 @@ def stdio_server(adv_world):
     process.urls = adv_world.urls
     yield process
     assert process.close() == 0
-    assert process.proc.returncode == 0
+    stderr = process.stderr_text(last=None)
+    assert "Traceback" not in stderr and "ERROR" not in stderr, stderr[-3000:]
 
 
 def test_stdio_requests_before_initialize(adv_world):

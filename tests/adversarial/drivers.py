@@ -98,8 +98,9 @@ class StdioProcess:
             raise ServerDied(self.stderr_text())
         return line
 
-    def stderr_text(self) -> str:
-        return b"".join(self.stderr[-40:]).decode(errors="replace")
+    def stderr_text(self, last: int | None = 40) -> str:
+        lines = self.stderr if last is None else self.stderr[-last:]
+        return b"".join(lines).decode(errors="replace")
 
     # --- JSON-RPC conveniences ---------------------------------------------------------------
 
