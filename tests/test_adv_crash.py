@@ -1,4 +1,5 @@
-"""Crashes: kill -9 the stdio servers in the middle of pipelined write bursts, again and again.
+"""Crashes: kill -9 (and sometimes SIGTERM) the stdio servers in the middle of pipelined write
+bursts, again and again.
 Afterwards the database passes its integrity checks (SQLite, foreign keys, both full-text
 indexes), every acknowledged action is there, nothing is there twice, and nothing is half-applied:
 a decision has all of its options or doesn't exist, a user's vote is one whole ballot they sent,
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import signal
 import sqlite3
 import time
 
@@ -76,6 +78,7 @@ def test_kill_9_during_write_bursts(crash_world):
     sent: dict[str, list[dict]] = {n: [] for n in names}  # in send order, per writer
     acked: set[str] = set()
     errors = []
+    terms = 0
     for round_ in range(ROUNDS):
         processes = {n: StdioProcess(w.env(n)) for n in names}
         for n, p in processes.items():
@@ -86,8 +89,13 @@ def test_kill_9_during_write_bursts(crash_world):
             sent[n].extend(requests)
             p.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
         time.sleep(rng.uniform(0.02, 0.4))
+        # Mostly kill -9; every fifth round SIGTERM, which must roll back and exit 0 mid-burst.
+        sig = signal.SIGTERM if round_ % 5 == 4 else signal.SIGKILL
         for p in processes.values():
-            p.kill()
+            code = p.kill(sig)
+            if sig == signal.SIGTERM:
+                assert code == 0, p.stderr_text()
+                terms += 1
         for n, p in processes.items():
             for id_, reply in drain(p).items():
                 if id_ and str(id_).startswith(n + "-"):
@@ -96,7 +104,8 @@ def test_kill_9_during_write_bursts(crash_world):
                         acked.add(id_)
                     elif "error" in reply or "lock" in json.dumps(reply) or "busy" in json.dumps(reply):
                         errors.append(reply)
-    figures.add("crash.kills", ROUNDS * WRITERS)
+    figures.add("crash.kills", ROUNDS * WRITERS - terms)
+    figures.add("crash.sigterms", terms)
     figures.add("crash.requests_sent", sum(len(v) for v in sent.values()))
     figures.add("crash.acknowledged", len(acked))
     assert not errors, errors[:3]

@@ -61,6 +61,8 @@ def test_crowd_of_stdio_servers(crowd_world):
     finally:
         codes = {name: process.close() for name, process in processes.items()}
     assert all(code == 0 for code in codes.values()), codes
+    logged = [p.stderr_text(last=None) for p in processes.values()]
+    assert not [text for text in logged if "Traceback" in text or "ERROR" in text], logged
     assert not [log.crashed for log in logs.values() if log.crashed]
     assert crowd.busy_failures(logs) == []
 

@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import queue
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -141,15 +142,16 @@ class StdioProcess:
         self._release()
         return code
 
-    def kill(self) -> None:
-        """SIGKILL, as a crash would."""
-        self.proc.kill()
-        self.proc.wait()
+    def kill(self, sig: int = signal.SIGKILL) -> int:
+        """SIGKILL (a crash) or another signal; waits for the exit and returns its code."""
+        self.proc.send_signal(sig)
+        code = self.proc.wait()
         try:
             self.proc.stdin.close()
         except BrokenPipeError:
             pass
         self._release()
+        return code
 
     def _release(self) -> None:
         for thread in self._threads:

@@ -232,12 +232,31 @@ def silent(msg: Any) -> bool:
     return _notification(msg) or _response(msg)
 
 
+def _output_schemas() -> dict[str, dict]:
+    from navmcp.tools import TOOLS
+
+    return {tool["name"]: tool["outputSchema"] for tool in TOOLS}
+
+
+def check_structured(tool: Any, result: dict[str, Any]) -> None:
+    """A successful tool result's structuredContent conforms to the tool's declared outputSchema
+    (clients such as the official SDK validate it)."""
+    import jsonschema  # a dependency of the mcp test extra
+
+    schemas = _output_schemas()
+    if tool in schemas and not result.get("isError") and "structuredContent" in result:
+        jsonschema.validate(result["structuredContent"], schemas[tool])
+
+
 def _check_one(msg: Any, reply: Any) -> None:
     if silent(msg):
         assert reply is None, f"a notification got an answer: {reply}"
         return
     assert reply is not None, f"no answer to {str(msg)[:300]}"
     check_reply_shape(reply)
+    if isinstance(msg, dict) and msg.get("method") == "tools/call" and isinstance(reply.get("result"), dict):
+        params = msg.get("params")
+        check_structured(params.get("name") if isinstance(params, dict) else None, reply["result"])
     if isinstance(msg, dict) and "id" in msg and _valid_id(msg["id"]):
         assert reply["id"] == msg["id"], (msg, reply)
         if msg.get("method") == "ping" and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("params"), (dict, type(None))):
