@@ -172,3 +172,45 @@ def test_kill_9_during_write_bursts(crash_world):
             assert sum(audited.values()) >= len(mine)
     finally:
         conn.close()
+
+
+def test_kill_9_during_first_run(tmp_path):
+    """Servers killed while they create the database, migrate it, write the secret and the owner:
+    the next start finishes the job and works."""
+    home = tmp_path / "fresh"
+    env = {"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": None, "NAVMCP_DATABASE_URL": None, "NAVMCP_OWNER": "boss"}
+    rng = random.Random(7)
+    first = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "first-run"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "navigate", "arguments": {"url": "/"}}},
+    ]
+    kills = figures.pick(8, 40)
+    for n in range(kills):
+        process = StdioProcess(env)
+        calls = first + [{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "execute_action", "arguments": {"action": "create_studio", "url": "/",
+                                                    "params": {"handle": f"s{n}", "name": "S"}}}}]
+        process.write(b"".join(json.dumps(c).encode() + b"\n" for c in calls))
+        time.sleep(rng.uniform(0.0, 0.8))
+        process.kill()
+    process = StdioProcess(env)
+    try:
+        process.initialize()
+        assert process.call("execute_action", action="create_studio", url="/",
+                            params={"handle": "after", "name": "After"})["isError"] is False
+        assert process.call("navigate", url="/studios/after")["isError"] is False
+    finally:
+        assert process.close() == 0
+    conn = sqlite3.connect(home / "navmcp.db")
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM users").fetchone()[0] == 1
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        assert versions == list(range(1, len(versions) + 1)) and len(versions) >= 2
+        # Every studio that exists is whole: its creator is its admin.
+        assert conn.execute("SELECT count(*) FROM studios s WHERE NOT EXISTS (SELECT 1 FROM memberships m "
+                            "WHERE m.studio_id = s.id AND m.role = 'admin')").fetchone()[0] == 0
+    finally:
+        conn.close()
+    assert len((home / "secret").read_bytes().strip()) == 64
+    figures.add("crash.first_run_kills", kills)

@@ -146,3 +146,33 @@ def test_bad_token_over_stdio_is_not_the_owner(adv_world, attack):
     finally:
         assert process.close() == 0
     figures.add("tokens.stdio_attacks")
+
+
+@pytest.mark.parametrize("content,reason", [(b"", "is empty"), (b"\n", "is empty"), (b"abc123", "too short")])
+def test_regression_empty_or_short_secret_is_refused(tmp_path, content, reason):
+    """Regression: the secret was created with O_EXCL and then written, so a crash in between left an
+    empty file; every later call then died with an internal error (PyJWT refuses empty keys), and a
+    short secret would have been used as a weak key. It is now written atomically (temporary file,
+    then link), and an empty or short one is refused with a message saying what to do."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret").write_bytes(content)
+    app = world.App(world.Config(home=home, database_url=None, token=None))
+    try:
+        for token in (None, "x.y.z"):
+            result = Session(app, token).call_tool("navigate", {"url": "/"})
+            text = result["content"][0]["text"]
+            assert result["isError"] is True and reason in text and "delete it" in text, text
+    finally:
+        if "store" in app.__dict__:
+            app.store.close()
+
+
+def test_secret_is_created_whole_and_private(tmp_path):
+    from navmcp.identity import load_secret
+
+    home = tmp_path / "home"
+    first = load_secret(home)
+    assert len(first) == 64 and load_secret(home) == first
+    assert (home / "secret").stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in home.iterdir()] == ["secret"]  # no temporary file left behind
