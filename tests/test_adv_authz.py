@@ -182,3 +182,25 @@ def test_matrix_sample_over_stdio(template, tmp_path):
                 process.call("execute_action", action="unpin", url=w.urls["note"])
         finally:
             assert process.close() == 0
+
+
+def test_removed_member_loses_access_mid_session(template, tmp_path):
+    """A member removed while their session is open: their next call reads like a studio that
+    doesn't exist, for pages and actions alike (authorization is judged per call, on fresh data)."""
+    w = world.copy(template, tmp_path / "removed")
+    app = w.app()
+    try:
+        member = Session(app, w.tokens["member"])
+        assert member.call_tool("navigate", {"url": w.urls["note"]})["isError"] is False
+        admin = Session(app, w.tokens["admin"])
+        assert not admin.call_tool("execute_action", {"action": "remove_member", "url": "/studios/adv/members",
+                                                      "params": {"handle": "member"}})["isError"]
+        before = digest(w.home)
+        for url in (w.urls["note"], "/studios/adv", "/studios/adv/search?q=note"):
+            result = member.call_tool("navigate", {"url": url})
+            assert result["isError"] is True and "no page at" in result["content"][0]["text"]
+        result = member.call_tool("execute_action", {"action": "add_comment", "params": {"body": "still here?"}})
+        assert result["isError"] is True and "no page at" in result["content"][0]["text"]
+        assert digest(w.home) == before
+    finally:
+        app.store.close()

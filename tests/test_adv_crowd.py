@@ -24,6 +24,8 @@ def crowd_world(tmp_path_factory):
     admin = w.users["admin"]
     w.urls["crowd_decision"] = world.act(app, admin, "/studios/adv", "create_decision", question="Crowd?",
                                          options=["A", "B", "C"])
+    w.urls["race_decision"] = world.act(app, w.users["user0"], "/studios/adv", "create_decision", question="Race?",
+                                        options=["Now", "Later"])
     w.urls["crowd_commitment"] = world.act(app, admin, "/studios/adv", "create_commitment", title="Crowd",
                                            critical_mass=AGENTS // 2, limit=LIMIT)
     app.store.close()
@@ -32,6 +34,7 @@ def crowd_world(tmp_path_factory):
 
 def script(w: world.World):
     decision, commitment, note = w.urls["crowd_decision"], w.urls["crowd_commitment"], w.urls["note"]
+    race = w.urls["race_decision"]
 
     def run(name: str, agent, log: crowd.Log, rng) -> None:
         for round_ in range(ROUNDS):
@@ -45,6 +48,9 @@ def script(w: world.World):
                 crowd.act(agent, log, "join_commitment", commitment)  # twice is harmless
             if rng.random() < 0.2:
                 crowd.act(agent, log, "add_option", decision, title=f"opt-{name}-{round_}")
+            crowd.act(agent, log, "vote", race, votes=[{"option": rng.choice(["Now", "Later"])}])
+            if name == "user0" and round_ == ROUNDS // 2:
+                crowd.act(agent, log, "close_decision", race)  # while everyone else is still voting
             agent.call("navigate", url=decision)
     return run
 
@@ -77,11 +83,19 @@ def test_crowd_of_stdio_servers(crowd_world):
         tried = [e for log in logs.values() for e in log.entries if e.action == "add_comment"]
         assert all(e.ok for e in tried) and len(acked) == len(set(acked)) == len(tried) == AGENTS * ROUNDS * 2
         assert set(stored) == set(acked) and set(stored.values()) == {1}
+        # The race: no vote is stored after the decision closed; votes refused after it say it closed.
+        race_id = w.urls["race_decision"].rsplit("/", 1)[1]
+        closed_at = conn.execute("SELECT closed_at FROM items WHERE id = ?", (race_id,)).fetchone()[0]
+        assert closed_at and logs["user0"].acked("close_decision")
+        assert conn.execute("SELECT count(*) FROM votes WHERE decision_id = ? AND created_at > ?",
+                            (race_id, closed_at)).fetchone()[0] == 0
+        late = [e for log in logs.values() for e in log.entries if e.url == w.urls["race_decision"] and not e.ok]
+        assert late and all("closed" in e.text for e in late)
         # Votes: each user's stored ballot is exactly their last acknowledged one.
         decision_id = w.urls["crowd_decision"].rsplit("/", 1)[1]
         titles = dict(conn.execute("SELECT id, title FROM options WHERE decision_id = ?", (decision_id,)).fetchall())
         for name in names:
-            last = logs[name].acked("vote")[-1].params["votes"]
+            last = [e for e in logs[name].acked("vote") if e.url == w.urls["crowd_decision"]][-1].params["votes"]
             want = {(b["option"], int(b["accept"]), int(b["prefer"])) for b in last}
             got = {(titles[o], a, p) for o, a, p in conn.execute(
                 "SELECT option_id, accept, prefer FROM votes WHERE decision_id = ? AND user_id = ?",
