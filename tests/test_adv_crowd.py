@@ -119,6 +119,8 @@ def test_crowd_of_stdio_servers(crowd_world):
     figures.add("crowd.writes_attempted", calls)
     figures.add("crowd.writes_acknowledged", sum(e.ok for log in logs.values() for e in log.entries))
     figures.add("crowd.busy_failures", len(crowd.busy_failures(logs)))
+    for e in (e for log in logs.values() for e in log.entries if not e.ok):
+        figures.add(f"crowd.refused.{e.action}" + (".race" if e.url == w.urls["race_decision"] else ""))
 
 
 def test_first_run_stampede(tmp_path):
