@@ -95,7 +95,7 @@ def test_corpus_entry_everywhere(adv_world, author, index):
                 f"/studios/adv/search?q={word}", "/studios/adv/members", "/studios/adv/tags/x",
                 note + "?part=2", decision + "?part=2"):
         look(author, url)
-    figures.add("injection.entries_x_fields", 9)
+    figures.add("injection.placements", 12)
 
 
 def test_audit_log_with_hostile_client_and_params(adv_world, author):
