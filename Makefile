@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test serve bench
+.PHONY: demo test serve bench adversarial
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,3 +23,8 @@ test: $(STAMP)
 # navmcp vs the MCP SDK server, side by side (see BENCHMARKS.md). BENCH_ARGS="--sizes 1000 --rounds 1" for a quick look.
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench $(BENCH_ARGS)
+
+# The long adversarial run (thousands of fuzz cases, crowds, kill -9 rounds); figures go to
+# artifacts/adversarial-longrun.json and RELIABILITY.md. `make test` runs the same suite small.
+adversarial: $(STAMP)
+	$(VENV)/bin/python -m tests.adversarial.longrun

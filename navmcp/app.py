@@ -57,6 +57,13 @@ class App:
 
         return SupabaseAuth(self.config.supabase_jwt_secret, self.config.supabase_url)
 
+    @functools.cached_property
+    def rate_limiter(self):
+        """The per-token limiter from NAVMCP_RATE_LIMIT, or None (no limit, the default)."""
+        from navmcp.ratelimit import parse
+
+        return parse(self.config.rate_limit)
+
     @property
     def embedded(self) -> bool:
         return not self.config.database_url

@@ -64,6 +64,22 @@ def cmd_user_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_user_delete(args: argparse.Namespace) -> int:
+    from navmcp.errors import NavError
+    from navmcp.identity import delete_user, ensure_owner
+
+    app = _app()
+    ensure_owner(app.store)
+    try:
+        with app.store.write() as tx:
+            user = delete_user(tx, args.handle)
+    except NavError as e:
+        print(f"navmcp: {e.message}", file=sys.stderr)
+        return 1
+    print(f"deleted user @{user['handle']}: their tokens no longer work", file=sys.stderr)
+    return 0
+
+
 def cmd_token(args: argparse.Namespace) -> int:
     from navmcp.identity import ensure_owner, mint_token, user_by_handle
 
@@ -214,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("handle")
     add.add_argument("--name")
     add.set_defaults(func=cmd_user_add)
+    delete = user.add_parser("delete", help="delete a user (their tokens stop working)")
+    delete.add_argument("handle")
+    delete.set_defaults(func=cmd_user_delete)
     token = sub.add_parser("token", help="print a JWT that acts as a user (set it as NAVMCP_TOKEN)")
     token.add_argument("handle")
     token.add_argument("--days", type=float, default=30)

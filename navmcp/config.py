@@ -20,6 +20,7 @@ class Config:
     # Supabase Auth (hosted): the project's JWT secret (HS256) and/or its URL (JWKS for RS/ES keys).
     supabase_jwt_secret: str | None = None
     supabase_url: str | None = None
+    rate_limit: str | None = None  # NAVMCP_RATE_LIMIT, e.g. "60/60s"; None or "off" = no limit
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Config":
@@ -31,4 +32,5 @@ class Config:
             token=env.get("NAVMCP_TOKEN") or None,
             supabase_jwt_secret=env.get("SUPABASE_JWT_SECRET") or None,
             supabase_url=env.get("SUPABASE_URL") or None,
+            rate_limit=env.get("NAVMCP_RATE_LIMIT") or None,
         )

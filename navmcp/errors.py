@@ -8,6 +8,13 @@ refusal can say what to do instead.
 from __future__ import annotations
 
 
+def echo(text: object, limit: int = 80) -> str:
+    """User-chosen text (a method, tool, action or parameter name) as an error message quotes it:
+    cut, so an answer never grows with what the client sent."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
+
+
 class NavError(Exception):
     """Base of every fault a user can cause. `status` is the HTTP status the web app answers."""
 

@@ -45,20 +45,40 @@ def check_handle(handle: str) -> str:
 
 
 def load_secret(home: Path) -> bytes:
-    """The local signing secret, created with 0600 permissions on first use."""
+    """The local signing secret, created with 0600 permissions on first use.
+
+    It is written to a temporary file and linked into place, so a crash during the first run can't
+    leave an empty or partial secret behind; a short one found anyway is refused, not used.
+    """
     path = home / "secret"
     try:
-        return path.read_bytes().strip()
+        return _checked_secret(path, path.read_bytes().strip())
     except FileNotFoundError:
         pass
     home.mkdir(parents=True, exist_ok=True)
     value = secrets.token_hex(32).encode()
+    tmp = home / f".secret-{os.getpid()}-{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process won the race; use its secret
-        return path.read_bytes().strip()
-    with os.fdopen(fd, "wb") as f:
-        f.write(value)
+        with os.fdopen(fd, "wb") as f:
+            f.write(value)
+            f.flush()
+            os.fsync(f.fileno())
+        os.link(tmp, path)  # atomic, and fails if another process won the race
+    except FileExistsError:
+        return _checked_secret(path, path.read_bytes().strip())
+    finally:
+        tmp.unlink(missing_ok=True)
+    return value
+
+
+def _checked_secret(path: Path, value: bytes) -> bytes:
+    if not value:
+        raise AuthError(f"the signing secret {path} is empty (an interrupted first run?): delete it and start "
+                        "again; no token can have been signed with it")
+    if len(value) < 32:
+        raise AuthError(f"the signing secret {path} is too short to be safe: replace it (delete it and start "
+                        "again); tokens signed with it stop working")
     return value
 
 
@@ -124,6 +144,17 @@ def add_user(store: Store, handle: str, name: str | None = None) -> Row:
     user_id = new_id(10)
     with store.write(user_id=user_id) as tx:
         return create_user(tx, handle, name, user_id=user_id)
+
+
+def delete_user(tx: Tx, handle: str) -> Row:
+    """Mark a user deleted: their tokens stop working; what they wrote stays."""
+    user = user_by_handle(tx, handle)
+    if user is None:
+        raise NavError(f"no user {handle!r}")
+    if tx.one("SELECT 1 FROM settings WHERE key = 'owner' AND value = ?", (user["id"],)):
+        raise NavError(f"@{handle} is the local owner and cannot be deleted")
+    tx.execute("UPDATE users SET deleted_at = ? WHERE id = ?", (now(), user["id"]))
+    return user
 
 
 def owner_handle_default() -> str:

@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from navmcp.errors import echo
+
 log = logging.getLogger("navmcp.protocol")
 
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -72,20 +74,40 @@ def negotiate(requested: Any) -> str:
 
 def encode(value: Any) -> bytes:
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate got in: \u-escape it rather than fail to answer
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _has_lone_surrogate(value: Any) -> bool:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode(data: bytes) -> Any:
+    """One frame as a JSON value: strict UTF-8, no NaN/Infinity, no lone surrogate escapes.
+
+    Each of those would otherwise be accepted by `json.loads` and later break a response or a
+    database write; here they are a parse error like any other malformed frame.
+    """
     try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    except UnicodeDecodeError:
+        raise ParseError("Parse error: invalid UTF-8") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise ParseError("Parse error: not valid JSON") from None
+    if _SURROGATE_ESCAPE.search(data if isinstance(data, (bytes, bytearray)) else text.encode("utf-8", "replace")):
+        try:  # only frames that escape a surrogate pay for this check
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ParseError("Parse error: a string holds a lone surrogate (\\uD800-\\uDFFF)") from None
+        except RecursionError:
+            raise ParseError("Parse error: nested too deeply") from None
+    return value
 
 
 def error_object(error: JsonRpcError, id_: Any = None) -> dict[str, Any]:
@@ -120,17 +142,19 @@ class Connection:
 
     def receive_bytes(self, data: bytes) -> bytes | None:
         try:
-            # Decode as UTF-8 ourselves: json.loads(bytes) would also guess UTF-16/32, which MCP doesn't allow.
-            text = data.decode("utf-8-sig")
-            value = json.loads(text)
-        except (UnicodeDecodeError, ValueError, RecursionError) as e:
-            detail = "invalid UTF-8" if isinstance(e, UnicodeDecodeError) else "not valid JSON"
-            return encode(error_object(ParseError(f"Parse error: {detail}")))
-        # "\ud800" is valid JSON syntax but no Unicode text: it could never be stored or sent back as UTF-8.
-        if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
-            return encode(error_object(ParseError("Parse error: a string contains a lone UTF-16 surrogate (invalid UTF-8)")))
+            value = decode(data)
+        except ParseError as e:
+            return encode(error_object(e))
         response = self.receive(value)
-        return None if response is None else encode(response)
+        if response is None:
+            return None
+        try:
+            return encode(response)
+        except (ValueError, RecursionError):  # last line of defence: stdout carries only valid JSON-RPC
+            log.exception("could not encode a response")
+            id_ = response.get("id") if isinstance(response, dict) else None
+            return encode(error_object(InternalError("Internal error (details are in the server log)"),
+                                       id_ if _valid_id(id_) and not isinstance(id_, str) else None))
 
     def receive(self, value: Any) -> Any:
         if isinstance(value, list):
@@ -196,7 +220,7 @@ class Connection:
     def _call(self, method: str, params: dict[str, Any]) -> Any:
         handler = self._methods.get(method)
         if handler is None:
-            raise MethodNotFound(f"Method not found: {method}")
+            raise MethodNotFound(f"Method not found: {echo(method)}")
         if not self.initialized and method not in ("initialize", "ping"):
             raise InvalidRequest(f"Invalid Request: {method} before initialize; send initialize first")
         return handler(params)
@@ -226,7 +250,7 @@ class Connection:
         if not isinstance(name, str):
             raise InvalidParams('Invalid params: tools/call needs "name" (a string)')
         if name not in self.host.tool_names():
-            raise InvalidParams(f"Unknown tool: {name}. Tools: {', '.join(sorted(self.host.tool_names()))}")
+            raise InvalidParams(f"Unknown tool: {echo(name)}. Tools: {', '.join(sorted(self.host.tool_names()))}")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}

@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from navmcp.errors import AuthError, NavError
+from navmcp import ratelimit
+from navmcp.errors import AuthError, NavError, echo
 from navmcp.state import NavigationState, NoCurrentPage
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def check_arguments(tool: str, arguments: dict[str, Any]) -> str | None:
             return f"{tool}: missing required argument '{name}'"
     for name, value in arguments.items():
         if name not in fields:
-            return f"{tool}: unknown argument '{name}'; arguments are {', '.join(fields)}"
+            return f"{tool}: unknown argument '{echo(name)}'; arguments are {', '.join(fields)}"
         if value is not None and not isinstance(value, fields[name]):
             return f"{tool}: argument '{name}' must be {_TYPE_NAMES[fields[name]]}"
     return None
@@ -148,6 +149,7 @@ class Session:
             return tool_error(problem)
         try:
             user = self.app.authenticate(self.token)
+            ratelimit.enforce(self.app.rate_limiter, self.app.store, self.token, user, self.client, name, arguments)
             if name == "navigate":
                 return self._navigate(user, arguments["url"])
             return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"))

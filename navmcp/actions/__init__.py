@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from navmcp.errors import ActionUnavailable, InvalidParams
+from navmcp.errors import ActionUnavailable, InvalidParams, echo
 from navmcp.pages import Request
 
 Rule = Callable[[Request], "str | None"]
@@ -77,7 +77,7 @@ def describe_validation(action: Action, error: ValidationError) -> str:
     fields = action.input_schema.get("properties", {})
     lines = []
     for err in error.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"]) or "params"
+        loc = echo(".".join(str(p) for p in err["loc"]) or "params")
         if err["type"] == "extra_forbidden":
             lines.append(f"unknown parameter '{loc}'")
         elif err["type"] == "missing":
@@ -155,7 +155,7 @@ def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
     action = BY_PAGE.get(page, {}).get(name)
     if action is None:
         raise ActionUnavailable(
-            f"{name} is not an action of {req.path}. " + _valid_here(valid), url=req.url, available=valid)
+            f"{echo(name)} is not an action of {req.path}. " + _valid_here(valid), url=req.url, available=valid)
     refused = action.refusal(req)
     if refused:
         reason, forbidden = refused

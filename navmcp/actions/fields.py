@@ -35,7 +35,10 @@ def _deadline(value: object) -> str:
         raise ValueError("must be an ISO 8601 date or date-time string")
     if isinstance(value, str) and len(value) == 10:  # a bare date means the end of that day
         moment = moment.replace(hour=23, minute=59, second=59)
-    moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    try:
+        moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-14:00 is past the last representable UTC moment
+        raise ValueError("must be a date between the years 1 and 9999 in UTC") from None
     if moment <= datetime.now(timezone.utc):
         raise ValueError("must be in the future")
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -83,7 +83,10 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     raw = url.strip()
     if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", raw):
         raw = re.sub(r"^/{2,}", "/", raw)  # '//studios/x' is a path typo, not a host named 'studios'
-    parts = urlsplit(raw)
+    try:
+        parts = urlsplit(raw)
+    except ValueError:  # e.g. an unclosed "[" read as an IPv6 host: a bad URL, not a server fault
+        raise NotFound("not a valid URL: try '/' (your studios) or '/help'") from None
     path = parts.path or "/"
     if not path.startswith("/"):
         path = "/" + path

@@ -1,0 +1,73 @@
+"""A small workspace to attack: one studio `adv` with an admin, an author, a plain member, and an
+outsider with a studio of their own (`other`), plus one item of each kind written by the author.
+
+`build(home)` creates it through the real workspace (the same code path agents use) and returns
+the URLs and tokens; `copy(world, dest)` clones it (database and secret) for a test that writes.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from navmcp.app import App
+from navmcp.config import Config
+from navmcp.identity import create_user, ensure_owner, mint_token
+
+ROLES = ("admin", "author", "member", "outsider")
+
+
+@dataclass
+class World:
+    home: Path
+    tokens: dict[str, str]
+    users: dict[str, dict[str, Any]]
+    urls: dict[str, str] = field(default_factory=dict)
+
+    def app(self, **config: Any) -> App:
+        return App(Config(home=self.home, database_url=None, token=None, **config))
+
+    def env(self, role: str | None) -> dict[str, str | None]:
+        return {"NAVMCP_HOME": str(self.home), "NAVMCP_TOKEN": self.tokens.get(role) if role else None,
+                "NAVMCP_DATABASE_URL": None}
+
+
+def act(app: App, user, url: str, action: str, **params: Any) -> str:
+    return app.workspace.execute(user, url, action, params, "world-builder").url
+
+
+def build(home: Path, extra_users: int = 0) -> World:
+    app = App(Config(home=home, database_url=None, token=None))
+    ensure_owner(app.store)
+    users = {}
+    with app.store.write() as tx:
+        for role in ROLES:
+            users[role] = create_user(tx, role)
+        for n in range(extra_users):
+            users[f"user{n}"] = create_user(tx, f"user{n}")
+    tokens = {name: mint_token(app.secret, u["id"]) for name, u in users.items()}
+    w = World(home=home, tokens=tokens, users=users)
+    admin, author = users["admin"], users["author"]
+    w.urls["studio"] = act(app, admin, "/", "create_studio", handle="adv", name="Adversarial", description="a studio")
+    for handle in ["author", "member", *[f"user{n}" for n in range(extra_users)]]:
+        act(app, admin, "/studios/adv/members", "add_member", handle=handle)
+    w.urls["other"] = act(app, users["outsider"], "/", "create_studio", handle="other", name="Other studio",
+                          description="secret plans")
+    w.urls["other_note"] = act(app, users["outsider"], "/studios/other", "create_note", title="Secret other note",
+                               body="the other studio's secret")
+    w.urls["note"] = act(app, author, "/studios/adv", "create_note", title="A note", body="note body", tags=["x"])
+    w.urls["pinned_note"] = act(app, author, "/studios/adv", "create_note", title="Pinned note", body="pinned")
+    act(app, admin, w.urls["pinned_note"], "pin")
+    w.urls["decision"] = act(app, author, "/studios/adv", "create_decision", question="Which?",
+                             options=["Red", "Blue"])
+    w.urls["commitment"] = act(app, author, "/studios/adv", "create_commitment", title="Do it", critical_mass=2,
+                               limit=1000)
+    app.store.close()
+    return w
+
+
+def copy(world: World, dest: Path) -> World:
+    shutil.copytree(world.home, dest)
+    return World(home=dest, tokens=dict(world.tokens), users=dict(world.users), urls=dict(world.urls))

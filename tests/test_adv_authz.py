@@ -1,0 +1,206 @@
+"""The authorization matrix, generated from the page table and the action table themselves.
+
+Every page (ROUTES) and every (page, action) pair (BY_PAGE) × {admin, author, member, outsider,
+invalid token} is tried through the real Session (the tools layer agents use), each write on a
+fresh copy of the same world, and compared with the explicit expectations below. A page or an
+action with no row here fails `test_every_page_and_action_has_an_expectation`: whoever adds one
+decides who may use it. A sample runs through the real stdio server as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+import pytest
+
+from adversarial import figures, world
+from adversarial.drivers import StdioProcess
+from navmcp.actions import BY_PAGE
+from navmcp.pages import ROUTES
+from navmcp.tools import Session
+
+ROLES = ("admin", "author", "member", "outsider", "invalid")
+ANYONE = {"admin", "author", "member", "outsider"}
+MEMBERS = {"admin", "author", "member"}
+
+# page name → (URL key or URL in the world, roles that may see it)
+PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
+    "home": ("/", ANYONE),
+    "help": ("/help", ANYONE),
+    "help_topic": ("/help/urls", ANYONE),
+    "whoami": ("/whoami", ANYONE),
+    "studio": ("/studios/adv", MEMBERS),
+    "members": ("/studios/adv/members", MEMBERS),
+    "note": ("note", MEMBERS),
+    "decision": ("decision", MEMBERS),
+    "commitment": ("commitment", MEMBERS),
+    "cycle": ("/studios/adv/cycles/today", MEMBERS),
+    "search": ("/studios/adv/search?q=note", MEMBERS),
+    "tag": ("/studios/adv/tags/x", MEMBERS),
+    "audit": ("/studios/adv/audit", {"admin"}),
+}
+
+# (page, action) → (URL key or URL, params, roles that may run it); the item was written by "author".
+ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
+    ("home", "create_studio"): ("/", {"handle": "fresh", "name": "Fresh"}, ANYONE),
+    ("members", "add_member"): ("/studios/adv/members", {"handle": "outsider"}, {"admin"}),
+    ("members", "remove_member"): ("/studios/adv/members", {"handle": "member"}, {"admin"}),
+    ("studio", "create_note"): ("/studios/adv", {"title": "T", "body": "B"}, MEMBERS),
+    ("studio", "create_decision"): ("/studios/adv", {"question": "Q?", "options": ["A"]}, MEMBERS),
+    ("studio", "create_commitment"): ("/studios/adv", {"title": "C", "critical_mass": 1}, MEMBERS),
+    ("note", "add_comment"): ("note", {"body": "hi"}, MEMBERS),
+    ("note", "confirm_read"): ("note", {}, MEMBERS),
+    ("note", "edit_note"): ("note", {"title": "Edited"}, {"author"}),
+    ("note", "pin"): ("note", {}, {"admin"}),
+    ("note", "unpin"): ("pinned_note", {}, {"admin"}),
+    ("decision", "add_comment"): ("decision", {"body": "hi"}, MEMBERS),
+    ("decision", "add_option"): ("decision", {"title": "Green"}, MEMBERS),
+    ("decision", "vote"): ("decision", {"votes": [{"option": "Red", "prefer": True}]}, MEMBERS),
+    ("decision", "close_decision"): ("decision", {}, {"admin", "author"}),
+    ("commitment", "add_comment"): ("commitment", {"body": "hi"}, MEMBERS),
+    ("commitment", "join_commitment"): ("commitment", {}, MEMBERS),
+    ("commitment", "leave_commitment"): ("commitment", {}, MEMBERS),  # after joining (see SETUP)
+    ("commitment", "close_commitment"): ("commitment", {}, {"author"}),
+}
+SETUP = {("commitment", "leave_commitment"): ("join_commitment", {})}
+
+DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
+               "comments", "reads", "links")
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return world.build(tmp_path_factory.mktemp("authz") / "home")
+
+
+def url_of(w: world.World, key: str) -> str:
+    return key if key.startswith("/") else w.urls[key]
+
+
+def token_of(w: world.World, role: str) -> str:
+    return "not-a-jwt.at-all" if role == "invalid" else w.tokens[role]
+
+
+def digest(home) -> str:
+    """Everything but the audit log, hashed: a refused action must leave it unchanged."""
+    conn = sqlite3.connect(home / "navmcp.db")
+    h = hashlib.sha256()
+    for table in DATA_TABLES:
+        for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
+            h.update(repr(row).encode())
+    conn.close()
+    return h.hexdigest()
+
+
+def test_every_page_and_action_has_an_expectation():
+    pages = {spec.name for spec in ROUTES}
+    actions = {(page, name) for page, table in BY_PAGE.items() for name in table}
+    assert pages == set(PAGE_EXPECT), f"pages without an expectation: {pages - set(PAGE_EXPECT)}; " \
+                                      f"stale expectations: {set(PAGE_EXPECT) - pages}"
+    assert actions == set(ACTION_EXPECT), f"actions without an expectation: {actions - set(ACTION_EXPECT)}; " \
+                                          f"stale expectations: {set(ACTION_EXPECT) - actions}"
+
+
+@pytest.mark.parametrize("page", sorted(PAGE_EXPECT))
+def test_page_matrix(template, page):
+    key, allowed = PAGE_EXPECT[page]
+    app = template.app()
+    try:
+        for role in ROLES:
+            session = Session(app, token_of(template, role))
+            url = url_of(template, key)
+            result = session.call_tool("navigate", {"url": url})
+            text = result["content"][0]["text"]
+            figures.add("authz.page_checks")
+            if role in allowed:
+                assert result["isError"] is False, (role, url, text)
+                listed = {a["name"] for a in result["structuredContent"]["actions"]}
+                may = {name for (p, name), (_, _, who) in ACTION_EXPECT.items() if p == page and role in who}
+                assert listed <= may, f"{page} lists {listed - may} to {role}, who may not use them"
+            else:
+                assert result["isError"] is True, (role, url)
+                assert "structuredContent" not in result
+                if role == "invalid":
+                    assert text.startswith("authentication failed"), text
+                else:
+                    assert "no page at" in text, text
+                    for secret in ("Adversarial", "A note", "Which?", "Do it", "Red"):
+                        assert secret not in text
+    finally:
+        app.store.close()
+
+
+@pytest.mark.parametrize("page,action", sorted(ACTION_EXPECT))
+def test_action_matrix(template, tmp_path, page, action):
+    key, params, allowed = ACTION_EXPECT[(page, action)]
+    for role in ROLES:
+        w = world.copy(template, tmp_path / role)
+        app = w.app()
+        try:
+            session = Session(app, token_of(w, role))
+            url = url_of(w, key)
+            if (page, action) in SETUP and role in allowed:
+                before_name, before_params = SETUP[(page, action)]
+                assert not session.call_tool("execute_action", {"action": before_name, "params": before_params,
+                                                                "url": url})["isError"]
+            before = digest(w.home)
+            result = session.call_tool("execute_action", {"action": action, "params": params, "url": url})
+            text = result["content"][0]["text"]
+            figures.add("authz.action_checks")
+            if role in allowed:
+                assert result["isError"] is False, (role, action, text)
+                assert result["structuredContent"]["ok"] is True
+                assert digest(w.home) != before, f"{action} by {role} reported success but changed nothing"
+            else:
+                assert result["isError"] is True, f"{role} could run {action} on {url}: {text}"
+                assert digest(w.home) == before, f"refused {action} by {role} still wrote"
+                if role == "invalid":
+                    assert text.startswith("authentication failed"), text
+                elif role == "outsider" and page != "home":
+                    assert "no page at" in text and "Adversarial" not in text, text
+                else:
+                    assert "not available" in text, text
+        finally:
+            app.store.close()
+
+
+def test_matrix_sample_over_stdio(template, tmp_path):
+    """The same verdicts from the real server process, one process per role."""
+    w = world.copy(template, tmp_path / "stdio")
+    for role in ROLES:
+        process = StdioProcess(w.env(role) if role != "invalid" else {**w.env(None), "NAVMCP_TOKEN": "bad.token.x"})
+        try:
+            process.initialize(f"authz-{role}")
+            for page, (key, allowed) in PAGE_EXPECT.items():
+                result = process.call("navigate", url=url_of(w, key))
+                assert result["isError"] is (role not in allowed), (role, page, result["content"][0]["text"])
+                figures.add("authz.stdio_checks")
+            result = process.call("execute_action", action="pin", url=w.urls["note"])
+            assert result["isError"] is (role != "admin"), (role, result)
+            if role == "admin":
+                process.call("execute_action", action="unpin", url=w.urls["note"])
+        finally:
+            assert process.close() == 0
+
+
+def test_removed_member_loses_access_mid_session(template, tmp_path):
+    """A member removed while their session is open: their next call reads like a studio that
+    doesn't exist, for pages and actions alike (authorization is judged per call, on fresh data)."""
+    w = world.copy(template, tmp_path / "removed")
+    app = w.app()
+    try:
+        member = Session(app, w.tokens["member"])
+        assert member.call_tool("navigate", {"url": w.urls["note"]})["isError"] is False
+        admin = Session(app, w.tokens["admin"])
+        assert not admin.call_tool("execute_action", {"action": "remove_member", "url": "/studios/adv/members",
+                                                      "params": {"handle": "member"}})["isError"]
+        before = digest(w.home)
+        for url in (w.urls["note"], "/studios/adv", "/studios/adv/search?q=note"):
+            result = member.call_tool("navigate", {"url": url})
+            assert result["isError"] is True and "no page at" in result["content"][0]["text"]
+        result = member.call_tool("execute_action", {"action": "add_comment", "params": {"body": "still here?"}})
+        assert result["isError"] is True and "no page at" in result["content"][0]["text"]
+        assert digest(w.home) == before
+    finally:
+        app.store.close()
