@@ -80,16 +80,25 @@ def cmd_user_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_token(args: argparse.Namespace) -> int:
-    from navmcp.identity import ensure_owner, mint_token, user_by_handle
+def _named_user(app, handle: str):
+    """The user called `handle`, or None after saying how to create one (on stderr)."""
+    from navmcp.identity import ensure_owner, user_by_handle
 
-    app = _app()
-    if app.embedded:
+    if app.embedded:  # the local owner exists only on the embedded store
         ensure_owner(app.store)
     with app.store.read() as tx:
-        user = user_by_handle(tx, args.handle)
+        user = user_by_handle(tx, handle)
     if user is None:
-        print(f"navmcp: no user {args.handle!r}; create one with `navmcp user add {args.handle}`", file=sys.stderr)
+        print(f"navmcp: no user {handle!r}; create one with `navmcp user add {handle}`", file=sys.stderr)
+    return user
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    from navmcp.identity import mint_token
+
+    app = _app()
+    user = _named_user(app, args.handle)
+    if user is None:
         return 1
     print(mint_token(app.secret, user["id"], days=args.days))
     return 0
@@ -130,16 +139,11 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 
 def cmd_login_link(args: argparse.Namespace) -> int:
-    from navmcp.identity import ensure_owner, user_by_handle
     from navmcp.web.auth import create_login_link
 
     app = _app()
-    if app.embedded:  # the local owner exists only on the embedded store
-        ensure_owner(app.store)
-    with app.store.read() as tx:
-        user = user_by_handle(tx, args.handle)
+    user = _named_user(app, args.handle)
     if user is None:
-        print(f"navmcp: no user {args.handle!r}; create one with `navmcp user add {args.handle}`", file=sys.stderr)
         return 1
     print(create_login_link(app.store, user["id"], args.base_url, minutes=args.minutes))
     return 0
