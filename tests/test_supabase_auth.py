@@ -214,3 +214,38 @@ def test_web_sign_in_with_an_emailed_code(supabase_app, fake_gotrue):
     token = signin.verify_code("lin@example.com", "123456")
     user = supabase_app.authenticate(token)  # the access token is an identity like any other
     assert user["handle"] == "lin" and user["id"] == "6f1f1b8e-5d5e-4b43-9a8c-2a4f0d7f3c11"
+
+
+def test_web_app_signs_people_in_with_an_emailed_code(supabase_app, fake_gotrue, monkeypatch):
+    """`navmcp web` with SUPABASE_URL and SUPABASE_ANON_KEY set: email → code → cookie session
+    for the Supabase user (created in navmcp on first sight), on either store."""
+    pytest.importorskip("supabase")
+    import asyncio
+
+    import httpx
+
+    from navmcp.web import create_app
+
+    url, seen = fake_gotrue
+    monkeypatch.setenv("SUPABASE_URL", url)
+    monkeypatch.setenv("SUPABASE_ANON_KEY", "anon-key")
+    web = create_app(supabase_app)
+
+    async def journey():
+        transport = httpx.ASGITransport(app=web)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            login = await client.get("/login")
+            assert 'action="/login/email"' in login.text
+            asked = await client.post("/login/email", data={"email": "lin@example.com", "next": "/whoami"})
+            assert asked.status_code == 200 and 'action="/login/code"' in asked.text
+            assert seen[-1][0] == "/auth/v1/otp" and seen[-1][1]["email"] == "lin@example.com"
+            wrong = await client.post("/login/code", data={"email": "lin@example.com", "code": "000000"})
+            assert wrong.status_code == 401 and "not accepted" in wrong.text and "set-cookie" not in wrong.headers
+            signed = await client.post("/login/code", data={"email": "lin@example.com", "code": "123456",
+                                                            "next": "//evil.example/"})
+            assert signed.status_code == 303 and signed.headers["location"] == "/"  # no open redirect
+            assert "HttpOnly" in signed.headers["set-cookie"]
+            whoami = await client.get("/whoami")
+            assert whoami.status_code == 200 and "@lin" in whoami.text
+
+    asyncio.run(journey())

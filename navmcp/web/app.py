@@ -203,8 +203,15 @@ class WebApp:
             "/healthz": self.healthz,
             "/mcp": lambda req: mcp_http.handle(self, req),
             "/login": self.login,
+            "/login/email": self.login_email,
+            "/login/code": self.login_code,
             "/logout": self.logout,
         }
+        from navmcp.supabase_signin import SupabaseSignIn
+
+        # Sign-in by an emailed code through Supabase Auth, offered when SUPABASE_URL and
+        # SUPABASE_ANON_KEY are set (login links keep working beside it).
+        self.signin = SupabaseSignIn.from_env()
 
     async def __call__(self, scope: dict[str, Any], receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -312,8 +319,7 @@ class WebApp:
     async def login(self, req: Request) -> Response:
         query = parse_qs(req.query_string)
         token = (query.get("token") or [""])[0]
-        nxt = (query.get("next") or [""])[0]
-        nxt = nxt if nxt.startswith("/") and not nxt.startswith("//") else ""
+        nxt = _local_path((query.get("next") or [""])[0])
         if not token:
             message = "You are signed out." if "bye" in query else None
             return self.login_page(200, message, ok=True, next_url=nxt)
@@ -323,8 +329,41 @@ class WebApp:
             return self.login_page(401, e.message, ok=False, next_url=nxt)
         return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req)))])
 
-    def login_page(self, status: int, message: str | None, *, ok: bool, next_url: str = "") -> Response:
-        page = html.render("login.html.j2", {"message": message, "ok": ok, "next": next_url})
+    async def login_email(self, req: Request) -> Response:
+        """Step 1 of the Supabase sign-in: email a one-time code, then ask for it."""
+        if self.signin is None or req.method != "POST":
+            return error_response("html", 404, "no page at /login/email: sign in with a login link")
+        form = await req.form()
+        email = (form.get("email") or [""])[0].strip()[:254]
+        nxt = _local_path((form.get("next") or [""])[0])
+        if "@" not in email:
+            return self.login_page(422, "give the email address you sign in with", ok=False, next_url=nxt)
+        try:
+            self.signin.send_code(email)
+        except AuthError as e:
+            return self.login_page(502, e.message, ok=False, next_url=nxt)
+        return self.login_page(200, f"A sign-in code was sent to {email}.", ok=True, next_url=nxt, email=email)
+
+    async def login_code(self, req: Request) -> Response:
+        """Step 2: the code buys a Supabase access token, verified like any token; that user gets a
+        cookie session (created as a navmcp user on first sight)."""
+        if self.signin is None or req.method != "POST":
+            return error_response("html", 404, "no page at /login/code: sign in with a login link")
+        form = await req.form()
+        email = (form.get("email") or [""])[0].strip()[:254]
+        code = (form.get("code") or [""])[0].strip()[:20]
+        nxt = _local_path((form.get("next") or [""])[0])
+        try:
+            user = self.app.authenticate(self.signin.verify_code(email, code))
+        except AuthError as e:
+            return self.login_page(401, e.message, ok=False, next_url=nxt, email=email)
+        session_id = auth.open_session(self.app.store, user["id"])
+        return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req)))])
+
+    def login_page(self, status: int, message: str | None, *, ok: bool, next_url: str = "",
+                   email: str | None = None) -> Response:
+        page = html.render("login.html.j2", {"message": message, "ok": ok, "next": next_url,
+                                             "supabase": self.signin is not None, "email": email})
         return text(status, page, RENDITIONS["html"], headers=[("content-security-policy", HTML_CSP),
                                                                ("cache-control", "no-store")])
 
@@ -496,6 +535,11 @@ class WebApp:
         if caller.session is not None:
             auth.set_flash(self.app.store, caller.session.id, result.message, caller.user["id"])
         return redirect(result.url)
+
+
+def _local_path(url: str) -> str:
+    """Where to go after signing in: a path of this site only (no open redirect)."""
+    return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else ""
 
 
 def _run_to_completion(coroutine) -> Any:

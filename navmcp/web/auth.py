@@ -76,6 +76,16 @@ def redeem_login_link(store: Store, token: str) -> str:
     return session_id
 
 
+def open_session(store: Store, user_id: str) -> str:
+    """A new web session for a user whose identity was just proven (e.g. a verified Supabase
+    access token); returns the session id for the cookie."""
+    session_id = secrets.token_urlsafe(32)
+    with store.write(user_id=user_id) as tx:  # acting as that user (RLS: you open only your own)
+        tx.execute("INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                   (_hash(session_id), user_id, now(), _stamp(timedelta(days=SESSION_DAYS))))
+    return session_id
+
+
 def _redeem_sql(tx, link_hash: str, session_hash: str, expires: str) -> str | None:
     link = tx.one("SELECT * FROM login_links WHERE token_hash = ?", (link_hash,))
     if link is None:
