@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adversarial import figures, fuzz, world
-from adversarial.http import HEADERS, INIT, Http, HttpDriver, WebProcess, open_session
+from adversarial.http import HEADERS, Http, HttpDriver, WebProcess, open_session
 from navmcp.web import create_app
 
 FUZZ = settings(max_examples=figures.pick(120, 4000), deadline=None, derandomize=False,
@@ -102,3 +102,155 @@ def test_real_server_answers_every_frame(real, frame):
     fuzz.check(frame, driver.send(frame))
     assert driver.ping_ok()
     figures.add("fuzz.http.real.frames")
+
+
+# --- regressions and HTTP-level oddities ---------------------------------------------------------
+
+STRICT = [b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":NaN}}', b'{"jsonrpc":"2.0","id":Infinity,"method":"ping"}',
+          b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+          b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"navigate","arguments":{"url":"/\\udfff"}}}',
+          b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},'
+          b'"clientInfo":{"name":"\\ud800"}}}']
+
+
+@pytest.mark.parametrize("frame", STRICT)
+def test_regression_strict_json_on_mcp(inproc, logged_errors, frame):
+    """Found by the HTTP fuzzer: /mcp decoded with plain json.loads, so NaN and lone surrogates got
+    through; a lone surrogate in an initialize's client name was a 500 (the session write raised)."""
+    http, drivers = inproc
+    reply = drivers["author"].post(frame)
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == -32700 and reply.json()["id"] is None
+    assert drivers["author"].ping_ok()
+    assert not logged_errors, logged_errors[-1]
+
+
+def _oddities(session: str, ended: str, token: str):
+    ok_ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    auth = {"authorization": f"Bearer {token}"}
+    with_session = {**HEADERS, **auth, "mcp-session-id": session}
+
+    def chunks(total: int):
+        async def gen():  # no Content-Length: Transfer-Encoding: chunked
+            for _ in range(total // 4096):
+                yield b" " * 4096
+            yield ok_ping
+        return gen()
+
+    # (name, method, headers, body, expected status, JSON-RPC error body expected)
+    return [
+        ("no content-type", "POST", {**auth, "mcp-session-id": session}, ok_ping, 200, False),
+        ("text/plain", "POST", {**with_session, "content-type": "text/plain"}, ok_ping, 415, True),
+        ("form content-type", "POST", {**with_session, "content-type": "application/x-www-form-urlencoded"}, ok_ping, 415, True),
+        ("accept text/html only", "POST", {**with_session, "accept": "text/html"}, ok_ping, 200, False),
+        ("no session", "POST", {**HEADERS, **auth}, ok_ping, 400, True),
+        ("unknown session", "POST", {**with_session, "mcp-session-id": "nope"}, ok_ping, 404, True),
+        ("huge session id", "POST", {**with_session, "mcp-session-id": "x" * 8000}, ok_ping, 404, True),
+        ("ended session", "POST", {**with_session, "mcp-session-id": ended}, ok_ping, 404, True),
+        ("bad protocol version", "POST", {**with_session, "mcp-protocol-version": "1999-01-01"}, ok_ping, 400, True),
+        ("no token", "POST", {**HEADERS, "mcp-session-id": session}, ok_ping, 401, True),
+        ("bad token", "POST", {**with_session, "authorization": "Bearer x.y.z"}, ok_ping, 401, True),
+        ("basic auth", "POST", {**with_session, "authorization": "Basic YTpi"}, ok_ping, 401, True),
+        ("oversized body", "POST", with_session, b" " * (1024 * 1024 + 1) + ok_ping, 413, True),
+        ("oversized chunked body", "POST", with_session, chunks(1024 * 1024 + 8192), 413, True),
+        ("small chunked body", "POST", with_session, chunks(8192), 200, False),
+        ("empty body", "POST", with_session, b"", 400, True),
+        ("GET", "GET", with_session, None, 405, True),
+        ("PUT", "PUT", with_session, ok_ping, 405, True),
+        ("PATCH", "PATCH", with_session, ok_ping, 405, True),
+        ("OPTIONS", "OPTIONS", with_session, None, 405, True),
+        ("DELETE without session", "DELETE", {**HEADERS, **auth}, None, 400, True),
+        ("DELETE unknown", "DELETE", {**with_session, "mcp-session-id": "nope"}, None, 404, True),
+        ("foreign Host", "POST", {**with_session, "host": "evil.example"}, ok_ping, 403, True),
+        ("foreign Origin", "POST", {**with_session, "origin": "http://evil.example"}, ok_ping, 403, True),
+        ("null Origin", "POST", {**with_session, "origin": "null"}, ok_ping, 403, True),
+        ("tools/call before initialize", "POST", {**HEADERS, **auth},
+         b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"navigate","arguments":{"url":"/"}}}', 400, True),
+    ]
+
+
+ODDITY_NAMES = [o[0] for o in _oddities("s", "e", "t")]
+
+
+def _check_oddity(http, driver, ended, name, logged=None):
+    for oname, method, headers, body, status, rpc_error in _oddities(driver.session, ended, driver.token):
+        if oname != name:
+            continue
+        reply = http.request(method, "/mcp", headers=headers, content=body)
+        assert reply.status_code == status, (name, reply.status_code, reply.text[:300])
+        if rpc_error:
+            answer = reply.json()
+            assert answer["jsonrpc"] == "2.0" and answer["id"] is None and answer["error"]["message"], answer
+        else:
+            assert reply.json()["result"] == {}, reply.text
+        if status == 401:
+            assert reply.headers["www-authenticate"].startswith('Bearer realm="navmcp"')
+        if status == 405:
+            assert "POST" in reply.headers["allow"]
+        assert driver.ping_ok()
+        figures.add("fuzz.http.oddities")
+        return
+    raise AssertionError(name)
+
+
+@pytest.fixture(scope="module")
+def ended_session(inproc):
+    http, drivers = inproc
+    from adversarial.http import open_session
+
+    token = drivers["author"].token
+    session = open_session(http, token)
+    assert http.request("DELETE", "/mcp", headers={**HEADERS, "authorization": f"Bearer {token}",
+                                                    "mcp-session-id": session}).status_code == 200
+    return session
+
+
+@pytest.mark.parametrize("name", ODDITY_NAMES)
+def test_inprocess_http_oddities(inproc, ended_session, logged_errors, name):
+    http, drivers = inproc
+    _check_oddity(http, drivers["author"], ended_session, name)
+    assert not logged_errors, logged_errors[-1]
+
+
+def test_real_server_http_oddities(real):
+    server, http, driver, w = real
+    ended = open_session(http, driver.token)
+    http.request("DELETE", "/mcp", headers={**HEADERS, "authorization": f"Bearer {driver.token}", "mcp-session-id": ended})
+    for name in ODDITY_NAMES:
+        _check_oddity(http, driver, ended, name)
+
+
+def _raw(port: int, data: bytes, timeout: float = 5) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        out = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except socket.timeout:
+            pass
+        return out
+
+
+def test_real_server_malformed_http(real):
+    """Wire-level garbage is answered 4xx by the HTTP layer (or the connection closed), never a 500."""
+    server, http, driver, w = real
+    auth = f"Authorization: Bearer {driver.token}\r\nMcp-Session-Id: {driver.session}\r\n".encode()
+    cases = [
+        b"GARBAGE\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nabcde",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n" + auth + b"\r\nzz\r\nabc\r\n0\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + b"Content-Length: 100\r\nConnection: close\r\n\r\n{}",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 40,  # a TLS hello on the plain port
+    ]
+    for data in cases:
+        out = _raw(server.port, data, timeout=3)
+        if out:
+            status = int(out.split(b" ", 2)[1])
+            assert 400 <= status < 500 or status == 408, out[:300]
+        figures.add("fuzz.http.wire")
+    assert driver.ping_ok()
