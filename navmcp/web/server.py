@@ -6,7 +6,8 @@ uvicorn arms no timer while a request head arrives, and its keep-alive timer is 
 byte, so a client sending its headers one byte at a time (slowloris) stays connected. Here:
 
 - `HeadTimeoutH11`: a request head must arrive whole within HEAD_TIMEOUT seconds of the
-  connection opening or of the previous response; otherwise the connection is closed;
+  connection opening or of the previous response, otherwise the connection is closed; a client
+  that reads nothing of its answer for a whole HEAD_TIMEOUT period is disconnected;
 - request bodies must arrive whole within `navmcp.web.app.BODY_TIMEOUT` seconds (else 408);
 - idle keep-alive connections close after KEEP_ALIVE seconds; at most MAX_CONNECTIONS
   connections and requests at once (more are answered 503 by uvicorn), a listen backlog, and
@@ -27,21 +28,30 @@ MAX_HEAD = 16 * 1024
 
 
 class HeadTimeoutH11(H11Protocol):
+    """h11 with one more timer, checked every `head_timeout` seconds while the connection lives:
+    idle without a whole request head → closed; an answer the client does not read (the write
+    buffer did not shrink over a whole period) → aborted, which also frees a handler waiting to
+    write; a request being served (its body has its own deadline) → checked again later."""
+
     head_timeout = HEAD_TIMEOUT
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+        self._arm()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._cancel_head_timer()
-        if not self.transport.is_closing():
-            self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+        self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_timer()
         super().connection_lost(exc)
+
+    def _arm(self, pending: float = float("inf")) -> None:
+        self._cancel_head_timer()
+        self._pending = pending
+        if not self.transport.is_closing():
+            self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
 
     def _cancel_head_timer(self) -> None:
         timer = getattr(self, "_head_timer", None)
@@ -51,11 +61,17 @@ class HeadTimeoutH11(H11Protocol):
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        cycle = self.cycle
-        if cycle is not None and not cycle.response_complete:
-            return  # a request is being served (its body has its own deadline)
-        if not self.transport.is_closing():
-            self.transport.close()
+        if self.transport.is_closing():
+            return
+        pending = self.transport.get_write_buffer_size()
+        if pending and pending >= self._pending:  # nothing of our answer was read in a whole period
+            self.transport.abort()
+            return
+        busy = self.cycle is not None and not self.cycle.response_complete
+        if busy or pending:
+            self._arm(pending)
+            return
+        self.transport.close()  # no whole request head in time
 
 
 def run(asgi_app: Any, host: str, port: int) -> None:
