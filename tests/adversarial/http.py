@@ -183,3 +183,55 @@ class WebProcess:
         self._reader.join(timeout=5)
         self.proc.stderr.close()
         return code
+
+
+class FormAgent:
+    """A crowd agent that is a browser: signed in with a login link (cookie session), it posts the
+    HTML forms of the pages with their CSRF token (`join_commitment` goes through the JSON action
+    API with the cookie and an X-CSRF-Token header, so its message can be read)."""
+
+    def __init__(self, target: Any, login_link: str):
+        from urllib.parse import urlsplit
+
+        self.http = Http(target)
+        parts = urlsplit(login_link)
+        reply = self.http.request("GET", parts.path + "?" + parts.query)
+        assert reply.status_code == 303, reply.text[:300]
+        self.csrf: str | None = None
+
+    def _csrf(self, url: str) -> str:
+        if self.csrf is None:
+            page = self.http.request("GET", url)
+            assert page.status_code == 200, page.text[:300]
+            self.csrf = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text).group(1)
+        return self.csrf
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        url = arguments["url"]
+        if tool == "navigate":
+            page = self.http.request("GET", url)
+            return {"isError": page.status_code != 200, "content": [{"type": "text", "text": page.text}]}
+        action, params = arguments["action"], arguments.get("params") or {}
+        csrf = self._csrf(url)
+        target = url.rstrip("/") + "/actions/" + action
+        if action == "join_commitment":
+            reply = self.http.request("POST", target, json=params, headers={"x-csrf-token": csrf})
+            answer = reply.json()
+            ok = reply.status_code == 200  # the tool's text is "✓ " + the result's message
+            return {"isError": not ok, "content": [{"type": "text", "text": ("✓ " if ok else "") + answer["message"]}]}
+        form: dict[str, Any] = {"csrf_token": csrf}
+        for name, value in params.items():
+            if name == "votes":
+                form["votes.option"] = [b["option"] for b in value]
+                form["votes.accept"] = [b["option"] for b in value if b.get("accept")]
+                form["votes.prefer"] = [b["option"] for b in value if b.get("prefer")]
+            else:
+                form[name] = str(value)
+        reply = self.http.request("POST", target, data=form)
+        if reply.status_code == 303:
+            return {"isError": False, "content": [{"type": "text", "text": "✓ (form posted)"}]}
+        found = re.search(r'class="error"[^>]*>(.*?)</(?:div|p)>', reply.text, re.S)
+        return {"isError": True, "content": [{"type": "text", "text": found.group(1) if found else reply.text}]}
+
+    def close(self) -> None:
+        self.http.close()
