@@ -254,3 +254,97 @@ def test_real_server_malformed_http(real):
             assert 400 <= status < 500 or status == 408, out[:300]
         figures.add("fuzz.http.wire")
     assert driver.ping_ok()
+
+
+# --- the web app's own surfaces: the action API and the page renditions -----------------------
+
+WEB_STATUSES = {200, 303, 400, 401, 403, 404, 405, 409, 413, 415, 422}
+
+
+@given(call=fuzz.targeted_calls(), body_kind=st.sampled_from(["json", "wrapped", "form", "raw"]),
+       raw=fuzz.raw_frames(), role=st.sampled_from(["author", "outsider", "admin"]))
+@FUZZ
+def test_action_api_answers_hostile_params(adv_world, tmp_path_factory, logged_errors, call, body_kind, raw, role):
+    """Real actions on their real pages through POST {page}/actions/{name}, with the targeted
+    fuzzer's hostile values (as JSON, wrapped in {"params": ...}, as a form, or as raw bytes):
+    a documented status with the canonical JSON error body, never a 500."""
+    w = _action_world(adv_world, tmp_path_factory)
+    http = w._http
+    arguments = call["params"]["arguments"]
+    url = fuzz.bind(arguments["url"].encode(), w.urls).decode().rstrip("/")
+    headers = {"authorization": f"Bearer {w.tokens[role]}"}
+    target = f"{url}/actions/{arguments['action']}"
+    params = json.loads(fuzz.bind(json.dumps(arguments["params"]).encode(), w.urls))
+    if body_kind == "json":
+        reply = http.request("POST", target, headers=headers, content=json.dumps(params))
+    elif body_kind == "wrapped":
+        reply = http.request("POST", target, headers=headers, content=json.dumps({"params": params}))
+    elif body_kind == "form":
+        form = {k: v if isinstance(v, str) else json.dumps(v) for k, v in params.items() if isinstance(k, str)}
+        reply = http.request("POST", target, headers=headers, data=form)
+    else:
+        reply = http.request("POST", target, headers={**headers, "content-type": "application/json"}, content=raw)
+    assert reply.status_code in WEB_STATUSES, (reply.status_code, reply.text[:300])
+    if reply.status_code not in (200, 303) and reply.headers["content-type"].startswith("application/json"):
+        body = reply.json()
+        assert body["ok"] is False and body["status"] == reply.status_code and body["message"], body
+    assert not logged_errors, logged_errors[-1]
+    figures.add("fuzz.http.action_api")
+
+
+_ACTION_WORLD: dict = {}
+
+
+def _action_world(adv_world, tmp_path_factory):
+    """One writable copy of the world with an in-process web app, shared by the examples."""
+    if "w" not in _ACTION_WORLD:
+        w = world.copy(adv_world, tmp_path_factory.mktemp("httpfuzz-actions") / "home")
+        w._app = w.app()
+        w._http = Http(create_app(w._app))
+        _ACTION_WORLD["w"] = w
+    return _ACTION_WORLD["w"]
+
+
+@given(url=st.sampled_from(fuzz.URLS) | st.text(max_size=80), accept=st.sampled_from(
+    ["text/html", "text/markdown", "application/json", "*/*", "text/markdown;q=0.5, text/html;q=0.9", "", "garbage;q=x"]),
+    method=st.sampled_from(["GET", "HEAD", "POST", "PUT", "DELETE"]))
+@FUZZ
+def test_pages_answer_any_url(adv_world, inproc, logged_errors, url, accept, method):
+    http, drivers = inproc
+    url = fuzz.bind(url.encode(), adv_world.urls).decode()
+    if not url.startswith("/") or url.startswith("//") or any(c in url for c in "#\r\n\x00") or "://" in url:
+        url = "/" + url.lstrip("/").replace("#", "%23")
+    try:
+        reply = http.request(method, url, headers={"authorization": f"Bearer {drivers['author'].token}",
+                                                   "accept": accept})
+    except httpx_errors():  # a URL httpx itself refuses to send is not a server verdict
+        return
+    assert reply.status_code in WEB_STATUSES, (url, reply.status_code, reply.text[:300])
+    assert not logged_errors, logged_errors[-1]
+    figures.add("fuzz.http.pages")
+
+
+def httpx_errors():
+    import httpx
+
+    return (httpx.InvalidURL, httpx.LocalProtocolError, httpx.UnsupportedProtocol)
+
+
+@pytest.mark.parametrize("body", [b'{"title":' + b"[" * 100_000 + b"]" * 100_000 + b',"body":"x"}',
+                                  b'{"title":"\\ud800","body":"x"}', b'{"title":"t","body":NaN}',
+                                  b'{"params":{"title":"\\udfff","body":"x"}}', b"\xff\xfe"])
+def test_regression_action_api_strict_json(adv_world, tmp_path, body):
+    """Found by the action-API fuzzer: the JSON body was read with plain json.loads, so deep nesting
+    was a RecursionError (500) and a lone surrogate or NaN reached the action."""
+    w = world.copy(adv_world, tmp_path / "home")
+    app = w.app()
+    http = Http(create_app(app))
+    try:
+        reply = http.request("POST", "/studios/adv/actions/create_note", content=body,
+                             headers={"authorization": f"Bearer {w.tokens['author']}"})
+        assert reply.status_code == 400 and reply.json()["ok"] is False, reply.text[:300]
+        with app.store.read() as tx:
+            assert tx.scalar("SELECT count(*) FROM items WHERE kind = 'note'") == 3  # the world's three notes
+    finally:
+        http.close()
+        app.store.close()

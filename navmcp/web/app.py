@@ -40,6 +40,7 @@ from navmcp.app import App
 from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import user_by_id
 from navmcp.pages import route
+from navmcp.protocol import ParseError, decode
 from navmcp.render import inline
 from navmcp.web import auth, html
 from navmcp.workspace import Page, action_info
@@ -499,9 +500,9 @@ class WebApp:
             params = html.params_from_form(action_info(known), await req.form())
         else:
             raw = await req.body()
-            try:
-                params = json.loads(raw) if raw.strip() else None
-            except ValueError:
+            try:  # strict, as on /mcp: deep nesting, NaN or a lone surrogate is a 400, not a 500
+                params = decode(raw) if raw.strip() else None
+            except ParseError:
                 return error_response("json", 400, "the body must be a JSON object of the action's params")
             if isinstance(params, dict) and set(params) == {"params"} and isinstance(params["params"], dict):
                 params = params["params"]  # {"params": {...}} is accepted too
