@@ -348,3 +348,38 @@ def test_regression_action_api_strict_json(adv_world, tmp_path, body):
     finally:
         http.close()
         app.store.close()
+
+
+def test_regression_internal_error_on_mcp_is_json_rpc(adv_world, tmp_path, monkeypatch, logged_errors):
+    """An internal error on /mcp was answered with the web app's JSON error body, which MCP clients
+    can't read: it is a JSON-RPC error (id null) with status 500, details only in the log."""
+    import asyncio
+
+    import httpx
+
+    from navmcp import sessions
+
+    w = world.copy(adv_world, tmp_path / "home")
+    app = w.app()
+    web = create_app(app)
+    http = Http(web)
+    try:
+        session = open_session(http, w.tokens["author"])
+        monkeypatch.setattr(sessions, "load", lambda *a, **k: 1 / 0)
+
+        async def post():
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=web), base_url="http://127.0.0.1") as c:
+                return await c.post("/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                                    headers={**HEADERS, "authorization": f"Bearer {w.tokens['author']}",
+                                             "mcp-session-id": session})
+
+        reply = asyncio.run(post())
+        assert reply.status_code == 500
+        body = reply.json()
+        assert body["jsonrpc"] == "2.0" and body["id"] is None and "internal error" in body["error"]["message"]
+        assert "ZeroDivision" not in reply.text and "Traceback" not in reply.text
+        assert logged_errors and "ZeroDivisionError" in logged_errors[-1]
+        logged_errors.clear()
+    finally:
+        http.close()
+        app.store.close()

@@ -71,12 +71,12 @@ class WebLimits:
     def check_caller(self, req: "Request", caller: "Caller", url: str, action: str | None,
                      rendition: str) -> "Response | None":
         """Count one page read or action of `caller`; over the limit, the 429 answer (audited)."""
-        from navmcp.web.app import error_response
-        from navmcp.web.auth import bearer_token
-
         limiter = self.web.app.rate_limiter
         if limiter is None:
             return None
+        from navmcp.web.app import error_response
+        from navmcp.web.auth import bearer_token
+
         token = bearer_token(req.header("authorization")) if caller.session is None else None
         try:
             limiter.check(ratelimit.key_for(token, caller.user))
