@@ -62,7 +62,7 @@ def inproc(adv_world):
 @pytest.fixture(scope="module")
 def real(adv_world, tmp_path_factory):
     w = world.copy(adv_world, tmp_path_factory.mktemp("httpfuzz-real") / "home")
-    server = WebProcess(w.home)
+    server = WebProcess(w.home, {"NAVMCP_WEB_BODY_TIMEOUT": "1"})  # a short body is a 408 within the test
     http = Http(server.base)
     driver = HttpDriver(http, w.tokens["author"])
     yield server, http, driver, w

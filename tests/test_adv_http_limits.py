@@ -4,7 +4,6 @@ action API and HTML forms (429 + Retry-After), all audited; floods of refused to
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 
