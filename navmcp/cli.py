@@ -110,16 +110,15 @@ def _base_url(host: str, port: int) -> str:
 
 
 def _serve_web(app, host: str, port: int, allow_hosts: list[str]) -> int:
-    import uvicorn
-
     from navmcp.web import create_app
 
     extra = tuple(allow_hosts) + ((host,) if host not in ("0.0.0.0", "::", "") else ())
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler that was
     # installed before it: make that one a clean exit, so a stopped server reports success.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
-    uvicorn.run(create_app(app, allowed_hosts=extra), host=host, port=port, log_level="warning",
-                access_log=False, server_header=False)
+    from navmcp.web import server  # uvicorn with timeouts for slow and stalled clients
+
+    server.run(create_app(app, allowed_hosts=extra), host, port)
     return 0
 
 

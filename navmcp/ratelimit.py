@@ -64,6 +64,15 @@ class RateLimiter:
         raise RateLimited(f"rate limit exceeded ({self.describe()} for this token): retry in {seconds} "
                           f"second{'s' if seconds != 1 else ''}", retry_after)
 
+    def blocked(self, key: str) -> float | None:
+        """Seconds until `key` has a call again, or None when it has one now (nothing is taken)."""
+        with self._lock:
+            if key not in self._buckets:
+                return None
+            tokens, at = self._buckets[key]
+            tokens = min(float(self.calls), tokens + (self.clock() - at) * self.rate)
+        return None if tokens >= 1 else (1 - tokens) / self.rate
+
     def _forget_full(self, now: float) -> None:
         self._buckets = {k: (t, at) for k, (t, at) in self._buckets.items()
                          if t + (now - at) * self.rate < self.calls}

@@ -72,6 +72,11 @@ def test_crowd_of_stdio_servers(crowd_world):
     assert not [log.crashed for log in logs.values() if log.crashed]
     assert crowd.busy_failures(logs) == []
 
+    verify(w, logs, names, LIMIT)
+
+
+def verify(w: world.World, logs: dict[str, crowd.Log], names: list[str], limit: int, prefix: str = "crowd") -> None:
+    """What a crowd run by `script` must leave in the database (also used by the HTTP crowd)."""
     conn = sqlite3.connect(w.home / "navmcp.db")
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -81,7 +86,7 @@ def test_crowd_of_stdio_servers(crowd_world):
         stored = dict(rows)
         acked = [e.params["body"] for log in logs.values() for e in log.acked("add_comment")]
         tried = [e for log in logs.values() for e in log.entries if e.action == "add_comment"]
-        assert all(e.ok for e in tried) and len(acked) == len(set(acked)) == len(tried) == AGENTS * ROUNDS * 2
+        assert all(e.ok for e in tried) and len(acked) == len(set(acked)) == len(tried) == len(names) * ROUNDS * 2
         assert set(stored) == set(acked) and set(stored.values()) == {1}
         # The race: no vote is stored after the decision closed; votes refused after it say it closed.
         race_id = w.urls["race_decision"].rsplit("/", 1)[1]
@@ -108,19 +113,19 @@ def test_crowd_of_stdio_servers(crowd_world):
         commitment_id = w.urls["crowd_commitment"].rsplit("/", 1)[1]
         joined = conn.execute("SELECT count(*) FROM participants WHERE commitment_id = ?", (commitment_id,)).fetchone()[0]
         first_joins = [e for log in logs.values() for e in log.acked("join_commitment") if e.text.startswith("✓ Joined")]
-        assert joined == LIMIT == len(first_joins)
+        assert joined == limit == len(first_joins)
         assert conn.execute("SELECT closed_at FROM items WHERE id = ?", (commitment_id,)).fetchone()[0] is not None
         refused = [e for log in logs.values() for e in log.entries if e.action == "join_commitment" and not e.ok]
         assert refused and all("closed" in e.text or "full" in e.text for e in refused)
     finally:
         conn.close()
     calls = sum(len(log.entries) for log in logs.values())
-    figures.add("crowd.sessions", AGENTS)
-    figures.add("crowd.writes_attempted", calls)
-    figures.add("crowd.writes_acknowledged", sum(e.ok for log in logs.values() for e in log.entries))
-    figures.add("crowd.busy_failures", len(crowd.busy_failures(logs)))
+    figures.add(f"{prefix}.sessions", len(names))
+    figures.add(f"{prefix}.writes_attempted", calls)
+    figures.add(f"{prefix}.writes_acknowledged", sum(e.ok for log in logs.values() for e in log.entries))
+    figures.add(f"{prefix}.busy_failures", len(crowd.busy_failures(logs)))
     for e in (e for log in logs.values() for e in log.entries if not e.ok):
-        figures.add(f"crowd.refused.{e.action}" + (".race" if e.url == w.urls["race_decision"] else ""))
+        figures.add(f"{prefix}.refused.{e.action}" + (".race" if e.url == w.urls["race_decision"] else ""))
 
 
 def test_first_run_stampede(tmp_path):

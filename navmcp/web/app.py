@@ -40,6 +40,7 @@ from navmcp.app import App
 from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import user_by_id
 from navmcp.pages import route
+from navmcp.protocol import ParseError, decode
 from navmcp.render import inline
 from navmcp.web import auth, html
 from navmcp.workspace import Page, action_info
@@ -48,6 +49,7 @@ log = logging.getLogger("navmcp.web")
 
 VERIFIED_TOKENS = 1024  # Bearer tokens remembered as verified (the cache is cleared when full)
 MAX_BODY = 1024 * 1024  # bytes; a page's biggest form (a 100k-character body) fits several times
+BODY_TIMEOUT = float(os.environ.get("NAVMCP_WEB_BODY_TIMEOUT") or 30)  # seconds for a whole request body (408)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SECURITY_HEADERS = [
     ("x-content-type-options", "nosniff"),
@@ -65,6 +67,10 @@ class BodyTooLarge(Exception):
     pass
 
 
+class BodyTimeout(Exception):
+    pass
+
+
 @dataclass
 class Request:
     method: str
@@ -75,6 +81,8 @@ class Request:
     receive: Callable[[], Awaitable[dict[str, Any]]]
     max_body: int = MAX_BODY
     _body: bytes | None = None
+    client_ip: str = ""
+    body_timeout: float = BODY_TIMEOUT
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -90,8 +98,13 @@ class Request:
             if declared and declared.isdigit() and int(declared) > self.max_body:
                 raise BodyTooLarge()
             chunks, size = [], 0
+            deadline = asyncio.get_running_loop().time() + self.body_timeout
             while True:
-                message = await self.receive()
+                try:  # a client sending its body byte by byte (or not at all) can't hold a request
+                    async with asyncio.timeout_at(deadline):
+                        message = await self.receive()
+                except TimeoutError:
+                    raise BodyTimeout() from None
                 if message["type"] == "http.disconnect":
                     break
                 chunk = message.get("body", b"")
@@ -196,6 +209,9 @@ class WebApp:
         self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
         self._executor: ThreadPoolExecutor | None = None
         self._offload: bool | None = None  # decided on the first request (it opens the store)
+        from navmcp.web.limits import WebLimits
+
+        self.limits = WebLimits(self)  # rate limits per token and per IP for refused tokens
         from navmcp.web import mcp_http
 
         # Exact paths; every other path is a page of the workspace (the page table routes it).
@@ -223,7 +239,8 @@ class WebApp:
         for k, v in scope["headers"]:
             headers[k.decode("latin-1").lower()] = v.decode("latin-1")
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
-                      scope.get("scheme", "http"), receive, self.max_body)
+                      scope.get("scheme", "http"), receive, self.max_body,
+                      client_ip=(scope.get("client") or ("",))[0] or "")
         try:
             if req.path != "/healthz" and self._offload is None:  # /healthz never opens the store
                 self._offload = self._start_workers()
@@ -233,9 +250,12 @@ class WebApp:
                 response = await self.dispatch(req)
         except BodyTooLarge:
             response = self.refuse(req, 413, f"request body larger than {self.max_body} bytes")
+        except BodyTimeout:
+            response = self.refuse(req, 408, f"request body not received within {req.body_timeout:g} seconds")
+            response.headers.append(("connection", "close"))
         except Exception:
             log.exception("internal error on %s %s", req.method, req.path)
-            response = error_response(self.rendition(req)[0], 500, "internal error (details are in the server log)")
+            response = self.refuse(req, 500, "internal error (details are in the server log)")  # JSON-RPC on /mcp
         response.headers.extend(SECURITY_HEADERS)
         await send({"type": "http.response.start", "status": response.status, "headers": response.header_list()})
         await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
@@ -271,7 +291,7 @@ class WebApp:
         """`dispatch` in a worker thread. The body is read here on the loop first; after that no
         handler awaits anything that can suspend (body() and form() answer from the cached bytes),
         so the coroutine runs to completion in the thread with a plain send(None)."""
-        refused = self.check_origin(req)  # as dispatch does: refused before the body is read
+        refused = self.check_origin(req) or self.limits.before(req)  # as dispatch does, before the body is read
         if refused:
             return refused
         await req.body()
@@ -281,13 +301,13 @@ class WebApp:
     async def dispatch(self, req: Request) -> Response:
         if req.path == "/healthz":
             return await self.healthz(req)
-        refused = self.check_origin(req)
+        refused = self.check_origin(req) or self.limits.before(req)
         if refused:
             return refused
         handler = self.routes.get(req.path)
-        if handler is not None:
-            return await handler(req)
-        return await self.page(req)
+        response = await handler(req) if handler is not None else await self.page(req)
+        self.limits.after(req, response)
+        return response
 
     # --- DNS-rebinding protection ---------------------------------------------------------------
 
@@ -455,6 +475,9 @@ class WebApp:
                                   "HANDLE`) or send 'Authorization: Bearer <token>' (`navmcp token HANDLE`)",
                                   headers=[("www-authenticate", 'Bearer realm="navmcp"')])
 
+        limited = self.limits.check_caller(req, caller, url, action, rendition)
+        if limited:
+            return limited
         if action is None:
             if req.method not in ("GET", "HEAD"):
                 return error_response(rendition, 405, f"pages are read with GET; actions are POSTed to "
@@ -516,9 +539,9 @@ class WebApp:
             params = html.params_from_form(action_info(known), await req.form())
         else:
             raw = await req.body()
-            try:
-                params = json.loads(raw) if raw.strip() else None
-            except ValueError:
+            try:  # strict, as on /mcp: deep nesting, NaN or a lone surrogate is a 400, not a 500
+                params = decode(raw) if raw.strip() else None
+            except ParseError:
                 return error_response("json", 400, "the body must be a JSON object of the action's params")
             if isinstance(params, dict) and set(params) == {"params"} and isinstance(params["params"], dict):
                 params = params["params"]  # {"params": {...}} is accepted too

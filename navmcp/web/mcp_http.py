@@ -16,13 +16,12 @@ Host/Origin checks and the body-size limit (413) are done by the web app before 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from navmcp import __version__, sessions
 from navmcp.app import INSTRUCTIONS
 from navmcp.errors import AuthError
-from navmcp.protocol import SUPPORTED_VERSIONS, Connection, ParseError, encode, error_object
+from navmcp.protocol import SUPPORTED_VERSIONS, Connection, ParseError, decode, encode, error_object
 from navmcp.tools import Session
 from navmcp.web.auth import bearer_token
 
@@ -86,10 +85,10 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
     content_type = (req.header("content-type") or "application/json").split(";")[0].strip().lower()
     if content_type != "application/json":
         return fault(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
-    try:
-        value = json.loads(await req.body())
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return _json(400, error_object(ParseError("Parse error: not valid JSON")))
+    try:  # strict, as on stdio: no NaN/Infinity, no lone surrogates (they broke session writes)
+        value = decode(await req.body())
+    except ParseError as e:
+        return _json(400, error_object(e))
 
     if isinstance(value, dict) and value.get("method") == "initialize":
         return _initialize(web, token, user, value)

@@ -1,8 +1,8 @@
 """Crowds: many agents acting at once on the same items, each logging what it was told.
 
 An `Agent` is anything with `call(tool, **arguments) -> tool result`; `StdioProcess` is one (a real
-`bin/mcp-server` per agent). An HTTP agent (one `Mcp-Session-Id` per agent against `/mcp`) only
-needs the same method to join the same crowds and checks.
+`bin/mcp-server` per agent), and so are `http.HttpAgent` (one `Mcp-Session-Id` per agent against
+`/mcp`) and `http.FormAgent` (a browser posting the HTML forms with its cookie and CSRF token).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ crowd helpers only speak to this seam, so a transport is one class:
 - `StdioDriver` — the real `bin/mcp-server` process; to know which output belongs to which
   frame it sends a `ping` with a sentinel id after each frame and collects the lines before the
   pong (a notification's "nothing" is then observable);
-- an `HttpDriver` (POST /mcp with the frame as the body, the response body as the output, 202
-  meaning "nothing") plugs in here once the web app is merged.
+- `http.HttpDriver` (tests/adversarial/http.py): POST /mcp with the frame as the body, the
+  response body as the output, 202 meaning "nothing".
 """
 
 from __future__ import annotations

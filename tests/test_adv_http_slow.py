@@ -1,0 +1,138 @@
+"""Slow and stalled HTTP clients cannot hold `navmcp web`: while 50 connections trickle their
+headers byte by byte (slowloris), stall in the middle of a body, or never read their answers, a
+normal client is still answered within a second or two, and the stalled connections are closed
+(heads after NAVMCP_WEB_HEAD_TIMEOUT, bodies with a 408 after NAVMCP_WEB_BODY_TIMEOUT, clients that
+read nothing of their answers for a whole period are disconnected)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+from adversarial import figures, world
+from adversarial.http import HEADERS, Http, WebProcess, open_session
+
+HELD = 50
+
+
+@pytest.fixture
+def server(tmp_path):
+    w = world.build(tmp_path / "home")
+    srv = WebProcess(w.home, {"NAVMCP_WEB_HEAD_TIMEOUT": "2", "NAVMCP_WEB_BODY_TIMEOUT": "2"})
+    yield srv, w
+    assert srv.stop() == 0
+    assert not srv.errors(), srv.stderr_text()[-3000:]
+
+
+def _connect(port: int) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a client that never reads fills up soon
+    return s
+
+
+def _sockets(pid: int) -> int:
+    """Open sockets of the server process."""
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        except OSError:
+            pass
+    return count
+
+
+def _closed_within(s: socket.socket, seconds: float) -> tuple[bool, bytes]:
+    """Read until EOF (the server closed) or `seconds` pass; (closed, what was received)."""
+    s.settimeout(0.2)
+    got, deadline = b"", time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            continue
+        except OSError:
+            return True, got
+        if not chunk:
+            return True, got
+        got += chunk
+    return False, got
+
+
+def test_stalled_clients_do_not_hold_the_server(server):
+    srv, w = server
+    token = w.tokens["author"]
+    head = (f"GET /studios/adv.md HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+            "X-Slow: " + "a" * 200 + "\r\n\r\n").encode()
+    baseline = _sockets(srv.proc.pid)
+    slow_heads = [_connect(srv.port) for _ in range(20)]
+    slow_bodies = [_connect(srv.port) for _ in range(15)]
+    non_readers = [_connect(srv.port) for _ in range(HELD - 35)]
+    for s in slow_bodies:
+        s.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+                  "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":".encode())
+    for s in non_readers:  # pipelined page requests, answers never read
+        s.sendall(head.replace(b"adv.md", b"adv") * 40)
+
+    time.sleep(0.5)
+    assert _sockets(srv.proc.pid) >= baseline + HELD - 3  # the baseline may count a closing /healthz probe
+    stop = threading.Event()
+
+    def trickle() -> None:  # one byte per connection every 0.25 s: never a whole head
+        at = 0
+        while not stop.is_set() and at < len(head) - 4:
+            for s in slow_heads:
+                try:
+                    s.send(head[at:at + 1])
+                except OSError:
+                    pass
+            at += 1
+            stop.wait(0.25)
+
+    trickler = threading.Thread(target=trickle, daemon=True)
+    trickler.start()
+    try:
+        # A normal client meanwhile: pages and MCP calls, each answered quickly.
+        with httpx.Client(base_url=srv.base, timeout=5) as client:
+            http = Http(srv.base)
+            session = open_session(http, token)
+            http.close()
+            worst = 0.0
+            for n in range(30):
+                started = time.monotonic()
+                if n % 2:
+                    reply = client.get("/studios/adv.md", headers={"authorization": f"Bearer {token}"})
+                else:
+                    reply = client.post("/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                                        headers={**HEADERS, "authorization": f"Bearer {token}", "mcp-session-id": session})
+                worst = max(worst, time.monotonic() - started)
+                assert reply.status_code == 200, reply.text
+                time.sleep(0.05)
+            assert worst < 2.0, f"a normal request took {worst:.2f} s while {HELD} connections stalled"
+            figures.peak("max.http.slow.normal_request_ms", int(worst * 1000))
+
+        # Stalled connections are closed: slow heads by the head timeout (no answer), stalled bodies
+        # with a 408, never-read pipelines once their answers are written and the head timer runs out.
+        for s in slow_bodies:
+            closed, got = _closed_within(s, 10)
+            assert closed and got.startswith(b"HTTP/1.1 408"), got[:200]
+        for s in slow_heads:
+            closed, got = _closed_within(s, 10)
+            assert closed and got == b"", got[:200]
+        # The server lets go of every stalled connection (its own count of open sockets, which is
+        # what a stalled client holds; a client-side EOF may wait behind data the kernel still holds).
+        deadline = time.monotonic() + 15
+        while _sockets(srv.proc.pid) > baseline + 2 and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert _sockets(srv.proc.pid) <= baseline + 2, f"{_sockets(srv.proc.pid) - baseline} connections still held"
+
+        figures.add("http.slow.connections_held", HELD)
+    finally:
+        stop.set()
+        trickler.join(timeout=5)
+        for s in slow_heads + slow_bodies + non_readers:
+            s.close()
