@@ -69,6 +69,7 @@ class Settings:
     sessions: int = 4
     workdir: Path = Path(tempfile.gettempdir()) / "navmcp-bench"
     servers: tuple[str, ...] = ("navmcp", "sdk")
+    parts: tuple[str, ...] = ("stdio", "http")
 
 
 @dataclass
@@ -460,8 +461,8 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
             order = list(settings.servers) if r % 2 == 0 else list(reversed(settings.servers))
             figures: dict[str, dict[str, float]] = {}
             for name in order:
-                figures[name] = measure_stdio(name, fx, settings, log)
-            if http_ok or "sdk" in settings.servers:
+                figures[name] = measure_stdio(name, fx, settings, log) if "stdio" in settings.parts else {}
+            if "http" in settings.parts and (http_ok or "sdk" in settings.servers):
                 for name in order:
                     if name == "navmcp" and not http_ok:
                         continue
@@ -558,13 +559,14 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
     parser.add_argument("--http-requests", type=int, default=100, help="navigate calls per HTTP session")
     parser.add_argument("--sessions", type=int, default=4, help="concurrent HTTP sessions")
     parser.add_argument("--workdir", type=Path, default=Settings.workdir, help="where seeded databases live (reused)")
+    parser.add_argument("--parts", default="stdio,http", help="which parts to run: stdio, http or both")
     parser.add_argument("--json", type=Path, help="also write all figures as JSON to this file")
     parser.add_argument("--quick", action="store_true", help="tiny run for CI: 1 round, few requests")
     args = parser.parse_args(argv)
     settings = Settings(sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds, cold=args.cold,
                         sequential=args.sequential, sequential_execute=args.sequential_execute,
                         pipelined=args.pipelined, http_per_session=args.http_requests, sessions=args.sessions,
-                        workdir=args.workdir)
+                        workdir=args.workdir, parts=tuple(args.parts.split(",")))
     if args.quick:
         settings.rounds, settings.cold, settings.sequential, settings.sequential_execute = 1, 1, 10, 5
         settings.pipelined, settings.http_per_session = 20, 5

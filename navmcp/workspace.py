@@ -35,6 +35,20 @@ class ActionInfo:
     def public(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
+    @functools.cached_property
+    def listing(self) -> str:
+        """The action's lines under '## Available actions' (name, description, one line per param).
+        Static per action, so made once per process instead of looping in Jinja on every page."""
+        lines = [f"- `{self.name}` — {self.description}"]
+        for p in self.params:
+            line = f"  - `{p['name']}` ({p['type']}, {'required' if p['required'] else 'optional'})"
+            if p["allowed"]:
+                line += ", one of: " + ", ".join(str(v) for v in p["allowed"])
+            if p["description"]:
+                line += f" — {p['description']}"
+            lines.append(line)
+        return "\n".join(lines)
+
 
 @dataclass
 class Page:
