@@ -1,0 +1,57 @@
+"""The per-call shortcuts taken for speed give exactly what the plain way gives.
+
+- an action's lines under '## Available actions' are made once per process in Python
+  (`ActionInfo.listing`) instead of a Jinja loop per page: same text as that loop;
+- a tool result's structuredContent is spliced in from bytes encoded once per action
+  (`protocol.Preencoded`): the same JSON value as encoding the whole result.
+"""
+
+from __future__ import annotations
+
+import json
+
+from navmcp import actions as action_table
+from navmcp import seed
+from navmcp.protocol import Preencoded, _dumps, encode
+from navmcp.render import environment
+from navmcp.workspace import action_info
+
+# The loop the layout template ran for each action before `listing` (kept here as the reference).
+_JINJA_LOOP = """{% for a in actions %}
+- `{{ a.name }}` — {{ a.description }}
+{% for p in a.params %}
+  - `{{ p.name }}` ({{ p.type }}, {{ "required" if p.required else "optional" }}){% if p.allowed %}, one of: {{ p.allowed|join(", ") }}{% endif %}{% if p.description %} — {{ p.description }}{% endif %}
+
+{% endfor %}
+{% endfor %}"""
+
+
+def test_every_action_listing_is_what_the_template_loop_rendered():
+    template = environment().from_string(_JINJA_LOOP)
+    infos = [action_info(a) for a in action_table.ACTIONS]
+    assert any(p["allowed"] for info in infos for p in info.params)  # the "one of:" branch is covered
+    for info in infos:
+        assert template.render(actions=[info]) == info.listing + "\n", info.name
+    assert template.render(actions=infos) == "".join(info.listing + "\n" for info in infos)
+
+
+def test_spliced_tool_results_decode_to_the_plain_encoding(app, owner):
+    urls = seed.seed(app.store, 60)["urls"]
+    conn = app.connection(None)
+    conn.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "t"}}})
+    pages = ["/", "/help", "/whoami", "/studios/bench", "/studios/bench/members", "/studios/bench/audit",
+             "/studios/bench/cycles/this-week", "/studios/bench/search?q=benchmark", *urls.values()]
+    spliced = 0
+    for url in pages:
+        response = conn.receive({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                 "params": {"name": "navigate", "arguments": {"url": url}}})
+        structured = response["result"]["structuredContent"]
+        assert type(structured) is Preencoded
+        assert json.loads(structured.json) == dict(structured)
+        assert json.loads(encode(response)) == json.loads(_dumps(response)), url
+        spliced += bool(structured["actions"])
+    assert spliced >= 4  # pages with action schemas were among them
+    # Inside a batch, and as a bare value, the same dict encodes the ordinary way.
+    assert json.loads(encode([response])) == [json.loads(_dumps(response))]
+    assert json.loads(encode(structured)) == dict(structured)
