@@ -55,3 +55,23 @@ def test_spliced_tool_results_decode_to_the_plain_encoding(app, owner):
     # Inside a batch, and as a bare value, the same dict encodes the ordinary way.
     assert json.loads(encode([response])) == [json.loads(_dumps(response))]
     assert json.loads(encode(structured)) == dict(structured)
+
+
+def test_inline_skips_the_escape_table_only_when_nothing_needs_escaping():
+    import random
+
+    from navmcp.render import _ESCAPE, _LINE_OPENERS, _LINE_START, inline
+
+    def reference(value):  # every character through the escape table, as before the shortcut
+        text = " ".join(str(value if value is not None else "").split()).translate(_ESCAPE)
+        if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
+            text = _LINE_START.sub(r"\1\\\2", text, count=1)
+        return text
+
+    rng = random.Random(5)
+    alphabet = "ab c\\`*_[]<>#|~-+=>.)1\n\t\u00e9\u2028\x00"
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert inline(text) == reference(text), repr(text)
+    for value in (None, 12, "Plain title", "# not a heading", "[x](y)"):
+        assert inline(value) == reference(value)
