@@ -75,3 +75,48 @@ def test_inline_skips_the_escape_table_only_when_nothing_needs_escaping():
         assert inline(text) == reference(text), repr(text)
     for value in (None, 12, "Plain title", "# not a heading", "[x](y)"):
         assert inline(value) == reference(value)
+
+
+def test_stdio_flushes_whenever_it_would_wait_for_input(app):
+    """Replies to pipelined lines may be written together, but never held while the server waits:
+    after each line with nothing more buffered, everything answered so far is on stdout — also when
+    the last line was a notification (no reply of its own) or blank."""
+    import io
+
+    from navmcp.stdio import _TOO_LONG, _Lines, serve
+
+    class Recorder(io.BytesIO):
+        flushed: list[int]
+
+        def flush(self):
+            self.flushed.append(len(self.getvalue()))
+
+    def msg(n, method="ping"):
+        return json.dumps({"jsonrpc": "2.0", "id": n, "method": method}).encode() + b"\n"
+
+    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}}).encode() + b"\n"
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+
+    class Chunked(io.BytesIO):  # arrives in the pieces a pipe would deliver
+        def __init__(self, pieces):
+            super().__init__()
+            self.pieces = list(pieces)
+
+        def read1(self, n=-1):
+            return self.pieces.pop(0) if self.pieces else b""
+
+    out = Recorder()
+    out.flushed = []
+    pieces = [init + note + msg(1) + msg(2), msg(3) + note, b"\n", msg(4)[:10], msg(4)[10:]]
+    assert serve(app.connection(None), Chunked(pieces), out) == 0
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["id"] for r in replies] == [0, 1, 2, 3, 4]
+    ends = [len(b"".join(line + b"\n" for line in out.getvalue().splitlines()[:k])) for k in (3, 4, 5)]
+    # Flushed with all of 0-2 once the first piece was used up, with 3 after its trailing
+    # notification, and with 4 at the end; never in the middle of a piece.
+    assert ends[0] in out.flushed and ends[1] in out.flushed and out.flushed[-1] == ends[2]
+    assert all(size in (0, *ends) for size in out.flushed)
+
+    lines = _Lines(Chunked([b"x" * 20 + b"\nok\n"]), max_line=10)
+    assert lines.next() is _TOO_LONG and lines.next() == b"ok\n" and lines.next() is None
