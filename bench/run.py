@@ -70,6 +70,7 @@ class Settings:
     workdir: Path = Path(tempfile.gettempdir()) / "navmcp-bench"
     servers: tuple[str, ...] = ("navmcp", "sdk")
     database_url: str | None = None  # PostgreSQL (the owner's URL, as for `navmcp migrate`): bench there
+    pg_prefix: str = "navmcp_bench_"  # PostgreSQL: the database for N items is <prefix>N
     parts: tuple[str, ...] = ("stdio", "http")
 
 
@@ -445,7 +446,7 @@ def prepare_postgres(size: int, settings: Settings) -> Fixture:
     home = settings.workdir / f"pg-items-{size}"
     home.mkdir(parents=True, exist_ok=True)
     summary_path = home / "seed.json"
-    dbname = f"navmcp_bench_{size}"
+    dbname = f"{settings.pg_prefix}{size}"
     owner_url, app_url = pg_url(settings.database_url, None, dbname), pg_url(settings.database_url, "navmcp_app", dbname)
     with psycopg.connect(settings.database_url, autocommit=True) as admin:
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
@@ -630,6 +631,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
     parser.add_argument("--sessions", type=int, default=4, help="concurrent HTTP sessions")
     parser.add_argument("--workdir", type=Path, default=Settings.workdir, help="where seeded databases live (reused)")
     parser.add_argument("--parts", default="stdio,http", help="which parts to run: stdio, http or both")
+    parser.add_argument("--pg-prefix", default=Settings.pg_prefix,
+                        help="PostgreSQL (NAVMCP_DATABASE_URL set): databases are named PREFIX<items>")
     parser.add_argument("--json", type=Path, help="also write all figures as JSON to this file")
     parser.add_argument("--quick", action="store_true", help="tiny run for CI: 1 round, few requests")
     args = parser.parse_args(argv)
@@ -637,7 +640,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
                         sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds, cold=args.cold,
                         sequential=args.sequential, sequential_execute=args.sequential_execute,
                         pipelined=args.pipelined, http_per_session=args.http_requests, sessions=args.sessions,
-                        workdir=args.workdir, parts=tuple(args.parts.split(",")))
+                        workdir=args.workdir, parts=tuple(args.parts.split(",")), pg_prefix=args.pg_prefix)
     if args.quick:
         settings.rounds, settings.cold, settings.sequential, settings.sequential_execute = 1, 1, 10, 5
         settings.pipelined, settings.http_per_session = 20, 5
