@@ -69,6 +69,9 @@ class Settings:
     sessions: int = 4
     workdir: Path = Path(tempfile.gettempdir()) / "navmcp-bench"
     servers: tuple[str, ...] = ("navmcp", "sdk")
+    database_url: str | None = None  # PostgreSQL (the owner's URL, as for `navmcp migrate`): bench there
+    pg_prefix: str = "navmcp_bench_"  # PostgreSQL: the database for N items is <prefix>N
+    parts: tuple[str, ...] = ("stdio", "http")
 
 
 @dataclass
@@ -78,6 +81,7 @@ class Fixture:
     vote_url: str
     owner: str
     seed_seconds: float | None = None
+    env: dict[str, str] = field(default_factory=dict)  # on PostgreSQL: the database URL and the owner's token
 
 
 # --- stdio ----------------------------------------------------------------------------------------
@@ -167,9 +171,12 @@ def failed(line: bytes) -> bool:
     return not line or b'"isError":true' in line or b'"error":{' in line
 
 
-def server_env(home: Path) -> dict[str, str]:
+def server_env(home: "Path | Fixture", extra: dict[str, str] | None = None) -> dict[str, str]:
+    if isinstance(home, Fixture):
+        home, extra = home.home, {**home.env, **(extra or {})}
     env = {k: v for k, v in os.environ.items() if not k.startswith("NAVMCP_")}
     env["NAVMCP_HOME"] = str(home)
+    env.update(extra or {})
     return env
 
 
@@ -193,7 +200,7 @@ def percentile(values: list[float], q: float) -> float:
 def measure_cold_start(name: str, fx: Fixture, settings: Settings, log: Path) -> float:
     samples = []
     for _ in range(settings.cold):
-        server = StdioServer(SERVERS[name]["stdio"], server_env(fx.home), log)
+        server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log)
         try:
             server.initialize()
             samples.append((time.perf_counter() - server.started) * 1000)
@@ -234,7 +241,7 @@ def pipelined(server: StdioServer, tool: str, args: list[dict[str, Any]]) -> flo
 
 def measure_stdio(name: str, fx: Fixture, settings: Settings, log: Path) -> dict[str, float]:
     figures = {"cold_start_ms": measure_cold_start(name, fx, settings, log)}
-    server = StdioServer(SERVERS[name]["stdio"], server_env(fx.home), log)
+    server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log)
     try:
         server.initialize()
         for url in fx.urls:  # warm-up: the first call loads the workspace, templates, pydantic models
@@ -260,7 +267,7 @@ def measure_stdio(name: str, fx: Fixture, settings: Settings, log: Path) -> dict
 
 
 def page_texts(name: str, fx: Fixture, log: Path) -> dict[str, str]:
-    server = StdioServer(SERVERS[name]["stdio"], server_env(fx.home), log)
+    server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log)
     try:
         server.initialize()
         return {url: server.call("navigate", navigate_args(url))["content"][0]["text"] for url in fx.urls}
@@ -359,7 +366,7 @@ def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: s
     command = [part.replace("{port}", str(port)) for part in SERVERS[name]["http"]]
     with open(log, "ab") as stderr:
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
-                                env=server_env(fx.home), cwd=ROOT)
+                                env=server_env(fx), cwd=ROOT)
     try:
         wait_for_port(port, proc)
         sessions = [HttpSession(port, token if name == "navmcp" else None) for _ in range(settings.sessions)]
@@ -404,6 +411,8 @@ def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: s
 
 def prepare(size: int, settings: Settings) -> Fixture:
     """A database with `size` items (seeded once and reused: seeding 1M items takes minutes)."""
+    if settings.database_url:
+        return prepare_postgres(size, settings)
     home = settings.workdir / f"items-{size}"
     summary_path = home / "seed.json"
     seconds = None
@@ -428,8 +437,62 @@ def prepare(size: int, settings: Settings) -> Fixture:
                    vote_url=urls["decision"], owner=owner, seed_seconds=seconds)
 
 
+def prepare_postgres(size: int, settings: Settings) -> Fixture:
+    """On PostgreSQL: database `navmcp_bench_<size>` on the server of `database_url` (created,
+    migrated and seeded as the owner once, then reused). The servers connect as `navmcp_app` (row-level
+    security on, as in production) and act as the seeded owner through a token (`NAVMCP_TOKEN`)."""
+    import psycopg
+
+    home = settings.workdir / f"pg-items-{size}"
+    home.mkdir(parents=True, exist_ok=True)
+    summary_path = home / "seed.json"
+    dbname = f"{settings.pg_prefix}{size}"
+    owner_url, app_url = pg_url(settings.database_url, None, dbname), pg_url(settings.database_url, "navmcp_app", dbname)
+    with psycopg.connect(settings.database_url, autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+        if not exists or not summary_path.exists():
+            if exists:
+                admin.execute(f'DROP DATABASE "{dbname}" WITH (FORCE)')
+            admin.execute(f'CREATE DATABASE "{dbname}"')
+            summary_path.unlink(missing_ok=True)
+    seconds = None
+    owner_env = server_env(home, {"NAVMCP_DATABASE_URL": owner_url})
+    if not summary_path.exists():
+        subprocess.run(NAVMCP + ["migrate"], capture_output=True, env=owner_env, cwd=ROOT, timeout=600, check=True)
+        started = time.perf_counter()
+        done = subprocess.run(NAVMCP + ["seed", "--items", str(size), "--json"], capture_output=True,
+                              env=owner_env, cwd=ROOT, timeout=7200)
+        if done.returncode != 0:
+            raise RuntimeError(f"seeding failed: {done.stderr.decode(errors='replace')}")
+        seconds = time.perf_counter() - started
+        summary_path.write_bytes(done.stdout)
+    summary = json.loads(summary_path.read_text())
+    urls = summary["urls"]
+    with psycopg.connect(owner_url) as db:
+        owner = db.execute("SELECT u.handle FROM settings s JOIN users u ON u.id = s.value WHERE s.key = 'owner'"
+                           ).fetchone()[0]
+    fx = Fixture(home=home, urls=["/", summary["studio_url"], urls["note"], urls["decision"], urls["commitment"]],
+                 vote_url=urls["decision"], owner=owner, seed_seconds=seconds,
+                 env={"NAVMCP_DATABASE_URL": app_url})
+    fx.env["NAVMCP_TOKEN"] = mint_token(fx)
+    return fx
+
+
+def pg_url(base: str, user: str | None, dbname: str) -> str:
+    """`base` with another database (and user, if given)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base)
+    netloc = parts.netloc
+    if user is not None:
+        netloc = user + "@" + netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, netloc, "/" + dbname, parts.query, ""))
+
+
 def mint_token(fx: Fixture) -> str:
-    done = subprocess.run(NAVMCP + ["token", fx.owner], capture_output=True, env=server_env(fx.home), cwd=ROOT,
+    if "NAVMCP_TOKEN" in fx.env:
+        return fx.env["NAVMCP_TOKEN"]
+    done = subprocess.run(NAVMCP + ["token", fx.owner], capture_output=True, env=server_env(fx), cwd=ROOT,
                           timeout=60, check=True)
     return done.stdout.decode().strip()
 
@@ -441,10 +504,12 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
     settings.workdir.mkdir(parents=True, exist_ok=True)
     log = settings.workdir / "servers.log"
     http_ok = navmcp_web_available()
-    results: dict[str, Any] = {"machine": machine(), "settings": {k: str(v) for k, v in vars(settings).items()},
+    results: dict[str, Any] = {"machine": machine(), "settings": {k: str(v) for k, v in vars(settings).items() if k != "database_url"},
+                               "store": "postgresql" if settings.database_url else "sqlite",
                                "http": "measured" if http_ok else "not available: `navmcp web --help` failed",
                                "sizes": {}}
-    print(f"# navmcp benchmark — {results['machine']['summary']}", file=out)
+    store = f"PostgreSQL {_pg_version(settings.database_url)}" if settings.database_url else "SQLite"
+    print(f"# navmcp benchmark — {results['machine']['summary']} — store: {store}", file=out)
     if not http_ok:
         print("HTTP: not available (`navmcp web --help` failed on this branch); the /mcp figure is skipped.", file=out)
     for size in settings.sizes:
@@ -460,8 +525,8 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
             order = list(settings.servers) if r % 2 == 0 else list(reversed(settings.servers))
             figures: dict[str, dict[str, float]] = {}
             for name in order:
-                figures[name] = measure_stdio(name, fx, settings, log)
-            if http_ok or "sdk" in settings.servers:
+                figures[name] = measure_stdio(name, fx, settings, log) if "stdio" in settings.parts else {}
+            if "http" in settings.parts and (http_ok or "sdk" in settings.servers):
                 for name in order:
                     if name == "navmcp" and not http_ok:
                         continue
@@ -532,6 +597,13 @@ def scale(results: dict[str, Any], settings: Settings) -> dict[str, Any] | None:
     return {"small": sizes[0], "large": sizes[-1], "ratio": ratio, "met": ratio <= SCALE_TARGET}
 
 
+def _pg_version(url: str) -> str:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute("SHOW server_version").fetchone()[0]
+
+
 def machine() -> dict[str, Any]:
     cpu = "unknown"
     try:
@@ -558,13 +630,17 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
     parser.add_argument("--http-requests", type=int, default=100, help="navigate calls per HTTP session")
     parser.add_argument("--sessions", type=int, default=4, help="concurrent HTTP sessions")
     parser.add_argument("--workdir", type=Path, default=Settings.workdir, help="where seeded databases live (reused)")
+    parser.add_argument("--parts", default="stdio,http", help="which parts to run: stdio, http or both")
+    parser.add_argument("--pg-prefix", default=Settings.pg_prefix,
+                        help="PostgreSQL (NAVMCP_DATABASE_URL set): databases are named PREFIX<items>")
     parser.add_argument("--json", type=Path, help="also write all figures as JSON to this file")
     parser.add_argument("--quick", action="store_true", help="tiny run for CI: 1 round, few requests")
     args = parser.parse_args(argv)
-    settings = Settings(sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds, cold=args.cold,
+    settings = Settings(database_url=os.environ.get("NAVMCP_DATABASE_URL") or None,
+                        sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds, cold=args.cold,
                         sequential=args.sequential, sequential_execute=args.sequential_execute,
                         pipelined=args.pipelined, http_per_session=args.http_requests, sessions=args.sessions,
-                        workdir=args.workdir)
+                        workdir=args.workdir, parts=tuple(args.parts.split(",")), pg_prefix=args.pg_prefix)
     if args.quick:
         settings.rounds, settings.cold, settings.sequential, settings.sequential_execute = 1, 1, 10, 5
         settings.pipelined, settings.http_per_session = 20, 5

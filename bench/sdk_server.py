@@ -2,8 +2,8 @@
 
 This is the server a Python developer would write instead of navmcp's hand-rolled one: `MCPServer`
 (formerly FastMCP) from the `mcp` package, the two tools registered with decorators, each calling
-the same `Workspace` for the same page or action, on the same database, acting as the same local
-owner. Same work behind the tools, a different server stack in front — that is what the benchmark
+the same `Workspace` for the same page or action, on the same database, acting as the same user (the local
+owner, or NAVMCP_TOKEN's user, as bin/mcp-server does). Same work behind the tools, a different server stack in front — that is what the benchmark
 compares.
 
 The SDK runs sync tools in worker threads and starts each request as its own task, so calls can
@@ -47,7 +47,7 @@ def navigate(url: str) -> CallToolResult:
     """Open a page of the navmcp workspace by its URL-like path: markdown plus the actions valid there."""
     with lock:
         try:
-            user = app.authenticate(None)
+            user = app.authenticate(app.config.token)
             page = app.workspace.page(user, url, "navmcp-sdk")
         except NavError as e:
             return _error(e.message)
@@ -60,7 +60,7 @@ def execute_action(action: str, params: dict[str, Any] | None = None, url: str |
     """Run one action listed on a page (on `url`, or on the page you navigated to last)."""
     with lock:
         try:
-            user = app.authenticate(None)
+            user = app.authenticate(app.config.token)
             result = app.workspace.execute(user, state.target(url), action, params, "navmcp-sdk")
         except NavError as e:
             structured = None

@@ -205,14 +205,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_seed(args: argparse.Namespace) -> int:
     from navmcp import seed
-    from navmcp.store import SqliteStore
+    from navmcp.config import Config
 
-    app = _app()
-    if not isinstance(app.store, SqliteStore):
-        print("navmcp: seed fills the embedded SQLite store only (unset NAVMCP_DATABASE_URL)", file=sys.stderr)
-        return 1
+    config = Config.from_env()
+    url = config.database_url
     try:
-        print(seed.main(app.store, args.items, args.studio, args.json))
+        if url:  # PostgreSQL: bulk COPY as the database owner (the URL must name it, as for `migrate`)
+            print(seed.main(None, args.items, args.studio, args.json, url=url))
+        else:
+            print(seed.main(_app().store, args.items, args.studio, args.json))
     except ValueError as e:
         print(f"navmcp: {e}", file=sys.stderr)
         return 1
@@ -260,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     link.add_argument("--base-url", default="http://127.0.0.1:8765", help="where `navmcp web` is reached")
     link.add_argument("--minutes", type=float, default=LINK_MINUTES, help="how long the link stays valid")
     link.set_defaults(func=cmd_login_link)
-    seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks)")
+    seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); on PostgreSQL connect as the owner")
     seed.add_argument("--items", type=int, required=True, help="how many notes, decisions and commitments")
     seed.add_argument("--studio", default="bench", help="handle of the studio to create (default: bench)")
     seed.add_argument("--json", action="store_true", help="print a JSON summary with the fixture URLs")

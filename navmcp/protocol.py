@@ -72,11 +72,37 @@ def negotiate(requested: Any) -> str:
     return requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
 
 
+class Preencoded(dict):
+    """A dict that also carries its JSON encoding (`json`, bytes), made from parts encoded once —
+    e.g. a page's structured content, whose action schemas never change. `encode` splices these
+    bytes into a tool result instead of encoding the same schemas again on every call; to
+    everything else it is the plain dict it holds."""
+
+    __slots__ = ("json",)
+
+
 def encode(value: Any) -> bytes:
+    if type(value) is dict:
+        result = value.get("result")
+        if type(result) is dict and type(result.get("structuredContent")) is Preencoded:
+            return _encode_spliced(value, result)
+    return _dumps(value)
+
+
+def _dumps(value: Any) -> bytes:
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate got in: \u-escape it rather than fail to answer
         return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def _encode_spliced(value: dict[str, Any], result: dict[str, Any]) -> bytes:
+    """`value` encoded with its result's structuredContent last, from that content's own bytes."""
+    rest = {k: v for k, v in result.items() if k != "structuredContent"}
+    if not rest:
+        return _dumps(value)
+    head = _dumps({**{k: v for k, v in value.items() if k != "result"}, "result": rest})
+    return head[:-2] + b',"structuredContent":' + result["structuredContent"].json + b"}}"
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")

@@ -23,6 +23,7 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 _ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
+_NEEDS_ESCAPE = re.compile(r"[\\`*_\[\]<>#|~]")
 _LINE_OPENERS = frozenset("-+=>.)")
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 
@@ -30,7 +31,9 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 def inline(value: Any) -> str:
     """User text on one line, escaped so it renders literally and can't start any structure."""
     # str methods rather than regexes: this filter runs dozens of times per page.
-    text = " ".join(str(value if value is not None else "").split()).translate(_ESCAPE)
+    text = " ".join(str(value if value is not None else "").split())
+    if _NEEDS_ESCAPE.search(text):  # most titles and names have nothing to escape: skip the per-char table
+        text = text.translate(_ESCAPE)
     if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
         text = _LINE_START.sub(r"\1\\\2", text, count=1)
     return text

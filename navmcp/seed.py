@@ -91,37 +91,135 @@ def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng
     counts = {"items": 0, "notes": 0, "decisions": 0, "commitments": 0, "options": 0, "votes": 0,
               "participants": 0, "comments": 0, "tags": 0, "reads": 0}
     with store.write() as tx:
-        if tx.one("SELECT 1 FROM studios WHERE handle = ?", (studio,)):
-            raise ValueError(f"studio {studio!r} already exists; seed a fresh NAVMCP_HOME or pick --studio")
         conn = tx.conn  # bulk loading is SQLite-specific: executemany on the raw connection
         conn.execute("PRAGMA cache_size = -262144")  # 256 MiB of page cache while indexes grow
-        stamp = start.strftime(FMT)
-        sid = new_id()
-        conn.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                     (sid, studio, studio.capitalize() + " studio", f"A seeded studio with {items} items.",
-                      owner["id"], stamp))
-        users = [owner["id"]]
-        user_rows = []
-        for n in range(members):
-            handle = f"{studio}-member-{n + 1:02d}"[:32]
-            uid = new_id()
-            users.append(uid)
-            user_rows.append((uid, handle, f"Member {n + 1}", stamp))
-        conn.executemany("INSERT OR IGNORE INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?)", user_rows)
-        # A re-used handle keeps its existing id: read the ids back rather than trusting ours.
-        handles = [r[1] for r in user_rows]
-        marks = ", ".join("?" * len(handles))
-        users = [owner["id"]] + [r["id"] for r in conn.execute(f"SELECT id FROM users WHERE handle IN ({marks})", handles)]
-        conn.executemany("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
-                         [(sid, uid, "admin" if uid == owner["id"] else "member", stamp) for uid in users])
-        texts = Texts(rng)
-        for batch in _batches(items):
-            _write_batch(conn, rng, new_id, texts, sid, users, batch, start, span, items, counts)
-        fixtures = _fixtures(conn, new_id, sid, studio, owner["id"], users, counts)
+        fixtures = _fill(conn, rng, new_id, owner["id"], items, studio, members, start, span, counts)
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.conn.execute("PRAGMA optimize")
     counts["seconds"] = round(time.perf_counter() - started, 1)
     return {"studio": studio, "studio_url": f"/studios/{studio}", "counts": counts, "urls": fixtures}
+
+
+def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1) -> dict[str, Any]:
+    """`seed` on PostgreSQL, connected as the database owner (`url`): row-level security lets
+    `navmcp_app` insert nothing in bulk, and COPY is only fast without per-row policies. Same rows,
+    ids and timestamp formats as on SQLite, in one transaction: the rows go in with COPY; the item
+    counter trigger is switched off for the load (in this transaction only) and `studio_item_counts`
+    set from one count; the generated `tsvector` columns fill themselves; ANALYZE at the end. The
+    local owner (settings 'owner', as `ensure_owner` makes it) is the studio's admin, and every
+    seeded member a member, so the items are visible to them under RLS."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    started = time.perf_counter()
+    rng = random.Random(rng_seed)
+    new_id = Ids(rng)
+    end = datetime.now(timezone.utc) - timedelta(minutes=5)
+    start = end - timedelta(days=365)
+    span = (end - start).total_seconds()
+    counts = {"items": 0, "notes": 0, "decisions": 0, "commitments": 0, "options": 0, "votes": 0,
+              "participants": 0, "comments": 0, "tags": 0, "reads": 0}
+    with psycopg.connect(url, row_factory=dict_row) as raw:
+        conn = _PgConn(raw)
+        with raw.transaction():
+            owner_id = _pg_owner(conn)
+            raw.execute("ALTER TABLE items DISABLE TRIGGER items_count")
+            fixtures = _fill(conn, rng, new_id, owner_id, items, studio, members, start, span, counts)
+            raw.execute("ALTER TABLE items ENABLE TRIGGER items_count")
+            raw.execute("""INSERT INTO studio_item_counts (studio_id, kind, n)
+                               SELECT studio_id, kind, count(*) FROM items
+                                WHERE studio_id = (SELECT id FROM studios WHERE handle = %s) GROUP BY studio_id, kind
+                           ON CONFLICT (studio_id, kind) DO UPDATE SET n = EXCLUDED.n""", (studio,))
+        raw.autocommit = True
+        raw.execute("ANALYZE")
+    counts["seconds"] = round(time.perf_counter() - started, 1)
+    return {"studio": studio, "studio_url": f"/studios/{studio}", "counts": counts, "urls": fixtures}
+
+
+class _PgConn:
+    """The slice of sqlite3's connection interface `_fill` uses, on psycopg (owner connection)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    @staticmethod
+    def _sql(sql: str) -> str:
+        from navmcp.pgstore import translate
+
+        if sql.startswith("INSERT OR IGNORE"):
+            sql = "INSERT" + sql[len("INSERT OR IGNORE"):] + " ON CONFLICT DO NOTHING"
+        return translate(sql)
+
+    def execute(self, sql: str, params=()):
+        return self.raw.execute(self._sql(sql), params)
+
+    def executemany(self, sql: str, rows) -> None:
+        with self.raw.cursor() as cur:
+            cur.executemany(self._sql(sql), rows)
+
+    def copy_rows(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        if not rows:
+            return
+        with self.raw.cursor() as cur:
+            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+
+def _pg_owner(conn: _PgConn) -> str:
+    """The local owner's id, made as `ensure_owner` makes it when there is none yet."""
+    import os
+
+    from navmcp.identity import owner_handle_default
+
+    row = conn.execute("SELECT u.id FROM settings s JOIN users u ON u.id = s.value WHERE s.key = 'owner'").fetchone()
+    if row:
+        return row["id"]
+    handle = os.environ.get("NAVMCP_OWNER") or owner_handle_default()
+    row = conn.execute("SELECT id FROM users WHERE handle = ?", (handle,)).fetchone()
+    user_id = row["id"] if row else _new_user_id()
+    if not row:
+        conn.execute("INSERT INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?)", (user_id, handle, handle, now()))
+    conn.execute("INSERT INTO settings (key, value) VALUES ('owner', ?)", (user_id,))
+    return user_id
+
+
+def _new_user_id() -> str:
+    from navmcp.identity import new_id
+
+    return new_id(10)
+
+
+def _fill(conn, rng: random.Random, new_id: "Ids", owner_id: str, items: int, studio: str, members: int,
+          start: datetime, span: float, counts: dict[str, int]) -> dict[str, str]:
+    """Write the studio, its members, `items` items and the fixtures through `conn` (the raw SQLite
+    connection, or `_PgConn` on PostgreSQL): same rows, same ids and timestamp formats on both."""
+    if conn.execute("SELECT 1 FROM studios WHERE handle = ?", (studio,)).fetchone():
+        raise ValueError(f"studio {studio!r} already exists; seed a fresh database or pick --studio")
+    owner = {"id": owner_id}
+    stamp = start.strftime(FMT)
+    sid = new_id()
+    conn.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                 (sid, studio, studio.capitalize() + " studio", f"A seeded studio with {items} items.",
+                  owner["id"], stamp))
+    users = [owner["id"]]
+    user_rows = []
+    for n in range(members):
+        handle = f"{studio}-member-{n + 1:02d}"[:32]
+        uid = new_id()
+        users.append(uid)
+        user_rows.append((uid, handle, f"Member {n + 1}", stamp))
+    conn.executemany("INSERT OR IGNORE INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?)", user_rows)
+    # A re-used handle keeps its existing id: read the ids back rather than trusting ours.
+    handles = [r[1] for r in user_rows]
+    marks = ", ".join("?" * len(handles))
+    users = [owner["id"]] + [r["id"] for r in conn.execute(f"SELECT id FROM users WHERE handle IN ({marks})", handles)]
+    conn.executemany("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
+                     [(sid, uid, "admin" if uid == owner["id"] else "member", stamp) for uid in users])
+    texts = Texts(rng)
+    for batch in _batches(items):
+        _write_batch(conn, rng, new_id, texts, sid, users, batch, start, span, items, counts)
+    return _fixtures(conn, new_id, sid, studio, owner["id"], users, counts)
 
 
 def _batches(total: int) -> Iterator[range]:
@@ -151,7 +249,7 @@ def _write_batch(conn, rng: random.Random, new_id: Ids, texts: Texts, sid: str, 
                 option_rows.append((oid, iid, f"Option {k + 1}: {texts.pick(texts.options)}", author, created_at))
             for voter in rng.sample(users, 3):
                 for oid in rng.sample(opts, rng.randint(1, 2)):
-                    vote_rows.append((iid, oid, voter, rng.random() < 0.7, rng.random() < 0.3, created_at))
+                    vote_rows.append((iid, oid, voter, int(rng.random() < 0.7), int(rng.random() < 0.3), created_at))
         elif kind == "commitment":
             mass = rng.randint(3, 10)
             limit = mass + rng.randint(0, 10) if rng.random() < 0.3 else None
@@ -170,21 +268,25 @@ def _write_batch(conn, rng: random.Random, new_id: Ids, texts: Texts, sid: str, 
                 tag_rows.append((iid, tag))
         if rng.random() < 0.3:
             comment_rows.append((new_id(), iid, sid, texts.pick(texts.comments), rng.choice(users), updated_at))
-    conn.executemany(
-        "INSERT INTO items (id, studio_id, kind, title, body, created_by, created_at, updated_at, pinned, closed_at,"
-        " deadline, critical_mass, participant_limit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", item_rows)
-    conn.executemany("INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", tag_rows)
-    conn.executemany("INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES (?, ?, ?, ?, ?)",
-                     option_rows)
-    conn.executemany("INSERT INTO votes (decision_id, option_id, user_id, accept, prefer, created_at)"
-                     " VALUES (?, ?, ?, ?, ?, ?)", vote_rows)
-    conn.executemany("INSERT INTO participants (commitment_id, user_id, joined_at) VALUES (?, ?, ?)", part_rows)
-    conn.executemany("INSERT INTO comments (id, item_id, studio_id, body, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                     comment_rows)
-    conn.executemany("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, ?)", read_rows)
+    write = getattr(conn, "copy_rows", None) or _sqlite_writer(conn)
+    write("items", ("id", "studio_id", "kind", "title", "body", "created_by", "created_at", "updated_at", "pinned",
+                    "closed_at", "deadline", "critical_mass", "participant_limit"), item_rows)
+    write("item_tags", ("item_id", "tag"), tag_rows)
+    write("options", ("id", "decision_id", "title", "created_by", "created_at"), option_rows)
+    write("votes", ("decision_id", "option_id", "user_id", "accept", "prefer", "created_at"), vote_rows)
+    write("participants", ("commitment_id", "user_id", "joined_at"), part_rows)
+    write("comments", ("id", "item_id", "studio_id", "body", "created_by", "created_at"), comment_rows)
+    write("reads", ("note_id", "user_id", "confirmed_at"), read_rows)
     for key, rows in (("items", item_rows), ("tags", tag_rows), ("options", option_rows), ("votes", vote_rows),
                       ("participants", part_rows), ("comments", comment_rows), ("reads", read_rows)):
         counts[key] += len(rows)
+
+
+def _sqlite_writer(conn):
+    def write(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        marks = ", ".join("?" * len(columns))
+        conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+    return write
 
 
 def _fixtures(conn, new_id: Ids, sid: str, studio: str, owner: str, users: list[str],
@@ -222,8 +324,8 @@ def _fixtures(conn, new_id: Ids, sid: str, studio: str, owner: str, users: list[
     return urls
 
 
-def main(store: Store, items: int, studio: str, as_json: bool) -> str:
-    summary = seed(store, items, studio)
+def main(store: Store | None, items: int, studio: str, as_json: bool, url: str | None = None) -> str:
+    summary = seed_postgres(url, items, studio) if url else seed(store, items, studio)
     if as_json:
         return json.dumps(summary)
     c = summary["counts"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from navmcp.identity import now
 from navmcp.state import NavigationState
-from navmcp.store import Store
+from navmcp.store import Store, Tx
 
 
 @dataclass
@@ -41,7 +41,12 @@ def load(store: Store, session_id: str, user_id: str | None = None) -> StoredSes
     On the hosted store only `user_id`'s own sessions are visible (row-level security), so pass
     the user the request's token names; the caller still checks the session is bound to them."""
     with store.read(user_id=user_id) as tx:
-        row = tx.one("SELECT * FROM mcp_sessions WHERE id = ? AND ended_at IS NULL", (session_id,))
+        return load_in(tx, session_id)
+
+
+def load_in(tx: Tx, session_id: str) -> StoredSession | None:
+    """`load` inside a transaction the caller already holds."""
+    row = tx.one("SELECT * FROM mcp_sessions WHERE id = ? AND ended_at IS NULL", (session_id,))
     if row is None:
         return None
     return StoredSession(row["id"], row["user_id"], row["client"], row["protocol_version"],

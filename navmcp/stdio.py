@@ -23,27 +23,30 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
           max_line: int = MAX_LINE_BYTES) -> int:
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
+    lines = _Lines(stdin, max_line)
     signal.signal(signal.SIGTERM, _terminate)
     try:
         while True:
-            line = stdin.readline(max_line + 1)
-            if not line:
+            line = lines.next()
+            if line is None:
                 return 0
-            if len(line) > max_line and not line.endswith(b"\n"):
-                _skip_rest_of_line(stdin, max_line)
+            if line is _TOO_LONG:
                 reply = encode(error_object(InvalidRequest(
                     f"Invalid Request: message larger than {max_line} bytes")))
             else:
                 line = line.strip()
-                if not line:
-                    continue
-                try:
-                    reply = connection.receive_bytes(line)
-                except Exception:  # the protocol core answers every fault; this is the last guard
-                    log.exception("unhandled error on one message")
-                    reply = encode(error_object(InternalError("Internal error (details are in the server log)")))
+                reply = None
+                if line:
+                    try:
+                        reply = connection.receive_bytes(line)
+                    except Exception:  # the protocol core answers every fault; this is the last guard
+                        log.exception("unhandled error on one message")
+                        reply = encode(error_object(InternalError("Internal error (details are in the server log)")))
             if reply is not None:
                 stdout.write(reply + b"\n")
+            # Flush before waiting for input, not after every reply: a client that pipelines gets
+            # its replies in fewer, larger writes; one that waits for each reply gets it at once.
+            if not lines.pending():
                 stdout.flush()
     except BrokenPipeError:
         # The client stopped reading: a disconnect, not a failure. Point stdout at /dev/null so the
@@ -57,11 +60,63 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
         return 0
 
 
-def _skip_rest_of_line(stdin: BinaryIO, chunk: int) -> None:
-    while True:
-        rest = stdin.readline(chunk)
-        if not rest or rest.endswith(b"\n"):
-            return
+_TOO_LONG = object()  # the line exceeded max_line and was skipped
+
+
+class _Lines:
+    """Lines from a binary stream, with what has arrived but not been read yet kept in view, so the
+    server knows whether another message is already waiting (`pending`). A line longer than
+    `max_line` bytes (without its newline) is read to its end, dropped, and reported as `_TOO_LONG`."""
+
+    CHUNK = 65536
+
+    def __init__(self, stream: BinaryIO, max_line: int):
+        self.stream, self.max_line = stream, max_line
+        self.buf = bytearray()
+        self.eof = False
+
+    def pending(self) -> bool:
+        return b"\n" in self.buf or (self.eof and bool(self.buf))
+
+    def _fill(self) -> bool:
+        if self.eof:
+            return False
+        read1 = getattr(self.stream, "read1", None)
+        chunk = read1(self.CHUNK) if read1 else self.stream.read(self.CHUNK)
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf += chunk
+        return True
+
+    def next(self) -> bytes | None:
+        """The next line (with its newline, if it had one), `_TOO_LONG`, or None at the end."""
+        start = 0
+        while True:
+            end = self.buf.find(b"\n", start)
+            if end >= 0:
+                if end > self.max_line:
+                    del self.buf[:end + 1]
+                    return _TOO_LONG
+                line = bytes(self.buf[:end + 1])
+                del self.buf[:end + 1]
+                return line
+            if len(self.buf) > self.max_line:  # too long already: drop it up to its newline
+                self.buf.clear()
+                while self._fill():
+                    end = self.buf.find(b"\n")
+                    if end >= 0:
+                        del self.buf[:end + 1]
+                        return _TOO_LONG
+                    self.buf.clear()
+                return _TOO_LONG
+            start = len(self.buf)
+            if not self._fill():
+                if not self.buf:
+                    return None
+                line = bytes(self.buf)
+                self.buf.clear()
+                return line
 
 
 def _terminate(signum, frame):

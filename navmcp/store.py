@@ -16,7 +16,6 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -49,11 +48,20 @@ class Store(Protocol):
 def migrations() -> list[tuple[int, str]]:
     """The ordered (version, sql) migrations shipped as package data."""
     found = []
-    for entry in resources.files("navmcp.migrations").iterdir():
+    here = Path(__file__).resolve().parent / "migrations"  # a plain directory in a checkout and in the wheel
+    entries = here.iterdir() if here.is_dir() else _packaged("navmcp.migrations")
+    for entry in entries:
         m = re.match(r"(\d+)_.*\.sql$", entry.name)
         if m:
             found.append((int(m.group(1)), entry.read_text(encoding="utf-8")))
     return sorted(found)
+
+
+def _packaged(package: str):
+    """The files of `package` when it is not a plain directory (a zipped install)."""
+    from importlib import resources
+
+    return resources.files(package).iterdir()
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)

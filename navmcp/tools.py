@@ -165,7 +165,7 @@ class Session:
     def _navigate(self, user, url: str) -> dict[str, Any]:
         page = self.app.workspace.page(user, url, self.client)
         self.state.arrive(page.url, [a.name for a in page.actions])
-        return {"content": [{"type": "text", "text": page.markdown}], "structuredContent": page.structured(),
+        return {"content": [{"type": "text", "text": page.markdown}], "structuredContent": page.structured_preencoded(),
                 "isError": False}
 
     def _execute(self, user, action: str, params: dict[str, Any] | None, url: str | None) -> dict[str, Any]:

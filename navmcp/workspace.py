@@ -19,6 +19,7 @@ from navmcp import actions as action_table
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NavError
 from navmcp.identity import now
 from navmcp.pages import make_request
+from navmcp.protocol import Preencoded, encode
 from navmcp.render import render_markdown
 from navmcp.store import Row, Store
 
@@ -34,6 +35,25 @@ class ActionInfo:
 
     def public(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    @functools.cached_property
+    def json(self) -> bytes:
+        """`public()` as JSON, encoded once per process (schemas are most of a page's structured content)."""
+        return encode(self.public())
+
+    @functools.cached_property
+    def listing(self) -> str:
+        """The action's lines under '## Available actions' (name, description, one line per param).
+        Static per action, so made once per process instead of looping in Jinja on every page."""
+        lines = [f"- `{self.name}` — {self.description}"]
+        for p in self.params:
+            line = f"  - `{p['name']}` ({p['type']}, {'required' if p['required'] else 'optional'})"
+            if p["allowed"]:
+                line += ", one of: " + ", ".join(str(v) for v in p["allowed"])
+            if p["description"]:
+                line += f" — {p['description']}"
+            lines.append(line)
+        return "\n".join(lines)
 
 
 @dataclass
@@ -58,6 +78,13 @@ class Page:
 
     def structured(self) -> dict[str, Any]:
         return {"url": self.url, "title": self.title, "actions": [a.public() for a in self.actions]}
+
+    def structured_preencoded(self) -> Preencoded:
+        """`structured()`, carrying its JSON made from the actions' once-encoded parts."""
+        value = Preencoded(self.structured())
+        value.json = (b'{"url":' + encode(self.url) + b',"title":' + encode(self.title) + b',"actions":['
+                      + b",".join(a.json for a in self.actions) + b"]}")
+        return value
 
 
 @dataclass

@@ -9,6 +9,8 @@ navmcp only where `navmcp web` exists).
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import subprocess
 import sys
 
@@ -18,10 +20,11 @@ from tests.conftest import ROOT
 
 def test_bench_runs_at_a_tiny_size(tmp_path):
     out = tmp_path / "results.json"
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}  # SQLite here
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--sizes", "100", "--quick", "--workdir", str(tmp_path / "work"),
          "--json", str(out)],
-        capture_output=True, cwd=ROOT, timeout=180)
+        capture_output=True, cwd=ROOT, timeout=180, env=env)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     printed = done.stdout.decode()
     assert "| cold_start_ms (ms) |" in printed and "| navigate_p50_ms (ms) |" in printed
@@ -37,3 +40,32 @@ def test_bench_runs_at_a_tiny_size(tmp_path):
                 continue
             assert round_[name][figure] > 0, (name, figure)
     assert size["summary"]["cold_start_ms"]["ratio"] > 0
+
+
+def test_bench_runs_on_postgres_at_a_tiny_size(tmp_path, pg_database):
+    """With NAVMCP_DATABASE_URL (the owner's URL) the bench seeds its own database there and runs
+    both servers on it as navmcp_app; stdio part only, to stay quick."""
+    import psycopg
+
+    from tests.store_fixtures import PG_ADMIN_URL
+
+    prefix = f"navmcp_test_bench_{secrets.token_hex(3)}_"
+    out = tmp_path / "results.json"
+    env = {**os.environ, "NAVMCP_DATABASE_URL": PG_ADMIN_URL}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bench", "--sizes", "50", "--quick", "--parts", "stdio", "--pg-prefix", prefix,
+             "--workdir", str(tmp_path / "work"), "--json", str(out)],
+            capture_output=True, cwd=ROOT, timeout=180, env=env)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+        assert "store: PostgreSQL" in done.stdout.decode()
+        results = json.loads(out.read_text())
+        assert results["store"] == "postgresql" and "postgres@" not in json.dumps(results["settings"])
+        size = results["sizes"]["50"]
+        assert size["same_pages"] is True
+        (round_,) = size["rounds"]
+        for name in ("navmcp", "sdk"):
+            assert round_[name]["navigate_p50_ms"] > 0 and round_[name]["execute_pipelined_rps"] > 0
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{prefix}50" WITH (FORCE)')

@@ -13,7 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from navmcp.lean import skip_pydantic_plugin_discovery
+
+skip_pydantic_plugin_discovery()  # before the first model is built (see navmcp/lean.py)
+
+from pydantic import BaseModel, ConfigDict, ValidationError  # noqa: E402
 
 from navmcp.errors import ActionUnavailable, InvalidParams, echo
 from navmcp.pages import Request

@@ -74,6 +74,11 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(f"^{body}$")
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_LEADING_SLASHES = re.compile(r"^/{2,}")
+_SLASH_RUNS = re.compile(r"/{2,}")
+
+
 def split_url(url: str) -> tuple[str, dict[str, str]]:
     """A URL-like string as (canonical path, query). Accepts full http URLs and `.md` twins."""
     if not isinstance(url, str) or not url.strip():
@@ -81,8 +86,8 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     if len(url) > MAX_URL_LENGTH:
         raise NotFound(f"URL longer than {MAX_URL_LENGTH} characters")
     raw = url.strip()
-    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", raw):
-        raw = re.sub(r"^/{2,}", "/", raw)  # '//studios/x' is a path typo, not a host named 'studios'
+    if not _SCHEME.match(raw):
+        raw = _LEADING_SLASHES.sub("/", raw)  # '//studios/x' is a path typo, not a host named 'studios'
     try:
         parts = urlsplit(raw)
     except ValueError:  # e.g. an unclosed "[" read as an IPv6 host: a bad URL, not a server fault
@@ -90,7 +95,8 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     path = parts.path or "/"
     if not path.startswith("/"):
         path = "/" + path
-    path = re.sub(r"/{2,}", "/", path)
+    if "//" in path:
+        path = _SLASH_RUNS.sub("/", path)
     if len(path) > 1:
         path = path.rstrip("/")
     if path.endswith(".md"):
@@ -100,8 +106,8 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
 
 
 def route(path: str) -> tuple[PageSpec, dict[str, str]]:
-    for spec in ROUTES:
-        m = spec.regex.match(path)
+    for regex, spec in _COMPILED:
+        m = regex.match(path)
         if m:
             return spec, m.groupdict()
     raise NotFound(f"no page at {path}: start at '/' or see '/help' for the URL map")
@@ -140,5 +146,6 @@ ROUTES: list[PageSpec] = [
              ("page", "after")),
 ]
 
+_COMPILED = [(spec.regex, spec) for spec in ROUTES]  # compiled once, in table order
 _names = [spec.name for spec in ROUTES]
 assert len(_names) == len(set(_names)), "duplicate page name in ROUTES"

@@ -57,8 +57,12 @@ def _common(req: Request) -> dict[str, Any]:
     tx, item = req.tx, req.item
     part, parts = body_part(item["body"], req.page_number("part"))
     number = min(req.page_number("part"), parts)
-    total_comments = tx.scalar("SELECT count(*) FROM comments WHERE item_id = ?", (item["id"],))
-    pager = paginate(req, total_comments)
+    # The three counts the page shows, in one statement.
+    counts = tx.one("""SELECT (SELECT count(*) FROM comments WHERE item_id = ?) AS comments,
+                              (SELECT count(*) FROM links WHERE from_item = ?) AS links_to,
+                              (SELECT count(*) FROM links WHERE to_item = ?) AS linked_from""",
+                    (item["id"], item["id"], item["id"]))
+    pager = paginate(req, counts["comments"])
     select = "SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by"
     single = req.query.get("comment")
     if single:
@@ -72,12 +76,16 @@ def _common(req: Request) -> dict[str, Any]:
         c["full_url"] = None
         if not single and len(c["body"]) > COMMENT_CHARS:
             c["body"], c["full_url"] = c["body"][:COMMENT_CHARS], f"{req.path}?comment={c['id']}"
-    links_to = tx.all(
-        "SELECT i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.to_item WHERE l.from_item = ? ORDER BY i.title LIMIT ?",
-        (item["id"], LINKS_SHOWN))
-    linked_from = tx.all(
-        "SELECT i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.from_item WHERE l.to_item = ? ORDER BY i.title LIMIT ?",
-        (item["id"], LINKS_SHOWN))
+    # Links both ways in one statement: each half ordered and limited on its own.
+    links = tx.all(
+        """SELECT * FROM (SELECT 1 AS outgoing, i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.to_item
+                           WHERE l.from_item = ? ORDER BY i.title LIMIT ?) AS lt
+           UNION ALL
+           SELECT * FROM (SELECT 0 AS outgoing, i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.from_item
+                           WHERE l.to_item = ? ORDER BY i.title LIMIT ?) AS lf""",
+        (item["id"], LINKS_SHOWN, item["id"], LINKS_SHOWN))
+    links_to = [{"id": r["id"], "kind": r["kind"], "title": r["title"]} for r in links if r["outgoing"]]
+    linked_from = [{"id": r["id"], "kind": r["kind"], "title": r["title"]} for r in links if not r["outgoing"]]
     label = KIND_LABEL[item["kind"]]
     return {
         "title": item["title"],
@@ -95,8 +103,8 @@ def _common(req: Request) -> dict[str, Any]:
         "single_comment": req.path if single else None,
         "pager": pager,
         "links_more": {  # links beyond the LINKS_SHOWN listed: counted, so nothing is silently missing
-            "to": tx.scalar("SELECT count(*) FROM links WHERE from_item = ?", (item["id"],)) - len(links_to),
-            "from": tx.scalar("SELECT count(*) FROM links WHERE to_item = ?", (item["id"],)) - len(linked_from)},
+            "to": counts["links_to"] - len(links_to),
+            "from": counts["linked_from"] - len(linked_from)},
         "links_to": with_urls(req, links_to),
         "linked_from": with_urls(req, linked_from),
     }
@@ -118,8 +126,10 @@ def view_decision(req: Request) -> dict[str, Any]:
     tx, item = req.tx, req.item
     options = req.facts["options"]
     data["options"] = options
-    data["voters"] = tx.scalar("SELECT count(DISTINCT user_id) FROM votes WHERE decision_id = ?", (item["id"],))
-    data["members"] = tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ?", (req.studio["id"],))
+    counts = tx.one("""SELECT (SELECT count(DISTINCT user_id) FROM votes WHERE decision_id = ?) AS voters,
+                              (SELECT count(*) FROM memberships WHERE studio_id = ?) AS members""",
+                    (item["id"], req.studio["id"]))
+    data["voters"], data["members"] = counts["voters"], counts["members"]
     data["your_votes"] = tx.all(
         """SELECT o.title, v.accept, v.prefer FROM votes v JOIN options o ON o.id = v.option_id
             WHERE v.decision_id = ? AND v.user_id = ? ORDER BY o.created_at""", (item["id"], req.user["id"]))

@@ -426,6 +426,21 @@ class WebApp:
             self._verified[token] = (user["id"], expires)
         return user
 
+    def authenticate_with_session(self, token: str, session_id: str) -> tuple[dict[str, Any], Any, bool]:
+        """`authenticate(token)` and the stored MCP session `session_id`, read in one transaction
+        when the token was verified before (the common case: every call after `initialize`).
+        Returns (user, session or None, whether the session was looked up)."""
+        from navmcp import sessions
+
+        known = self._verified.get(token)
+        if known is not None and known[1] > time.time():
+            with self.app.store.read(user_id=known[0]) as tx:
+                user = user_by_id(tx, known[0])
+                stored = sessions.load_in(tx, session_id) if user is not None else None
+            if user is not None:
+                return user, stored, True
+        return self.authenticate(token), None, False
+
     def caller(self, req: Request) -> Caller | None:
         """The Bearer token's user, else the cookie session's; None when neither is presented.
         A bad Bearer token is an `AuthError` (never a fall-back to the cookie or the owner)."""

@@ -61,8 +61,12 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
     token = bearer_token(req.header("authorization"))
     if token is None:
         return _unauthorized("send 'Authorization: Bearer <token>' (`navmcp token HANDLE` prints one)", False)
+    session_id = req.header(SESSION_HEADER)
     try:
-        user = web.authenticate(token)
+        if session_id and req.method == "POST":  # the session is read with the user, in one transaction
+            user, stored, looked_up = web.authenticate_with_session(token, session_id)
+        else:
+            user, stored, looked_up = web.authenticate(token), None, False
     except AuthError as e:
         return _unauthorized(e.message, True)
 
@@ -72,7 +76,6 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
                            f"supported: {', '.join(SUPPORTED_VERSIONS)}")
 
     store = web.app.store
-    session_id = req.header(SESSION_HEADER)
     if req.method == "DELETE":
         if not session_id:
             return fault(400, "Bad Request: DELETE needs the Mcp-Session-Id header")
@@ -95,7 +98,8 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
 
     if not session_id:
         return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
-    stored = sessions.load(store, session_id, user["id"])
+    if not looked_up:
+        stored = sessions.load(store, session_id, user["id"])
     if stored is None or stored.user_id != user["id"]:
         return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
 

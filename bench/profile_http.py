@@ -1,0 +1,103 @@
+"""Where a `/mcp` call's time goes inside `navmcp web`, in-process (no sockets, no uvicorn).
+
+    .venv/bin/python -m bench.profile_http --size 1000 [--cprofile]
+
+Drives the ASGI app directly with the same requests the bench sends (Bearer token,
+Mcp-Session-Id, JSON), and splits a call into: the whole ASGI call, authentication (token + user
+read), the session load, the tool call, the session save. The difference between this and the
+bench's per-request time is uvicorn's HTTP parsing and the socket.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import statistics
+import sys
+import time
+
+from bench.run import Settings, prepare
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile_http", description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--workdir", default=str(Settings.workdir))
+    parser.add_argument("--cprofile", action="store_true")
+    args = parser.parse_args(argv)
+    settings = Settings(sizes=[args.size])
+    settings.workdir = type(settings.workdir)(args.workdir)
+    fx = prepare(args.size, settings)
+    os.environ["NAVMCP_HOME"] = str(fx.home)
+    os.environ.pop("NAVMCP_DATABASE_URL", None)
+    os.environ.pop("NAVMCP_TOKEN", None)
+
+    from navmcp.app import App
+    from navmcp.identity import ensure_owner, mint_token
+    from navmcp.web import create_app
+
+    app = App()
+    owner = ensure_owner(app.store)
+    token = mint_token(app.secret, owner["id"])
+    web = create_app(app)
+    headers = {"host": "127.0.0.1:8765", "authorization": f"Bearer {token}", "content-type": "application/json",
+               "accept": "application/json, text/event-stream"}
+
+    async def call(body: dict) -> tuple[int, dict[str, str], bytes]:
+        raw = json.dumps(body).encode()
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"", "scheme": "http",
+                 "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
+        sent = False
+        out: dict = {}
+
+        async def receive():
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                out["status"] = message["status"]
+                out["headers"] = {k.decode(): v.decode() for k, v in message["headers"]}
+            else:
+                out["body"] = message.get("body", b"")
+
+        await web(scope, receive, send)
+        return out["status"], out["headers"], out["body"]
+
+    loop = asyncio.new_event_loop()
+    status, hdrs, body = loop.run_until_complete(call({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "profile", "version": "1"}}}))
+    assert status == 200, body
+    headers["mcp-session-id"] = hdrs["mcp-session-id"]
+    frames = [{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "navigate", "arguments": {"url": u}}}
+              for u in fx.urls]
+    for f in frames:
+        status, _, body = loop.run_until_complete(call(f))
+        assert status == 200 and b'"isError":false' in body, body[:300]
+    times = []
+    for n in range(args.calls * len(frames)):
+        started = time.perf_counter()
+        loop.run_until_complete(call(frames[n % len(frames)]))
+        times.append(time.perf_counter() - started)
+    print(f"{args.size:,} items: /mcp navigate over the 5 URLs, in-process ASGI, median "
+          f"{statistics.median(times) * 1000:.3f} ms")
+    if args.cprofile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for n in range(args.calls * len(frames)):
+            loop.run_until_complete(call(frames[n % len(frames)]))
+        profiler.disable()
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(40)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The per-call shortcuts taken for speed give exactly what the plain way gives.
+
+- an action's lines under '## Available actions' are made once per process in Python
+  (`ActionInfo.listing`) instead of a Jinja loop per page: same text as that loop;
+- a tool result's structuredContent is spliced in from bytes encoded once per action
+  (`protocol.Preencoded`): the same JSON value as encoding the whole result.
+"""
+
+from __future__ import annotations
+
+import json
+
+from navmcp import actions as action_table
+from navmcp import seed
+from navmcp.protocol import Preencoded, _dumps, encode
+from navmcp.render import environment
+from navmcp.workspace import action_info
+
+# The loop the layout template ran for each action before `listing` (kept here as the reference).
+_JINJA_LOOP = """{% for a in actions %}
+- `{{ a.name }}` — {{ a.description }}
+{% for p in a.params %}
+  - `{{ p.name }}` ({{ p.type }}, {{ "required" if p.required else "optional" }}){% if p.allowed %}, one of: {{ p.allowed|join(", ") }}{% endif %}{% if p.description %} — {{ p.description }}{% endif %}
+
+{% endfor %}
+{% endfor %}"""
+
+
+def test_every_action_listing_is_what_the_template_loop_rendered():
+    template = environment().from_string(_JINJA_LOOP)
+    infos = [action_info(a) for a in action_table.ACTIONS]
+    assert any(p["allowed"] for info in infos for p in info.params)  # the "one of:" branch is covered
+    for info in infos:
+        assert template.render(actions=[info]) == info.listing + "\n", info.name
+    assert template.render(actions=infos) == "".join(info.listing + "\n" for info in infos)
+
+
+def test_spliced_tool_results_decode_to_the_plain_encoding(app, owner):
+    urls = seed.seed(app.store, 60)["urls"]
+    conn = app.connection(None)
+    conn.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "t"}}})
+    pages = ["/", "/help", "/whoami", "/studios/bench", "/studios/bench/members", "/studios/bench/audit",
+             "/studios/bench/cycles/this-week", "/studios/bench/search?q=benchmark", *urls.values()]
+    spliced = 0
+    for url in pages:
+        response = conn.receive({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                 "params": {"name": "navigate", "arguments": {"url": url}}})
+        structured = response["result"]["structuredContent"]
+        assert type(structured) is Preencoded
+        assert json.loads(structured.json) == dict(structured)
+        assert json.loads(encode(response)) == json.loads(_dumps(response)), url
+        spliced += bool(structured["actions"])
+    assert spliced >= 4  # pages with action schemas were among them
+    # Inside a batch, and as a bare value, the same dict encodes the ordinary way.
+    assert json.loads(encode([response])) == [json.loads(_dumps(response))]
+    assert json.loads(encode(structured)) == dict(structured)
+
+
+def test_inline_skips_the_escape_table_only_when_nothing_needs_escaping():
+    import random
+
+    from navmcp.render import _ESCAPE, _LINE_OPENERS, _LINE_START, inline
+
+    def reference(value):  # every character through the escape table, as before the shortcut
+        text = " ".join(str(value if value is not None else "").split()).translate(_ESCAPE)
+        if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
+            text = _LINE_START.sub(r"\1\\\2", text, count=1)
+        return text
+
+    rng = random.Random(5)
+    alphabet = "ab c\\`*_[]<>#|~-+=>.)1\n\t\u00e9\u2028\x00"
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert inline(text) == reference(text), repr(text)
+    for value in (None, 12, "Plain title", "# not a heading", "[x](y)"):
+        assert inline(value) == reference(value)
+
+
+def test_stdio_flushes_whenever_it_would_wait_for_input(app):
+    """Replies to pipelined lines may be written together, but never held while the server waits:
+    after each line with nothing more buffered, everything answered so far is on stdout — also when
+    the last line was a notification (no reply of its own) or blank."""
+    import io
+
+    from navmcp.stdio import _TOO_LONG, _Lines, serve
+
+    class Recorder(io.BytesIO):
+        flushed: list[int]
+
+        def flush(self):
+            self.flushed.append(len(self.getvalue()))
+
+    def msg(n, method="ping"):
+        return json.dumps({"jsonrpc": "2.0", "id": n, "method": method}).encode() + b"\n"
+
+    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}}).encode() + b"\n"
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+
+    class Chunked(io.BytesIO):  # arrives in the pieces a pipe would deliver
+        def __init__(self, pieces):
+            super().__init__()
+            self.pieces = list(pieces)
+
+        def read1(self, n=-1):
+            return self.pieces.pop(0) if self.pieces else b""
+
+    out = Recorder()
+    out.flushed = []
+    pieces = [init + note + msg(1) + msg(2), msg(3) + note, b"\n", msg(4)[:10], msg(4)[10:]]
+    assert serve(app.connection(None), Chunked(pieces), out) == 0
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["id"] for r in replies] == [0, 1, 2, 3, 4]
+    ends = [len(b"".join(line + b"\n" for line in out.getvalue().splitlines()[:k])) for k in (3, 4, 5)]
+    # Flushed with all of 0-2 once the first piece was used up, with 3 after its trailing
+    # notification, and with 4 at the end; never in the middle of a piece.
+    assert ends[0] in out.flushed and ends[1] in out.flushed and out.flushed[-1] == ends[2]
+    assert all(size in (0, *ends) for size in out.flushed)
+
+    lines = _Lines(Chunked([b"x" * 20 + b"\nok\n"]), max_line=10)
+    assert lines.next() is _TOO_LONG and lines.next() == b"ok\n" and lines.next() is None
