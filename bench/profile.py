@@ -23,8 +23,10 @@ import time
 from bench.run import Settings, prepare
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
+def seeded_workspace(prog: str, doc: str, argv: list[str] | None):
+    """The profilers' shared start: parse --size/--calls/--workdir/--cprofile, seed (or reuse) that
+    size's database, and point this process at it as the embedded store's owner."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
     parser.add_argument("--size", type=int, default=1000)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--workdir", default=str(Settings.workdir))
@@ -36,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["NAVMCP_HOME"] = str(fx.home)
     os.environ.pop("NAVMCP_DATABASE_URL", None)
     os.environ.pop("NAVMCP_TOKEN", None)
+    return args, fx
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, fx = seeded_workspace("python -m bench.profile", __doc__, argv)
 
     from navmcp.app import App
 

@@ -10,32 +10,19 @@ bench's per-request time is uvicorn's HTTP parsing and the socket.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import cProfile
 import json
-import os
 import pstats
 import statistics
 import sys
 import time
 
-from bench.run import Settings, prepare
+from bench.profile import seeded_workspace
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.profile_http", description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=1000)
-    parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--workdir", default=str(Settings.workdir))
-    parser.add_argument("--cprofile", action="store_true")
-    args = parser.parse_args(argv)
-    settings = Settings(sizes=[args.size])
-    settings.workdir = type(settings.workdir)(args.workdir)
-    fx = prepare(args.size, settings)
-    os.environ["NAVMCP_HOME"] = str(fx.home)
-    os.environ.pop("NAVMCP_DATABASE_URL", None)
-    os.environ.pop("NAVMCP_TOKEN", None)
+    args, fx = seeded_workspace("python -m bench.profile_http", __doc__, argv)
 
     from navmcp.app import App
     from navmcp.identity import ensure_owner, mint_token
