@@ -421,20 +421,32 @@ def prepare(size: int, settings: Settings) -> Fixture:
             for leftover in home.iterdir():
                 leftover.unlink()
         home.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        done = subprocess.run(NAVMCP + ["seed", "--items", str(size), "--json"], capture_output=True,
-                              env=server_env(home), cwd=ROOT, timeout=3600)
-        if done.returncode != 0:
-            raise RuntimeError(f"seeding failed: {done.stderr.decode(errors='replace')}")
-        seconds = time.perf_counter() - started
-        summary_path.write_bytes(done.stdout)
+        seconds = run_seed(size, server_env(home), summary_path, timeout=3600)
+    with sqlite3.connect(home / "navmcp.db") as db:
+        owner = db.execute(OWNER_HANDLE_SQL).fetchone()[0]
+    return fixture(home, summary_path, owner, seconds)
+
+
+OWNER_HANDLE_SQL = "SELECT u.handle FROM settings s JOIN users u ON u.id = s.value WHERE s.key = 'owner'"
+
+
+def run_seed(size: int, env: dict[str, str], summary_path: Path, timeout: float) -> float:
+    """`navmcp seed --items size` into the database `env` names; keeps its JSON summary; seconds taken."""
+    started = time.perf_counter()
+    done = subprocess.run(NAVMCP + ["seed", "--items", str(size), "--json"], capture_output=True,
+                          env=env, cwd=ROOT, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"seeding failed: {done.stderr.decode(errors='replace')}")
+    summary_path.write_bytes(done.stdout)
+    return time.perf_counter() - started
+
+
+def fixture(home: Path, summary_path: Path, owner: str, seconds: float | None, **extra) -> Fixture:
+    """The benchmarked URLs of a seeded database: home, the studio feed, a note, a decision, a commitment."""
     summary = json.loads(summary_path.read_text())
     urls = summary["urls"]
-    with sqlite3.connect(home / "navmcp.db") as db:
-        owner = db.execute("SELECT u.handle FROM settings s JOIN users u ON u.id = s.value WHERE s.key = 'owner'"
-                           ).fetchone()[0]
     return Fixture(home=home, urls=["/", summary["studio_url"], urls["note"], urls["decision"], urls["commitment"]],
-                   vote_url=urls["decision"], owner=owner, seed_seconds=seconds)
+                   vote_url=urls["decision"], owner=owner, seed_seconds=seconds, **extra)
 
 
 def prepare_postgres(size: int, settings: Settings) -> Fixture:
@@ -459,21 +471,10 @@ def prepare_postgres(size: int, settings: Settings) -> Fixture:
     owner_env = server_env(home, {"NAVMCP_DATABASE_URL": owner_url})
     if not summary_path.exists():
         subprocess.run(NAVMCP + ["migrate"], capture_output=True, env=owner_env, cwd=ROOT, timeout=600, check=True)
-        started = time.perf_counter()
-        done = subprocess.run(NAVMCP + ["seed", "--items", str(size), "--json"], capture_output=True,
-                              env=owner_env, cwd=ROOT, timeout=7200)
-        if done.returncode != 0:
-            raise RuntimeError(f"seeding failed: {done.stderr.decode(errors='replace')}")
-        seconds = time.perf_counter() - started
-        summary_path.write_bytes(done.stdout)
-    summary = json.loads(summary_path.read_text())
-    urls = summary["urls"]
+        seconds = run_seed(size, owner_env, summary_path, timeout=7200)
     with psycopg.connect(owner_url) as db:
-        owner = db.execute("SELECT u.handle FROM settings s JOIN users u ON u.id = s.value WHERE s.key = 'owner'"
-                           ).fetchone()[0]
-    fx = Fixture(home=home, urls=["/", summary["studio_url"], urls["note"], urls["decision"], urls["commitment"]],
-                 vote_url=urls["decision"], owner=owner, seed_seconds=seconds,
-                 env={"NAVMCP_DATABASE_URL": app_url})
+        owner = db.execute(OWNER_HANDLE_SQL).fetchone()[0]
+    fx = fixture(home, summary_path, owner, seconds, env={"NAVMCP_DATABASE_URL": app_url})
     fx.env["NAVMCP_TOKEN"] = mint_token(fx)
     return fx
 
