@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,24 @@ def make_user(app: App, owner):
 
 # Both stores (SQLite file, throwaway PostgreSQL database): see tests/store_fixtures.py.
 from store_fixtures import any_app, new_user, pg_database, pg_url, store_kind  # noqa: E402,F401
+
+
+class _Errors(logging.Handler):
+    """Errors the server logs (and would otherwise swallow, e.g. a failed audit write)."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(self.format(record))
+
+
+@pytest.fixture(scope="module")
+def logged_errors():
+    """The error records of navmcp's loggers during a test module (the fuzz suites fail on any)."""
+    handler = _Errors()
+    logger = logging.getLogger("navmcp")
+    logger.addHandler(handler)
+    yield handler.records
+    logger.removeHandler(handler)

@@ -19,15 +19,7 @@ LIMIT = AGENTS * 2 // 3
 
 @pytest.fixture(scope="module")
 def crowd_world(tmp_path_factory):
-    w = world.build(tmp_path_factory.mktemp("crowd") / "home", extra_users=AGENTS)
-    app = w.app()
-    admin = w.users["admin"]
-    w.urls["crowd_decision"] = world.act(app, admin, "/studios/adv", "create_decision", question="Crowd?",
-                                         options=["A", "B", "C"])
-    w.urls["race_decision"] = world.act(app, w.users["user0"], "/studios/adv", "create_decision", question="Race?",
-                                        options=["Now", "Later"])
-    w.urls["crowd_commitment"] = world.act(app, admin, "/studios/adv", "create_commitment", title="Crowd",
-                                           critical_mass=AGENTS // 2, limit=LIMIT)
+    w, app = world.build_crowd(tmp_path_factory.mktemp("crowd") / "home", AGENTS, LIMIT)
     app.store.close()
     return w
 

@@ -9,7 +9,6 @@ thousands of cases.
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,24 +27,6 @@ def adv_world(tmp_path_factory):
     return world.build(tmp_path_factory.mktemp("fuzz") / "home")
 
 
-class _Errors(logging.Handler):
-    """Errors the server logs (and would otherwise swallow, e.g. a failed audit write)."""
-
-    def __init__(self):
-        super().__init__(logging.ERROR)
-        self.records: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(self.format(record))
-
-
-@pytest.fixture(scope="module")
-def logged_errors():
-    handler = _Errors()
-    logger = logging.getLogger("navmcp")
-    logger.addHandler(handler)
-    yield handler.records
-    logger.removeHandler(handler)
 
 
 def world_token(app) -> str:

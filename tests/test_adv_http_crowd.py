@@ -25,15 +25,7 @@ LIMIT = AGENTS * 2 // 3
 
 @pytest.fixture
 def crowd_world(tmp_path):
-    w = world.build(tmp_path / "home", extra_users=AGENTS)
-    app = w.app()
-    admin = w.users["admin"]
-    w.urls["crowd_decision"] = world.act(app, admin, "/studios/adv", "create_decision", question="Crowd?",
-                                         options=["A", "B", "C"])
-    w.urls["race_decision"] = world.act(app, w.users["user0"], "/studios/adv", "create_decision", question="Race?",
-                                        options=["Now", "Later"])
-    w.urls["crowd_commitment"] = world.act(app, admin, "/studios/adv", "create_commitment", title="Crowd",
-                                           critical_mass=AGENTS // 2, limit=LIMIT)
+    w, app = world.build_crowd(tmp_path / "home", AGENTS, LIMIT)
     w.links = {f"user{n}": create_login_link(app.store, w.users[f"user{n}"]["id"], "http://127.0.0.1")
                for n in range(MCP_AGENTS, MCP_AGENTS + FORM_AGENTS)}
     app.store.close()

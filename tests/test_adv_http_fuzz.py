@@ -9,7 +9,6 @@ anything the server logs at ERROR.
 from __future__ import annotations
 
 import json
-import logging
 import socket
 
 import pytest
@@ -26,22 +25,6 @@ FUZZ = settings(max_examples=figures.pick(120, 4000), deadline=None, derandomize
 REAL_FUZZ = settings(FUZZ, max_examples=figures.pick(60, 2000))
 
 
-class _Errors(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.ERROR)
-        self.records: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(self.format(record))
-
-
-@pytest.fixture(scope="module")
-def logged_errors():
-    handler = _Errors()
-    logger = logging.getLogger("navmcp")
-    logger.addHandler(handler)
-    yield handler.records
-    logger.removeHandler(handler)
 
 
 @pytest.fixture(scope="module")

@@ -71,3 +71,18 @@ def build(home: Path, extra_users: int = 0) -> World:
 def copy(world: World, dest: Path) -> World:
     shutil.copytree(world.home, dest)
     return World(home=dest, tokens=dict(world.tokens), users=dict(world.users), urls=dict(world.urls))
+
+
+def build_crowd(home: Path, agents: int, limit: int) -> tuple[World, App]:
+    """A world for crowds: `agents` extra users, a decision everyone votes on, one raced by its
+    creator's closing, and a commitment with `limit` places. Returns the open app too (close it)."""
+    w = build(home, extra_users=agents)
+    app = w.app()
+    admin = w.users["admin"]
+    w.urls["crowd_decision"] = act(app, admin, "/studios/adv", "create_decision", question="Crowd?",
+                                   options=["A", "B", "C"])
+    w.urls["race_decision"] = act(app, w.users["user0"], "/studios/adv", "create_decision", question="Race?",
+                                  options=["Now", "Later"])
+    w.urls["crowd_commitment"] = act(app, admin, "/studios/adv", "create_commitment", title="Crowd",
+                                     critical_mass=agents // 2, limit=limit)
+    return w, app
