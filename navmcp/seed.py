@@ -79,17 +79,21 @@ def _body(rng: random.Random) -> str:
     return ". ".join(_sentence(rng, 5, 12) for _ in range(rng.randint(1, 4))) + "."
 
 
-def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1) -> dict[str, Any]:
-    """Create `studio` with `items` items and return a summary with the fixture URLs."""
-    started = time.perf_counter()
+def _plan(rng_seed: int):
+    """What both stores' seeds start from: the clock, the random source and its ids, the year of
+    timestamps the rows spread over (ending five minutes ago), and zeroed counts."""
     rng = random.Random(rng_seed)
-    new_id = Ids(rng)
-    owner = ensure_owner(store)
     end = datetime.now(timezone.utc) - timedelta(minutes=5)
     start = end - timedelta(days=365)
-    span = (end - start).total_seconds()
     counts = {"items": 0, "notes": 0, "decisions": 0, "commitments": 0, "options": 0, "votes": 0,
               "participants": 0, "comments": 0, "tags": 0, "reads": 0}
+    return time.perf_counter(), rng, Ids(rng), start, (end - start).total_seconds(), counts
+
+
+def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1) -> dict[str, Any]:
+    """Create `studio` with `items` items and return a summary with the fixture URLs."""
+    started, rng, new_id, start, span, counts = _plan(rng_seed)
+    owner = ensure_owner(store)
     with store.write() as tx:
         conn = tx.conn  # bulk loading is SQLite-specific: executemany on the raw connection
         conn.execute("PRAGMA cache_size = -262144")  # 256 MiB of page cache while indexes grow
@@ -111,14 +115,7 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
     import psycopg
     from psycopg.rows import dict_row
 
-    started = time.perf_counter()
-    rng = random.Random(rng_seed)
-    new_id = Ids(rng)
-    end = datetime.now(timezone.utc) - timedelta(minutes=5)
-    start = end - timedelta(days=365)
-    span = (end - start).total_seconds()
-    counts = {"items": 0, "notes": 0, "decisions": 0, "commitments": 0, "options": 0, "votes": 0,
-              "participants": 0, "comments": 0, "tags": 0, "reads": 0}
+    started, rng, new_id, start, span, counts = _plan(rng_seed)
     with psycopg.connect(url, row_factory=dict_row) as raw:
         conn = _PgConn(raw)
         with raw.transaction():
