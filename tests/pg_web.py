@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,14 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from webproc import free_port, wait_until_healthy
 
 PROTOCOL = "2025-11-25"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class PgWebServer:
@@ -40,16 +35,10 @@ class PgWebServer:
     def start(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(self.port)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env, text=True)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        if not wait_until_healthy(self.base, self.proc, time.monotonic() + 20):
             if self.proc.poll() is not None:
                 raise RuntimeError("navmcp web exited: " + self.proc.stderr.read())
-            try:
-                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        raise RuntimeError("navmcp web did not answer /healthz")
+            raise RuntimeError("navmcp web did not answer /healthz")
 
     def stop(self) -> int:
         """SIGTERM, as a load balancer's orchestrator would; returns the exit code."""

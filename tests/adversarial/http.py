@@ -17,7 +17,6 @@ import itertools
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from webproc import free_port, wait_until_healthy
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "adv-http", "version": "1"}}}
@@ -128,11 +128,6 @@ class HttpAgent:
         self.http.close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 class WebProcess:
     """`python -m navmcp web` on a free loopback port, on `home`, with extra environment."""
@@ -148,17 +143,9 @@ class WebProcess:
         self.stderr: list[bytes] = []
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("navmcp web did not start: " + self.stderr_text())
-            time.sleep(0.05)
+        if not wait_until_healthy(self.base, self.proc, time.monotonic() + timeout):
+            self.stop()
+            raise RuntimeError("navmcp web did not start: " + self.stderr_text())
 
     def _drain(self) -> None:
         for line in self.proc.stderr:

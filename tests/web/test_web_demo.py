@@ -10,7 +10,7 @@ import time
 
 import httpx
 
-from webclient import free_port
+from webproc import free_port
 
 
 def demo_env(tmp_path):

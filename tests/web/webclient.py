@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+from webproc import free_port, wait_until_healthy
 
 from navmcp.web.auth import create_login_link
 
@@ -57,11 +57,6 @@ def csrf_of(html_text: str) -> str:
     return re.search(r'name="csrf_token" value="([0-9a-f]+)"', html_text).group(1)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 class WebServer:
     """A real `navmcp web` process on a free loopback port; `login_link` is the one it printed."""
@@ -87,13 +82,8 @@ class WebServer:
                 self.login_link = m.group(1)
             if time.monotonic() > deadline:
                 raise RuntimeError("navmcp web printed no login link")
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        raise RuntimeError("navmcp web did not answer /healthz")
+        if not wait_until_healthy(self.base, self.proc, deadline):
+            raise RuntimeError("navmcp web did not answer /healthz")
 
     def token(self, handle: str | None = None) -> str:
         args = [sys.executable, "-m", "navmcp", "token", handle or self.owner_handle()]
