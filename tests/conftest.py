@@ -34,6 +34,12 @@ def owner(app: App):
 
 
 @pytest.fixture
+def ws(app, owner):
+    """The workspace of a fresh home whose local owner exists."""
+    return app.workspace
+
+
+@pytest.fixture
 def make_user(app: App, owner):
     def make(handle: str):
         with app.store.write() as tx:

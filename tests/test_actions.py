@@ -14,11 +14,6 @@ PROBE = {"__probe__": 1}  # fails every params model (extra="forbid"): a probe t
 
 
 @pytest.fixture
-def ws(app, owner):
-    return app.workspace
-
-
-@pytest.fixture
 def people(ws, owner, make_user):
     bob, _ = make_user("bob")
     carol, _ = make_user("carol")

@@ -15,11 +15,6 @@ STUDIO = "/studios/team"
 
 
 @pytest.fixture
-def ws(app, owner):
-    return app.workspace
-
-
-@pytest.fixture
 def world(ws, owner, make_user):
     """A studio with one item of each kind, a comment, tags, a link, and a plain member."""
     bob, _ = make_user("bob")
