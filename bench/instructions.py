@@ -1,0 +1,115 @@
+"""Instructions per call, counted by valgrind: a figure that does not move with the machine's load.
+
+    .venv/bin/python -m bench.instructions --size 1000             # every target, 200 calls each
+    .venv/bin/python -m bench.instructions --targets vote,render:/ # some of them
+
+Wall-clock medians on this shared two-core machine move by ±30% between runs; callgrind's
+instruction count for the same code and inputs repeats to a fraction of a percent, so a change
+to the per-call path can be judged by it alone. Each target runs in its own process under
+`valgrind --tool=callgrind`; a baseline process does the same set-up and warm-up with no timed
+calls, and a target's figure is (its count − the baseline's) ÷ calls. Targets:
+
+- `call:URL` — one `navigate` tools/call through navmcp's protocol core (bytes in, bytes out)
+- `data:URL` — `Workspace.page` only (the page's SQL and Python)
+- `render:URL` — the Jinja render of that page only
+- `vote` — one `execute_action` vote tools/call (the benchmarked action)
+
+Instructions are not seconds (a cache miss or a syscall costs more than its count), but for the
+Python-bound per-call path they track time closely, and they compare two versions of it exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from bench.run import ROOT, PYTHON
+
+
+def targets_for(urls: list[str]) -> list[str]:
+    return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + ["vote"]
+
+
+def inner(args) -> int:
+    """Set up, warm up every target, then run `--calls` calls of `--target` (none for the baseline)."""
+    from bench.profile import seeded_workspace
+
+    _, fx = seeded_workspace("bench.instructions", __doc__, ["--size", str(args.size), "--workdir", args.workdir])
+    from navmcp.app import App
+
+    app = App()
+    conn = app.connection(None)
+    conn.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "instructions"}}})
+    user = app.authenticate(None)
+
+    def frame(tool: str, arguments: dict) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": tool, "arguments": arguments}}).encode()
+
+    vote = frame("execute_action", {"action": "vote", "url": fx.vote_url,
+                                    "params": {"votes": [{"option": "March 3", "accept": True}]}})
+    calls = {"vote": lambda: conn.receive_bytes(vote)}
+    for url in fx.urls:
+        message = frame("navigate", {"url": url})
+        calls[f"call:{url}"] = lambda m=message: conn.receive_bytes(m)
+        calls[f"data:{url}"] = lambda u=url: app.workspace.page(user, u)
+        page = app.workspace.page(user, url)
+        calls[f"render:{url}"] = lambda p=page: (setattr(p, "_markdown", None), p.markdown)
+    if args.list:
+        print("\n".join(calls))
+        return 0
+    for _ in range(3):  # the same warm-up in every process, so the baseline cancels it
+        for call in calls.values():
+            call()
+    if args.target:
+        call = calls[args.target]
+        for _ in range(args.calls):
+            call()
+    return 0
+
+
+def count(args, target: str | None) -> int:
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", PYTHON, "-m",
+               "bench.instructions", "--inner", "--size", str(args.size), "--workdir", args.workdir,
+               "--calls", str(args.calls)] + (["--target", target] if target else [])
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or not found:
+        raise SystemExit(f"valgrind run failed for {target or 'baseline'}:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--targets", default="", help="comma-separated; default: all (see --list)")
+    parser.add_argument("--workdir", default="/tmp/navmcp-bench")
+    parser.add_argument("--list", action="store_true", help="print the target names and exit")
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--target", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.inner or args.list:
+        return inner(args)
+    if not shutil.which("valgrind"):
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    from bench.profile import seeded_workspace  # seed (or reuse) the database outside valgrind
+
+    _, fx = seeded_workspace("bench.instructions", __doc__, ["--size", str(args.size), "--workdir", args.workdir])
+    targets = [t for t in args.targets.split(",") if t] or targets_for(fx.urls)
+    base = count(args, None)
+    print(f"{args.size:,} items, instructions per call (callgrind, {args.calls} calls, baseline {base:,})")
+    for target in targets:
+        print(f"{target:<44} {(count(args, target) - base) / args.calls:>12,.0f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
