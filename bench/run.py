@@ -37,6 +37,7 @@ SERVERS = {
                "http": NAVMCP + ["web", "--host", "127.0.0.1", "--port", "{port}"]},
     "sdk": {"stdio": [PYTHON, str(ROOT / "bench" / "sdk_server.py")],
             "http": [PYTHON, str(ROOT / "bench" / "sdk_server.py"), "--http", "--port", "{port}"]},
+    "bare": {"stdio": [PYTHON, str(ROOT / "bench" / "bare_server.py")]},  # --with-bare: the floor, stdio only
 }
 PROTOCOL = "2025-11-25"
 TIMEOUT = 120.0  # no single read may hang the bench longer than this
@@ -301,8 +302,9 @@ class HttpSession:
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
         self.next_id = 0
-        reply, headers = self.post({"method": "initialize", "params": {
+        body, headers = self.post({"method": "initialize", "params": {
             "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "navmcp-bench", "version": "1"}}})
+        reply = json.loads(body)
         session = headers.get("mcp-session-id")
         if not session:
             raise RuntimeError("initialize gave no Mcp-Session-Id")
@@ -310,7 +312,7 @@ class HttpSession:
         self.headers["MCP-Protocol-Version"] = reply["result"]["protocolVersion"]
         self.post({"method": "notifications/initialized"}, notify=True)
 
-    def post(self, msg: dict[str, Any], notify: bool = False) -> tuple[Any, dict[str, str]]:
+    def post(self, msg: dict[str, Any], notify: bool = False) -> tuple[bytes | None, dict[str, str]]:
         msg = {"jsonrpc": "2.0", **msg}
         if not notify:
             self.next_id += 1
@@ -335,10 +337,9 @@ class HttpSession:
             raise RuntimeError(f"POST /mcp answered {response.status}: {body[:300]!r}")
         if not headers.get("content-type", "").startswith("application/json"):
             raise RuntimeError(f"expected a JSON response, got {headers.get('content-type')}")
-        reply = json.loads(body)
-        if "error" in reply or reply.get("result", {}).get("isError"):
-            raise RuntimeError(f"{msg.get('method')} failed: {str(reply)[:300]}")
-        return reply, headers
+        if failed(body):  # a byte search, as on stdio: the client's own json.loads stays out of the figure
+            raise RuntimeError(f"{msg.get('method')} failed: {body[:300]!r}")
+        return body, headers
 
     def call(self, tool: str, arguments: dict[str, Any]) -> None:
         self.post({"method": "tools/call", "params": {"name": tool, "arguments": arguments}})
@@ -519,7 +520,7 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
         print(f"\n## {size:,} items{seeded}", file=out, flush=True)
         texts = {name: page_texts(name, fx, log) for name in settings.servers}
         same = len({json.dumps(t, sort_keys=True) for t in texts.values()}) == 1
-        print(f"same pages from both servers for {len(fx.urls)} URLs: {'yes' if same else 'NO'}", file=out)
+        print(f"same pages from {', '.join(settings.servers)} for {len(fx.urls)} URLs: {'yes' if same else 'NO'}", file=out)
         token = mint_token(fx) if http_ok else None
         rounds: list[dict[str, dict[str, float]]] = []
         for r in range(settings.rounds):
@@ -529,7 +530,7 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
                 figures[name] = measure_stdio(name, fx, settings, log) if "stdio" in settings.parts else {}
             if "http" in settings.parts and (http_ok or "sdk" in settings.servers):
                 for name in order:
-                    if name == "navmcp" and not http_ok:
+                    if (name == "navmcp" and not http_ok) or "http" not in SERVERS[name]:
                         continue
                     figures[name]["http_4_sessions_rps"] = measure_http(name, fx, settings, log, token)
             rounds.append(figures)
@@ -552,20 +553,28 @@ def summarize(rounds: list[dict[str, dict[str, float]]], servers: tuple[str, ...
         for name in servers:
             values = [r[name][figure] for r in rounds if figure in r.get(name, {})]
             row[name] = statistics.median(values) if values else None
-        if len(servers) == 2:
-            ratios = [r["navmcp"][figure] / r["sdk"][figure] for r in rounds
-                      if figure in r.get("navmcp", {}) and figure in r.get("sdk", {})]
-            row["ratios"] = ratios
+        if "navmcp" in servers and "sdk" in servers:
+            row["ratios"] = ratios = _ratios(rounds, "navmcp", figure)
             row["ratio"] = statistics.median(ratios) if ratios else None
             if target is not None and row["ratio"] is not None:
                 row["met"] = row["ratio"] <= target if better == "lower" else row["ratio"] >= target
+        if "bare" in servers and "sdk" in servers:
+            bare = _ratios(rounds, "bare", figure)
+            row["bare_ratio"] = statistics.median(bare) if bare else None
         summary[figure] = row
     return summary
 
 
+def _ratios(rounds: list[dict[str, dict[str, float]]], name: str, figure: str) -> list[float]:
+    """`name`'s figure ÷ the SDK's, round by round."""
+    return [r[name][figure] / r["sdk"][figure] for r in rounds if figure in r.get(name, {}) and figure in r.get("sdk", {})]
+
+
 def table(summary: dict[str, Any], servers: tuple[str, ...]) -> str:
-    lines = ["| figure | " + " | ".join(f"{n} (median)" for n in servers) + " | ratio (median) | per-round ratios | target |",
-             "| --- | " + " | ".join("---:" for _ in servers) + " | ---: | --- | --- |"]
+    bare = "bare" in servers
+    lines = ["| figure | " + " | ".join(f"{n} (median)" for n in servers) + " | ratio (median) | per-round ratios | target |"
+             + (" bare ÷ sdk |" if bare else ""),
+             "| --- | " + " | ".join("---:" for _ in servers) + " | ---: | --- | --- |" + (" ---: |" if bare else "")]
     for figure, row in summary.items():
         cells = [fmt(row.get(n)) for n in servers]
         ratio = f"{row['ratio']:.3f}x" if row.get("ratio") is not None else "n/a"
@@ -578,7 +587,8 @@ def table(summary: dict[str, Any], servers: tuple[str, ...]) -> str:
             target = f"{sign} {row['target']}x{verdict}"
         if all(row.get(n) is None for n in servers[:1]) and figure.startswith("http"):
             cells[0] = "not available"
-        lines.append(f"| {figure} ({row['unit']}) | " + " | ".join(cells) + f" | {ratio} | {per_round} | {target} |")
+        floor = (f" {row['bare_ratio']:.3f}x |" if row.get("bare_ratio") is not None else " n/a |") if bare else ""
+        lines.append(f"| {figure} ({row['unit']}) | " + " | ".join(cells) + f" | {ratio} | {per_round} | {target} |" + floor)
     return "\n".join(lines)
 
 
@@ -636,12 +646,16 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
                         help="PostgreSQL (NAVMCP_DATABASE_URL set): databases are named PREFIX<items>")
     parser.add_argument("--json", type=Path, help="also write all figures as JSON to this file")
     parser.add_argument("--quick", action="store_true", help="tiny run for CI: 1 round, few requests")
+    parser.add_argument("--with-bare", action="store_true",
+                        help="also run bench/bare_server.py, the barest loop over the same work (stdio only)")
     args = parser.parse_args(argv)
     settings = Settings(database_url=os.environ.get("NAVMCP_DATABASE_URL") or None,
                         sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds, cold=args.cold,
                         sequential=args.sequential, sequential_execute=args.sequential_execute,
                         pipelined=args.pipelined, http_per_session=args.http_requests, sessions=args.sessions,
                         workdir=args.workdir, parts=tuple(args.parts.split(",")), pg_prefix=args.pg_prefix)
+    if args.with_bare:
+        settings.servers = (*settings.servers, "bare")
     if args.quick:
         settings.rounds, settings.cold, settings.sequential, settings.sequential_execute = 1, 1, 10, 5
         settings.pipelined, settings.http_per_session = 20, 5
