@@ -89,11 +89,16 @@ def encode(value: Any) -> bytes:
     return _dumps(value)
 
 
+# Made once: json.dumps/json.loads with any option build a new encoder/decoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+
+
 def _dumps(value: Any) -> bytes:
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        return _ENCODER.encode(value).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate got in: \u-escape it rather than fail to answer
-        return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+        return _ASCII_ENCODER.encode(value).encode("ascii")
 
 
 def _encode_spliced(value: dict[str, Any], result: dict[str, Any]) -> bytes:
@@ -112,6 +117,9 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
 def decode(data: bytes) -> Any:
     """One frame as a JSON value: strict UTF-8, no NaN/Infinity, no lone surrogate escapes.
 
@@ -123,7 +131,7 @@ def decode(data: bytes) -> Any:
     except UnicodeDecodeError:
         raise ParseError("Parse error: invalid UTF-8") from None
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = _DECODER.decode(text)
     except (ValueError, RecursionError):
         raise ParseError("Parse error: not valid JSON") from None
     if _SURROGATE_ESCAPE.search(data if isinstance(data, (bytes, bytearray)) else text.encode("utf-8", "replace")):

@@ -70,10 +70,23 @@ def test_sigterm_before_any_input_exits_0(home):
     proc = subprocess.Popen(server_command(), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={"NAVMCP_HOME": str(home), "PATH": "/usr/bin:/bin"})
-    time.sleep(0.5)
+    wait_for_sigterm_handler(proc.pid)
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=10)
     assert proc.returncode == 0 and out == b""
+
+
+def wait_for_sigterm_handler(pid: int, seconds: float = 30) -> None:
+    """Until the process catches SIGTERM (its SigCgt mask in /proc), so a loaded machine's slow
+    start can't make the signal arrive before the server has installed its handler."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/status") as status:
+            caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+        if caught & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.01)
+    raise AssertionError("the server never installed its SIGTERM handler")
 
 
 def test_stdout_carries_only_json_rpc_even_at_debug(home):
