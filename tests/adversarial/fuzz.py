@@ -259,7 +259,9 @@ def _check_one(msg: Any, reply: Any) -> None:
         check_structured(params.get("name") if isinstance(params, dict) else None, reply["result"])
     if isinstance(msg, dict) and "id" in msg and _valid_id(msg["id"]):
         assert reply["id"] == msg["id"], (msg, reply)
-        if msg.get("method") == "ping" and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("params"), (dict, type(None))):
+        if msg["id"] is None:  # MCP forbids a null request id: Invalid Request, whatever the method
+            assert reply.get("error", {}).get("code") == -32600, reply
+        elif msg.get("method") == "ping" and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("params"), (dict, type(None))):
             assert reply.get("result") == {}, reply
     else:
         assert "error" in reply and reply["id"] is None, (msg, reply)
