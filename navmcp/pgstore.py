@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool
 
 from navmcp.errors import NavError
@@ -92,6 +92,11 @@ class PostgresTx:
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         return self._run(sql, params).fetchone()
+
+    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], tuple] | None:
+        cursor = self.conn.cursor(row_factory=tuple_row).execute(translate(sql), tuple(params))
+        row = cursor.fetchone()
+        return None if row is None else ([c.name for c in cursor.description], row)
 
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self._run(sql, params).fetchone()

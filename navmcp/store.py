@@ -29,6 +29,9 @@ class Tx(Protocol):
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
+    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], tuple] | None:
+        """The first row as (column names, values): for a join whose tables share column names,
+        which a dict would keep only one of."""
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]: ...
@@ -81,23 +84,36 @@ def fts_query(text: str) -> str | None:
 
 
 class SqliteTx:
-    __slots__ = ("conn",)
+    __slots__ = ("conn", "cursor")
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor):
         self.conn = conn
+        self.cursor = cursor  # this transaction's; rows come back as tuples and become dicts here
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return self.conn.execute(sql, params).fetchall()
+        cursor = self.cursor.execute(sql, params)
+        rows = cursor.fetchall()
+        if not rows:
+            return rows
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in rows]
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        return self.conn.execute(sql, params).fetchone()
+        cursor = self.cursor.execute(sql, params)
+        row = cursor.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cursor.description], row))
+
+    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], tuple] | None:
+        cursor = self.cursor.execute(sql, params)
+        row = cursor.fetchone()
+        return None if row is None else ([d[0] for d in cursor.description], row)
 
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = self.conn.execute(sql, params).fetchone()
-        return None if row is None else next(iter(row.values()))
+        row = self.cursor.execute(sql, params).fetchone()
+        return None if row is None else row[0]
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self.conn.execute(sql, params).rowcount
+        return self.cursor.execute(sql, params).rowcount
 
     def find_user(self, handle: str) -> Row | None:
         """A user by handle, whatever studios they are in (adding a member needs it)."""
@@ -150,7 +166,7 @@ class SqliteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
-        self.conn.row_factory = _dict_row
+        self.conn.row_factory = _dict_row  # for direct users of the connection (seeding, checks)
         self.conn.execute("PRAGMA foreign_keys = ON")
         self.conn.execute("PRAGMA busy_timeout = 10000")
         self._retrying(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
@@ -189,24 +205,34 @@ class SqliteStore:
                     raise
             self._retrying(apply)
 
+    def _tx(self) -> SqliteTx:
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        return SqliteTx(self.conn, cursor)
+
     @contextlib.contextmanager
     def read(self, user_id: str | None = None) -> Iterator[SqliteTx]:
         # A deferred transaction: one consistent snapshot for the whole page.
         self._retrying(lambda: self.conn.execute("BEGIN"))
+        tx = self._tx()
         try:
-            yield SqliteTx(self.conn)
+            yield tx
         finally:
+            tx.cursor.close()  # a statement left mid-result would keep this snapshot past the end
             self.conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
     def write(self, user_id: str | None = None) -> Iterator[SqliteTx]:
         self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        tx = self._tx()
         try:
-            yield SqliteTx(self.conn)
+            yield tx
         except BaseException:
+            tx.cursor.close()
             self.conn.execute("ROLLBACK")
             raise
         else:
+            tx.cursor.close()
             self._retrying(lambda: self.conn.execute("COMMIT"))
 
     def integrity_check(self) -> str:

@@ -23,9 +23,13 @@ def resolve_studio(req: Request) -> None:
         (req.user["id"], handle),
     )
     if row is None:
-        raise NotFound(f"no page at {req.path}: start at '/' to see your studios")
+        raise no_studio(req)
     req.role = row.pop("role")
     req.studio = row
+
+
+def no_studio(req: Request) -> NotFound:
+    return NotFound(f"no page at {req.path}: start at '/' to see your studios")
 
 
 def crumbs(req: Request, *more: tuple[str, str]) -> list[tuple[str, str]]:
