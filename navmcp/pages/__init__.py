@@ -43,15 +43,23 @@ class Request:
         return self.path + ("?" + urlencode(self.query) if self.query else "")
 
     def page_number(self, key: str = "page") -> int:
+        value = self.query.get(key)
+        if value is None:
+            return 1
         try:
-            return max(1, min(int(self.query.get(key, "1")), 100_000))
+            return max(1, min(int(value), 100_000))
         except ValueError:
             return 1
 
     def url_with(self, **changes: Any) -> str:
-        query = {**self.query, **{k: str(v) for k, v in changes.items() if v is not None}}
-        query = {k: v for k, v in query.items() if not (k in ("page", "part") and v == "1")}
-        return self.path + ("?" + urlencode(query) if query else "")
+        return url_with(self.path, self.query, **changes)
+
+
+def url_with(path: str, query: dict[str, str], **changes: Any) -> str:
+    """`path` with `query` changed by `changes` (None: unchanged); page=1 and part=1 are left out."""
+    query = {**query, **{k: str(v) for k, v in changes.items() if v is not None}}
+    query = {k: v for k, v in query.items() if not (k in ("page", "part") and v == "1")}
+    return path + ("?" + urlencode(query) if query else "")
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NotFound
-from navmcp.pages import PAGE_SIZE, Request
+from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.home import HOME
 
 ITEM_COLUMNS = "i.id, i.kind, i.title, i.created_at, i.updated_at, i.pinned, i.closed_at, i.deadline"
@@ -49,11 +48,11 @@ def paginate(req: Request, total: int, last: str | None = None) -> dict[str, Any
     (`after=`), so the next page starts there instead of counting past every earlier row."""
     page = req.page_number()
     pages = max(1, -(-total // PAGE_SIZE))
-    plain = dataclasses.replace(req, query={k: v for k, v in req.query.items() if k != "after"})
+    plain = {k: v for k, v in req.query.items() if k != "after"}
     return {
         "number": page, "pages": pages, "total": total, "offset": (page - 1) * PAGE_SIZE,
-        "next": plain.url_with(page=page + 1, after=last) if page < pages else None,
-        "prev": plain.url_with(page=page - 1) if page > 1 else None,
+        "next": url_with(req.path, plain, page=page + 1, after=last) if page < pages else None,
+        "prev": url_with(req.path, plain, page=page - 1) if page > 1 else None,
     }
 
 
@@ -72,21 +71,32 @@ def position(rows: list[dict[str, Any]], column: str) -> str | None:
 
 def view_studio(req: Request) -> dict[str, Any]:
     tx, sid = req.tx, req.studio["id"]
-    # Kept by triggers (migration 0004): counting a million items on every visit would dominate the page.
-    counts = {r["kind"]: r["n"] for r in tx.all("SELECT kind, n FROM studio_item_counts WHERE studio_id = ?", (sid,))}
+    # Item counts are kept by triggers (migration 0004): counting a million items on every visit
+    # would dominate the page. The member count comes with them, as kind 'members'.
+    counts = {r["kind"]: r["n"] for r in tx.all(
+        "SELECT kind, n FROM studio_item_counts WHERE studio_id = ?"
+        " UNION ALL SELECT 'members' AS kind, count(*) AS n FROM memberships WHERE studio_id = ?", (sid, sid))}
+    members = counts.pop("members")
     total = sum(counts.values())
-    pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
-                    "ORDER BY updated_at DESC LIMIT ?", (sid, PAGE_SIZE))
-    if start := after(req):
-        recent = tx.all(
-            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ? AND (updated_at, seq) < (?, ?)"
-            " ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, *start, PAGE_SIZE))
-    else:
-        recent = tx.all(
-            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?"
-            " ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?", (sid, PAGE_SIZE, paginate(req, total)["offset"]))
+    # The pinned items and a page of the newest in one statement: each half ordered and limited on
+    # its own, told apart by `part` (1: pinned).
+    start = after(req)
+    rows = tx.all(
+        f"""SELECT * FROM (SELECT 1 AS part, {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ? AND pinned = 1
+                            ORDER BY updated_at DESC LIMIT ?) AS p
+            UNION ALL
+            SELECT * FROM (SELECT 0 AS part, {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?
+                            {"AND (updated_at, seq) < (?, ?)" if start else ""}
+                            ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?) AS r""",
+        (sid, PAGE_SIZE, sid, *(start or ()), PAGE_SIZE, 0 if start else (req.page_number() - 1) * PAGE_SIZE))
+    pinned, recent = [], []
+    for row in rows:
+        if row.pop("part"):
+            del row["seq"]  # the pinned list never pages, so its rows carry no position
+            pinned.append(row)
+        else:
+            recent.append(row)
     pager = paginate(req, total, position(recent, "updated_at"))
-    members = tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ?", (sid,))
     return {
         "title": req.studio["name"],
         "breadcrumb": crumbs(req),
