@@ -9,7 +9,7 @@ from navmcp.errors import NotFound
 from navmcp.pages import PAGE_SIZE, Request
 from navmcp.pages.studio import crumbs, no_studio, paginate, with_urls
 from navmcp.render import body_part
-from navmcp.store import Row
+from navmcp.store import Row, row_maker
 
 COMMENT_CHARS = 1000  # a comment in the list shows this much; `?comment=ID` shows it in full
 LINKS_SHOWN = 20
@@ -45,10 +45,10 @@ def _resolve_item(req: Request, kind: str) -> tuple:
     names, row = found
     role, author = names.index("role"), names.index("author")
     req.role = row[role]
-    req.studio = dict(zip(names[:role], row[:role]))
+    req.studio = row_maker(names[:role])(row)
     if row[author] is None:  # no such item here (or its author is not visible to you)
         raise NotFound(f"no page at {req.path}: see /studios/{req.studio['handle']} for its items")
-    req.item = item = dict(zip(names[role + 1:author + 1], row[role + 1:author + 1]))
+    req.item = item = row_maker(names[role + 1:author + 1])(row[role + 1:author + 1])
     facts = row[author + 1:]
     req.facts["is_author"] = item["created_by"] == uid
     req.facts["open"] = domain.is_open(req.tx, item, facts[0] if kind == "commitment" else None)
@@ -98,18 +98,18 @@ def _common(req: Request, more_counts: str = "", more_args: tuple = ()) -> tuple
         if not single and len(c["body"]) > COMMENT_CHARS:
             c["body"], c["full_url"] = c["body"][:COMMENT_CHARS], f"{req.path}?comment={c['id']}"
     # Links both ways and the tags in one statement: each part ordered (and the links limited) on
-    # its own, told apart by `part` (1: links to, 0: linked from, 2: tags, in `title`).
+    # its own, told apart by `part` (1: links to, 0: linked from, 2: tags, in `title`). A links part
+    # the counts say is empty is left out (it would sort nothing into a temporary b-tree).
+    parts_sql, args = [], []
+    for which, count, near, far in ((1, "links_to", "from_item", "to_item"), (0, "linked_from", "to_item", "from_item")):
+        if counts[count]:
+            parts_sql.append(f"""SELECT * FROM (SELECT {which} AS part, i.id, i.kind, i.title FROM links l
+                                  JOIN items i ON i.id = l.{far} WHERE l.{near} = ? ORDER BY i.title LIMIT ?) AS l{which}""")
+            args += (item["id"], LINKS_SHOWN)
+    parts_sql.append("""SELECT * FROM (SELECT 2 AS part, NULL AS id, NULL AS kind, tag AS title FROM item_tags
+                          WHERE item_id = ? ORDER BY tag) AS tg""")
     links_to, linked_from, tags = [], [], []
-    for r in tx.all(
-        """SELECT * FROM (SELECT 1 AS part, i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.to_item
-                           WHERE l.from_item = ? ORDER BY i.title LIMIT ?) AS lt
-           UNION ALL
-           SELECT * FROM (SELECT 0 AS part, i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.from_item
-                           WHERE l.to_item = ? ORDER BY i.title LIMIT ?) AS lf
-           UNION ALL
-           SELECT * FROM (SELECT 2 AS part, NULL AS id, NULL AS kind, tag AS title FROM item_tags
-                           WHERE item_id = ? ORDER BY tag) AS tg""",
-            (item["id"], LINKS_SHOWN, item["id"], LINKS_SHOWN, item["id"])):
+    for r in tx.all(" UNION ALL ".join(parts_sql), (*args, item["id"])):
         which = r.pop("part")
         if which == 2:
             tags.append(r["title"])
