@@ -78,24 +78,16 @@ def view_studio(req: Request) -> dict[str, Any]:
         " UNION ALL SELECT 'members' AS kind, count(*) AS n FROM memberships WHERE studio_id = ?", (sid, sid))}
     members = counts.pop("members")
     total = sum(counts.values())
-    # The pinned items and a page of the newest in one statement: each half ordered and limited on
-    # its own, told apart by `part` (1: pinned).
-    start = after(req)
-    rows = tx.all(
-        f"""SELECT * FROM (SELECT 1 AS part, {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ? AND pinned = 1
-                            ORDER BY updated_at DESC LIMIT ?) AS p
-            UNION ALL
-            SELECT * FROM (SELECT 0 AS part, {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?
-                            {"AND (updated_at, seq) < (?, ?)" if start else ""}
-                            ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?) AS r""",
-        (sid, PAGE_SIZE, sid, *(start or ()), PAGE_SIZE, 0 if start else (req.page_number() - 1) * PAGE_SIZE))
-    pinned, recent = [], []
-    for row in rows:
-        if row.pop("part"):
-            del row["seq"]  # the pinned list never pages, so its rows carry no position
-            pinned.append(row)
-        else:
-            recent.append(row)
+    pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
+                    "ORDER BY updated_at DESC LIMIT ?", (sid, PAGE_SIZE))
+    if start := after(req):
+        recent = tx.all(
+            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ? AND (updated_at, seq) < (?, ?)"
+            " ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, *start, PAGE_SIZE))
+    else:
+        recent = tx.all(
+            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?"
+            " ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?", (sid, PAGE_SIZE, (req.page_number() - 1) * PAGE_SIZE))
     pager = paginate(req, total, position(recent, "updated_at"))
     return {
         "title": req.studio["name"],
