@@ -23,8 +23,10 @@ from pathlib import Path
 USERS = ("alice", "bob", "carol")  # alice admin of `team`, bob member, carol in no studio
 
 
-def build(app) -> None:
-    """Notes, decisions and commitments in every state a page distinguishes."""
+def build(app, leave: bool = True) -> None:
+    """Notes, decisions and commitments in every state a page distinguishes. `leave`: dave, who wrote
+    some of them, leaves the studio at the end (the stores show a former member differently: on
+    PostgreSQL his user row is no longer visible, see tests/test_page_golden.py)."""
     from navmcp.identity import add_user
 
     alice, bob, carol, dave = (add_user(app.store, h) for h in (*USERS, "dave"))
@@ -67,7 +69,8 @@ def build(app) -> None:
     for n in range(22):
         new(alice if n % 3 else bob, "create_note", {"title": f"Filler {n}", "body": f"n{n}", "tags": ["f"]})
     ws.execute(alice, "/studios/solo", "create_note", {"title": "Secret", "body": "solo only"})
-    ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "dave"})
+    if leave:
+        ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "dave"})
     # Deadlines passed (an action would refuse a past deadline): set in the rows.
     with app.store.write(user_id=alice["id"]) as tx:
         for url in (late, expired):
