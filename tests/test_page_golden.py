@@ -59,3 +59,24 @@ def test_record_gives_joined_columns_by_position(any_app, new_user):
         names, row = tx.record("SELECT 1 AS id, 'a' AS name, 2 AS id")
         assert tx.record("SELECT 1 AS id WHERE 1 = 0") is None
     assert tuple(names) == ("id", "name", "id") and tuple(row) == (1, "a", 2)
+
+
+def test_a_bare_path_splits_as_urlsplit_would_split_it():
+    import random
+
+    from navmcp import pages
+
+    def plain_way(url: str):
+        raw = url.strip()
+        if not pages._SCHEME.match(raw):
+            raw = pages._LEADING_SLASHES.sub("/", raw)
+        parts = pages.urlsplit(raw)
+        return pages._canonical_path(parts.path or "/"), dict(pages.parse_qsl(parts.query))
+
+    rng = random.Random(5)
+    alphabet = "/ab.-_~md9Z:?#%&= \t"
+    urls = ["/", "//", "/studios/x/", "/studios/x.md", "/.md", "/a//b/", "/studios/team/n/k3f9q2"]
+    urls += ["/" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20000)]
+    for url in urls:
+        if url.strip():
+            assert pages.split_url(url) == plain_way(url), url

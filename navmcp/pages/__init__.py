@@ -85,6 +85,8 @@ def _compile(pattern: str) -> re.Pattern[str]:
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _LEADING_SLASHES = re.compile(r"^/{2,}")
 _SLASH_RUNS = re.compile(r"/{2,}")
+# A bare path (what agents send nearly always): urlsplit would give it back as the path, unchanged.
+_PLAIN_PATH = re.compile(r"/(?!/)[A-Za-z0-9._~/-]*\Z")
 
 
 def split_url(url: str) -> tuple[str, dict[str, str]]:
@@ -94,13 +96,19 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     if len(url) > MAX_URL_LENGTH:
         raise NotFound(f"URL longer than {MAX_URL_LENGTH} characters")
     raw = url.strip()
+    if _PLAIN_PATH.match(raw):
+        return _canonical_path(raw), {}
     if not _SCHEME.match(raw):
         raw = _LEADING_SLASHES.sub("/", raw)  # '//studios/x' is a path typo, not a host named 'studios'
     try:
         parts = urlsplit(raw)
     except ValueError:  # e.g. an unclosed "[" read as an IPv6 host: a bad URL, not a server fault
         raise NotFound("not a valid URL: try '/' (your studios) or '/help'") from None
-    path = parts.path or "/"
+    query = dict(parse_qsl(parts.query, keep_blank_values=False))
+    return _canonical_path(parts.path or "/"), query
+
+
+def _canonical_path(path: str) -> str:
     if not path.startswith("/"):
         path = "/" + path
     if "//" in path:
@@ -109,8 +117,7 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
         path = path.rstrip("/")
     if path.endswith(".md"):
         path = path[:-3] or "/"
-    query = dict(parse_qsl(parts.query, keep_blank_values=False))
-    return path, query
+    return path
 
 
 def route(path: str) -> tuple[PageSpec, dict[str, str]]:
