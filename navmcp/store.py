@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import operator
 import os
 import re
 import sqlite3
@@ -93,8 +94,11 @@ def row_maker(names: tuple[str, ...]) -> Callable[[Sequence[Any]], Row]:
     return eval(f"lambda v: {{{items}}}")  # noqa: S307 — the text is made here from column names only
 
 
+_NAME = operator.itemgetter(0)
+
+
 def _names(cursor: sqlite3.Cursor) -> tuple[str, ...]:
-    return tuple([d[0] for d in cursor.description])
+    return tuple(map(_NAME, cursor.description))
 
 
 class SqliteTx:

@@ -72,17 +72,27 @@ def resolve_commitment(req: Request) -> None:
     req.facts["joined"] = bool(joined)
 
 
-def _common(req: Request, more_counts: str = "", more_args: tuple = ()) -> tuple[dict[str, Any], Row]:
+# The counts an item page shows, in one statement: comments, links both ways, and the kind's own
+# (their `?` follow: the item id for a note, the item and studio ids for a decision).
+_COUNTS = """SELECT (SELECT count(*) FROM comments WHERE item_id = ?) AS comments,
+                    (SELECT count(*) FROM links WHERE from_item = ?) AS links_to,
+                    (SELECT count(*) FROM links WHERE to_item = ?) AS linked_from"""
+_COUNTS_SQL = {
+    "note": _COUNTS + ", (SELECT count(*) FROM reads WHERE note_id = ?) AS readers",
+    "decision": _COUNTS + """, (SELECT count(DISTINCT user_id) FROM votes WHERE decision_id = ?) AS voters,
+                               (SELECT count(*) FROM memberships WHERE studio_id = ?) AS members""",
+    "commitment": _COUNTS,
+}
+
+
+def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     """What every item page shows: metadata, body (one part of it), comments, links, tags; and the
-    page's counts (comments, links both ways, and `more_counts`, the kind's own, in one statement)."""
+    page's counts (`_COUNTS_SQL`; `more_args` for the kind's own)."""
     tx, item = req.tx, req.item
     number = req.page_number("part")
     part, parts = body_part(item["body"], number)
     number = min(number, parts)
-    counts = tx.one(f"""SELECT (SELECT count(*) FROM comments WHERE item_id = ?) AS comments,
-                               (SELECT count(*) FROM links WHERE from_item = ?) AS links_to,
-                               (SELECT count(*) FROM links WHERE to_item = ?) AS linked_from{more_counts}""",
-                    (item["id"], item["id"], item["id"], *more_args))
+    counts = tx.one(_COUNTS_SQL[item["kind"]], (item["id"], item["id"], item["id"], *more_args))
     pager = paginate(req, counts["comments"])
     select = "SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by"
     single = req.query.get("comment")
@@ -141,7 +151,7 @@ def _common(req: Request, more_counts: str = "", more_args: tuple = ()) -> tuple
 
 
 def view_note(req: Request) -> dict[str, Any]:
-    data, counts = _common(req, ", (SELECT count(*) FROM reads WHERE note_id = ?) AS readers", (req.item["id"],))
+    data, counts = _common(req, req.item["id"])
     data["readers"] = req.tx.all(
         """SELECT u.handle, r.confirmed_at FROM reads r JOIN users u ON u.id = r.user_id
             WHERE r.note_id = ? ORDER BY r.confirmed_at LIMIT ?""", (req.item["id"], PAGE_SIZE))
@@ -152,9 +162,7 @@ def view_note(req: Request) -> dict[str, Any]:
 
 def view_decision(req: Request) -> dict[str, Any]:
     tx, item = req.tx, req.item
-    data, counts = _common(req, """, (SELECT count(DISTINCT user_id) FROM votes WHERE decision_id = ?) AS voters,
-                                     (SELECT count(*) FROM memberships WHERE studio_id = ?) AS members""",
-                           (item["id"], req.studio["id"]))
+    data, counts = _common(req, item["id"], req.studio["id"])
     options = req.facts["options"]
     data["options"] = options
     data["voters"], data["members"] = counts["voters"], counts["members"]
