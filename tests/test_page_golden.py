@@ -20,7 +20,7 @@ def _stable(shots: dict[str, dict]) -> dict[str, str]:
     ids: dict[str, str] = {}
 
     def norm(text: str) -> str:
-        text = re.sub(r"(comment=)[a-z0-9]+", r"\1<c>", text)
+        text = re.sub(r"(comment=)(?!nope)[a-z0-9]+", r"\1<c>", text)  # a real id; "nope" stays
         text = re.sub(r"(after=)[^)\s`'\"&]+", r"\1<pos>", text)
         return _normalize(text, ids)
     return {norm(key): norm(shot.get("markdown") or f"{shot['error']}: {shot['message']}")
