@@ -25,11 +25,14 @@ def deadline_passed(item: Row, at: str | None = None) -> bool:
     return bool(item.get("deadline")) and item["deadline"] <= (at or now())
 
 
-def is_open(tx: Tx, item: Row) -> bool:
+def is_open(tx: Tx, item: Row, participants: int | None = None) -> bool:
+    """`participants`: a commitment's participant count, when the caller has already read it."""
     if item["closed_at"] or deadline_passed(item):
         return False
     if item["kind"] == "commitment" and item["participant_limit"] is not None:
-        return participant_count(tx, item["id"]) < item["participant_limit"]
+        if participants is None:
+            participants = participant_count(tx, item["id"])
+        return participants < item["participant_limit"]
     return True
 
 
@@ -64,10 +67,6 @@ def winners(options: list[Row]) -> list[Row]:
         return []
     top = (options[0]["accepts"], options[0]["prefers"])
     return [o for o in options if (o["accepts"], o["prefers"]) == top]
-
-
-def tags_of(tx: Tx, item_id: str) -> list[str]:
-    return [r["tag"] for r in tx.all("SELECT tag FROM item_tags WHERE item_id = ? ORDER BY tag", (item_id,))]
 
 
 def set_tags(tx: Tx, item_id: str, tags: list[str]) -> None:

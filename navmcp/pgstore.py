@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, no_result, tuple_row
 from psycopg_pool import ConnectionPool
 
 from navmcp.errors import NavError
-from navmcp.store import Row, _WORD
+from navmcp.store import Row, _WORD, row_maker
 
 log = logging.getLogger("navmcp.pgstore")
 
@@ -74,6 +74,13 @@ def ts_query(text: str) -> str | None:
     return " & ".join(quoted)
 
 
+def _dict_rows(cursor: psycopg.Cursor):
+    """psycopg's `dict_row`, with the dicts made by `row_maker` (once per set of column names)."""
+    if cursor.description is None:
+        return no_result
+    return row_maker(tuple([c.name for c in cursor.description]))
+
+
 _LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for table in ("items", "studios")}
 
 
@@ -92,6 +99,11 @@ class PostgresTx:
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         return self._run(sql, params).fetchone()
+
+    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
+        cursor = self.conn.cursor(row_factory=tuple_row).execute(translate(sql), tuple(params))
+        row = cursor.fetchone()
+        return None if row is None else (tuple([c.name for c in cursor.description]), row)
 
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self._run(sql, params).fetchone()
@@ -149,7 +161,7 @@ class PostgresStore:
         max_size = max_size or int(os.environ.get("NAVMCP_PG_POOL_SIZE", "5"))
         self.pool = ConnectionPool(
             url, min_size=min_size, max_size=max(min_size, max_size), open=False,
-            kwargs={"autocommit": True, "row_factory": dict_row}, configure=self._configure,
+            kwargs={"autocommit": True, "row_factory": _dict_rows}, configure=self._configure,
             name="navmcp")
         self.pool.open(wait=True, timeout=30)
         self._check_schema()

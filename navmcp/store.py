@@ -10,12 +10,14 @@ retried here, never reported to the agent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import operator
 import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,6 +31,9 @@ class Tx(Protocol):
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
+    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
+        """The first row as (column names, values): for a join whose tables share column names,
+        which a dict would keep only one of."""
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]: ...
@@ -80,24 +85,50 @@ def fts_query(text: str) -> str | None:
     return " ".join(quoted)
 
 
-class SqliteTx:
-    __slots__ = ("conn",)
+@functools.lru_cache(maxsize=1024)
+def row_maker(names: tuple[str, ...]) -> Callable[[Sequence[Any]], Row]:
+    """A function making a row's values into a dict with these keys, built once per set of column
+    names: a dict display with constant keys costs a fraction of `dict(zip(names, values))`.
+    As with `dict(zip(...))`, a name that comes twice keeps its last value."""
+    items = ", ".join(f"{name!r}: v[{i}]" for i, name in enumerate(names))  # repr: always a plain literal
+    return eval(f"lambda v: {{{items}}}")  # noqa: S307 — the text is made here from column names only
 
-    def __init__(self, conn: sqlite3.Connection):
+
+_NAME = operator.itemgetter(0)
+
+
+def _names(cursor: sqlite3.Cursor) -> tuple[str, ...]:
+    return tuple(map(_NAME, cursor.description))
+
+
+class SqliteTx:
+    __slots__ = ("conn", "cursor")
+
+    def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor):
         self.conn = conn
+        self.cursor = cursor  # this transaction's; rows come back as tuples and become dicts here
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return self.conn.execute(sql, params).fetchall()
+        cursor = self.cursor.execute(sql, params)
+        rows = cursor.fetchall()
+        return list(map(row_maker(_names(cursor)), rows)) if rows else rows
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        return self.conn.execute(sql, params).fetchone()
+        cursor = self.cursor.execute(sql, params)
+        row = cursor.fetchone()
+        return None if row is None else row_maker(_names(cursor))(row)
+
+    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
+        cursor = self.cursor.execute(sql, params)
+        row = cursor.fetchone()
+        return None if row is None else (_names(cursor), row)
 
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = self.conn.execute(sql, params).fetchone()
-        return None if row is None else next(iter(row.values()))
+        row = self.cursor.execute(sql, params).fetchone()
+        return None if row is None else row[0]
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self.conn.execute(sql, params).rowcount
+        return self.cursor.execute(sql, params).rowcount
 
     def find_user(self, handle: str) -> Row | None:
         """A user by handle, whatever studios they are in (adding a member needs it)."""
@@ -138,7 +169,7 @@ class SqliteTx:
 
 
 def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> Row:
-    return {d[0]: v for d, v in zip(cursor.description, row)}
+    return row_maker(_names(cursor))(row)
 
 
 class SqliteStore:
@@ -150,7 +181,7 @@ class SqliteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
-        self.conn.row_factory = _dict_row
+        self.conn.row_factory = _dict_row  # for direct users of the connection (seeding, checks)
         self.conn.execute("PRAGMA foreign_keys = ON")
         self.conn.execute("PRAGMA busy_timeout = 10000")
         self._retrying(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
@@ -189,24 +220,34 @@ class SqliteStore:
                     raise
             self._retrying(apply)
 
+    def _tx(self) -> SqliteTx:
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        return SqliteTx(self.conn, cursor)
+
     @contextlib.contextmanager
     def read(self, user_id: str | None = None) -> Iterator[SqliteTx]:
         # A deferred transaction: one consistent snapshot for the whole page.
         self._retrying(lambda: self.conn.execute("BEGIN"))
+        tx = self._tx()
         try:
-            yield SqliteTx(self.conn)
+            yield tx
         finally:
+            tx.cursor.close()  # a statement left mid-result would keep this snapshot past the end
             self.conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
     def write(self, user_id: str | None = None) -> Iterator[SqliteTx]:
         self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        tx = self._tx()
         try:
-            yield SqliteTx(self.conn)
+            yield tx
         except BaseException:
+            tx.cursor.close()
             self.conn.execute("ROLLBACK")
             raise
         else:
+            tx.cursor.close()
             self._retrying(lambda: self.conn.execute("COMMIT"))
 
     def integrity_check(self) -> str:

@@ -43,15 +43,23 @@ class Request:
         return self.path + ("?" + urlencode(self.query) if self.query else "")
 
     def page_number(self, key: str = "page") -> int:
+        value = self.query.get(key)
+        if value is None:
+            return 1
         try:
-            return max(1, min(int(self.query.get(key, "1")), 100_000))
+            return max(1, min(int(value), 100_000))
         except ValueError:
             return 1
 
     def url_with(self, **changes: Any) -> str:
-        query = {**self.query, **{k: str(v) for k, v in changes.items() if v is not None}}
-        query = {k: v for k, v in query.items() if not (k in ("page", "part") and v == "1")}
-        return self.path + ("?" + urlencode(query) if query else "")
+        return url_with(self.path, self.query, **changes)
+
+
+def url_with(path: str, query: dict[str, str], **changes: Any) -> str:
+    """`path` with `query` changed by `changes` (None: unchanged); page=1 and part=1 are left out."""
+    query = {**query, **{k: str(v) for k, v in changes.items() if v is not None}}
+    query = {k: v for k, v in query.items() if not (k in ("page", "part") and v == "1")}
+    return path + ("?" + urlencode(query) if query else "")
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,8 @@ def _compile(pattern: str) -> re.Pattern[str]:
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _LEADING_SLASHES = re.compile(r"^/{2,}")
 _SLASH_RUNS = re.compile(r"/{2,}")
+# A bare path (what agents send nearly always): urlsplit would give it back as the path, unchanged.
+_PLAIN_PATH = re.compile(r"/(?!/)[A-Za-z0-9._~/-]*\Z")
 
 
 def split_url(url: str) -> tuple[str, dict[str, str]]:
@@ -86,13 +96,19 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     if len(url) > MAX_URL_LENGTH:
         raise NotFound(f"URL longer than {MAX_URL_LENGTH} characters")
     raw = url.strip()
+    if _PLAIN_PATH.match(raw):
+        return _canonical_path(raw), {}
     if not _SCHEME.match(raw):
         raw = _LEADING_SLASHES.sub("/", raw)  # '//studios/x' is a path typo, not a host named 'studios'
     try:
         parts = urlsplit(raw)
     except ValueError:  # e.g. an unclosed "[" read as an IPv6 host: a bad URL, not a server fault
         raise NotFound("not a valid URL: try '/' (your studios) or '/help'") from None
-    path = parts.path or "/"
+    query = dict(parse_qsl(parts.query, keep_blank_values=False))
+    return _canonical_path(parts.path or "/"), query
+
+
+def _canonical_path(path: str) -> str:
     if not path.startswith("/"):
         path = "/" + path
     if "//" in path:
@@ -101,8 +117,7 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
         path = path.rstrip("/")
     if path.endswith(".md"):
         path = path[:-3] or "/"
-    query = dict(parse_qsl(parts.query, keep_blank_values=False))
-    return path, query
+    return path
 
 
 def route(path: str) -> tuple[PageSpec, dict[str, str]]:

@@ -30,24 +30,32 @@ def view_home(req: Request) -> dict[str, Any]:
     # One query per studio, each walking that studio's newest open items (index items_open_kind_created)
     # and stopping after a page's worth; sorting all open items of all studios would grow with the data.
     open_clause = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
+    # The kind and the studio are the same on every row of a query: set here, not read per row.
     awaiting_votes, near_mass = [], []
     for studio in studios:
-        awaiting_votes += tx.all(
-            f"""SELECT i.id, i.title, i.kind, i.deadline, i.created_at, ? AS studio FROM items i
-                 WHERE {open_clause}
-                   AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
-                 ORDER BY i.created_at DESC LIMIT ?""",
-            (studio["handle"], studio["id"], "decision", now_, uid, PAGE_SIZE))
+        handle = studio["handle"]
+        awaiting_votes += [
+            {"id": r["id"], "title": r["title"], "kind": "decision", "deadline": r["deadline"],
+             "created_at": r["created_at"], "studio": handle}
+            for r in tx.all(
+                f"""SELECT i.id, i.title, i.deadline, i.created_at FROM items i
+                     WHERE {open_clause}
+                       AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
+                     ORDER BY i.created_at DESC LIMIT ?""",
+                (studio["id"], "decision", now_, uid, PAGE_SIZE))]
         # "Near" critical mass: not yet reached, and you could help reach it.
-        near_mass += tx.all(
-            f"""SELECT i.id, i.title, i.kind, i.critical_mass, i.created_at, ? AS studio,
-                       (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS joined
-                  FROM items i
-                 WHERE {open_clause}
-                   AND (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) < i.critical_mass
-                   AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)
-                 ORDER BY i.created_at DESC LIMIT ?""",
-            (studio["handle"], studio["id"], "commitment", now_, uid, PAGE_SIZE))
+        near_mass += [
+            {"id": r["id"], "title": r["title"], "kind": "commitment", "critical_mass": r["critical_mass"],
+             "created_at": r["created_at"], "studio": handle, "joined": r["joined"]}
+            for r in tx.all(
+                f"""SELECT i.id, i.title, i.critical_mass, i.created_at,
+                           (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS joined
+                      FROM items i
+                     WHERE {open_clause}
+                       AND (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) < i.critical_mass
+                       AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)
+                     ORDER BY i.created_at DESC LIMIT ?""",
+                (studio["id"], "commitment", now_, uid, PAGE_SIZE))]
     newest_first = lambda row: row["created_at"]  # noqa: E731
     return {
         "title": "Home",

@@ -7,61 +7,92 @@ from typing import Any
 from navmcp import domain
 from navmcp.errors import NotFound
 from navmcp.pages import PAGE_SIZE, Request
-from navmcp.pages.studio import crumbs, paginate, resolve_studio, with_urls
+from navmcp.pages.studio import crumbs, no_studio, paginate, with_urls
 from navmcp.render import body_part
+from navmcp.store import Row, row_maker
 
 COMMENT_CHARS = 1000  # a comment in the list shows this much; `?comment=ID` shows it in full
 LINKS_SHOWN = 20
 KIND_LABEL = {"note": "Note", "decision": "Decision", "commitment": "Commitment"}
 
 
-def _resolve_item(req: Request, kind: str) -> None:
-    resolve_studio(req)
+# The studio (with your role in it), the item, its author and the facts the action rules read, in one
+# statement. The item is a LEFT JOIN so that "no such studio for you" and "no such item" stay apart.
+# Facts are the columns after `author`; their `?` come first (they are in the select list).
+_RESOLVE = """SELECT s.*, m.role, i.*, u.handle AS author{facts}
+                FROM studios s JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?
+                LEFT JOIN items i ON i.id = ? AND i.studio_id = s.id AND i.kind = ?
+                LEFT JOIN users u ON u.id = i.created_by
+               WHERE s.handle = ?"""
+_FACTS = {
+    "note": ", EXISTS (SELECT 1 FROM reads WHERE note_id = i.id AND user_id = ?) AS confirmed",
+    "decision": ", EXISTS (SELECT 1 FROM votes WHERE decision_id = i.id AND user_id = ?) AS voted",
+    "commitment": """, (SELECT count(*) FROM participants WHERE commitment_id = i.id) AS participant_count,
+                       EXISTS (SELECT 1 FROM participants WHERE commitment_id = i.id AND user_id = ?) AS joined""",
+}
+_RESOLVE_SQL = {kind: _RESOLVE.format(facts=facts) for kind, facts in _FACTS.items()}
+
+
+def _resolve_item(req: Request, kind: str) -> tuple:
+    """Resolve the studio and the item; return the values of the kind's fact columns."""
     # In a write transaction this queues concurrent writers on the same item (hosted store), so
     # the facts below (participant count, options, open or not) cannot change under the action.
     req.tx.lock("items", req.args["item"])
-    item = req.tx.one(
-        """SELECT i.*, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
-            WHERE i.id = ? AND i.studio_id = ? AND i.kind = ?""",
-        (req.args["item"], req.studio["id"], kind),
-    )
-    if item is None:
+    uid = req.user["id"]
+    found = req.tx.record(_RESOLVE_SQL[kind], (uid, uid, req.args["item"], kind, req.args["studio"]))
+    if found is None:
+        raise no_studio(req)
+    names, row = found
+    role, author = names.index("role"), names.index("author")
+    req.role = row[role]
+    req.studio = row_maker(names[:role])(row)
+    if row[author] is None:  # no such item here (or its author is not visible to you)
         raise NotFound(f"no page at {req.path}: see /studios/{req.studio['handle']} for its items")
-    req.item = item
-    req.facts["is_author"] = item["created_by"] == req.user["id"]
-    req.facts["open"] = domain.is_open(req.tx, item)
+    req.item = item = row_maker(names[role + 1:author + 1])(row[role + 1:author + 1])
+    facts = row[author + 1:]
+    req.facts["is_author"] = item["created_by"] == uid
+    req.facts["open"] = domain.is_open(req.tx, item, facts[0] if kind == "commitment" else None)
+    return facts
 
 
 def resolve_note(req: Request) -> None:
-    _resolve_item(req, "note")
-    req.facts["confirmed"] = bool(req.tx.one(
-        "SELECT 1 FROM reads WHERE note_id = ? AND user_id = ?", (req.item["id"], req.user["id"])))
+    (confirmed,) = _resolve_item(req, "note")
+    req.facts["confirmed"] = bool(confirmed)
 
 
 def resolve_decision(req: Request) -> None:
-    _resolve_item(req, "decision")
+    (voted,) = _resolve_item(req, "decision")
     req.facts["options"] = domain.tally(req.tx, req.item["id"])
-    req.facts["voted"] = bool(req.tx.one(
-        "SELECT 1 FROM votes WHERE decision_id = ? AND user_id = ?", (req.item["id"], req.user["id"])))
+    req.facts["voted"] = bool(voted)
 
 
 def resolve_commitment(req: Request) -> None:
-    _resolve_item(req, "commitment")
-    req.facts["count"] = domain.participant_count(req.tx, req.item["id"])
-    req.facts["joined"] = bool(req.tx.one(
-        "SELECT 1 FROM participants WHERE commitment_id = ? AND user_id = ?", (req.item["id"], req.user["id"])))
+    count, joined = _resolve_item(req, "commitment")
+    req.facts["count"] = count
+    req.facts["joined"] = bool(joined)
 
 
-def _common(req: Request) -> dict[str, Any]:
-    """What every item page shows: metadata, body (one part of it), comments, links, tags."""
+# The counts an item page shows, in one statement: comments, links both ways, and the kind's own
+# (their `?` follow: the item id for a note, the item and studio ids for a decision).
+_COUNTS = """SELECT (SELECT count(*) FROM comments WHERE item_id = ?) AS comments,
+                    (SELECT count(*) FROM links WHERE from_item = ?) AS links_to,
+                    (SELECT count(*) FROM links WHERE to_item = ?) AS linked_from"""
+_COUNTS_SQL = {
+    "note": _COUNTS + ", (SELECT count(*) FROM reads WHERE note_id = ?) AS readers",
+    "decision": _COUNTS + """, (SELECT count(DISTINCT user_id) FROM votes WHERE decision_id = ?) AS voters,
+                               (SELECT count(*) FROM memberships WHERE studio_id = ?) AS members""",
+    "commitment": _COUNTS,
+}
+
+
+def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
+    """What every item page shows: metadata, body (one part of it), comments, links, tags; and the
+    page's counts (`_COUNTS_SQL`; `more_args` for the kind's own)."""
     tx, item = req.tx, req.item
-    part, parts = body_part(item["body"], req.page_number("part"))
-    number = min(req.page_number("part"), parts)
-    # The three counts the page shows, in one statement.
-    counts = tx.one("""SELECT (SELECT count(*) FROM comments WHERE item_id = ?) AS comments,
-                              (SELECT count(*) FROM links WHERE from_item = ?) AS links_to,
-                              (SELECT count(*) FROM links WHERE to_item = ?) AS linked_from""",
-                    (item["id"], item["id"], item["id"]))
+    number = req.page_number("part")
+    part, parts = body_part(item["body"], number)
+    number = min(number, parts)
+    counts = tx.one(_COUNTS_SQL[item["kind"]], (item["id"], item["id"], item["id"], *more_args))
     pager = paginate(req, counts["comments"])
     select = "SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by"
     single = req.query.get("comment")
@@ -76,24 +107,32 @@ def _common(req: Request) -> dict[str, Any]:
         c["full_url"] = None
         if not single and len(c["body"]) > COMMENT_CHARS:
             c["body"], c["full_url"] = c["body"][:COMMENT_CHARS], f"{req.path}?comment={c['id']}"
-    # Links both ways in one statement: each half ordered and limited on its own.
-    links = tx.all(
-        """SELECT * FROM (SELECT 1 AS outgoing, i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.to_item
-                           WHERE l.from_item = ? ORDER BY i.title LIMIT ?) AS lt
-           UNION ALL
-           SELECT * FROM (SELECT 0 AS outgoing, i.id, i.kind, i.title FROM links l JOIN items i ON i.id = l.from_item
-                           WHERE l.to_item = ? ORDER BY i.title LIMIT ?) AS lf""",
-        (item["id"], LINKS_SHOWN, item["id"], LINKS_SHOWN))
-    links_to = [{"id": r["id"], "kind": r["kind"], "title": r["title"]} for r in links if r["outgoing"]]
-    linked_from = [{"id": r["id"], "kind": r["kind"], "title": r["title"]} for r in links if not r["outgoing"]]
+    # Links both ways and the tags in one statement: each part ordered (and the links limited) on
+    # its own, told apart by `part` (1: links to, 0: linked from, 2: tags, in `title`). A links part
+    # the counts say is empty is left out: it would cost a sort, and the union copies every value.
+    parts_sql, args = [], []
+    for which, count, near, far in ((1, "links_to", "from_item", "to_item"), (0, "linked_from", "to_item", "from_item")):
+        if counts[count]:
+            parts_sql.append(f"""SELECT * FROM (SELECT {which} AS part, i.id, i.kind, i.title FROM links l
+                                  JOIN items i ON i.id = l.{far} WHERE l.{near} = ? ORDER BY i.title LIMIT ?) AS l{which}""")
+            args += (item["id"], LINKS_SHOWN)
+    tags_sql = "SELECT 2 AS part, NULL AS id, NULL AS kind, tag AS title FROM item_tags WHERE item_id = ? ORDER BY tag"
+    sql = " UNION ALL ".join([*parts_sql, f"SELECT * FROM ({tags_sql}) AS tg"]) if parts_sql else tags_sql
+    links_to, linked_from, tags = [], [], []
+    for r in tx.all(sql, (*args, item["id"])):
+        which = r.pop("part")
+        if which == 2:
+            tags.append(r["title"])
+        else:
+            (links_to if which else linked_from).append(r)
     label = KIND_LABEL[item["kind"]]
-    return {
+    data = {
         "title": item["title"],
         "breadcrumb": crumbs(req, (f"{label}: {item['title']}", req.path)),
         "item": item,
         "kind_label": label,
         "open": req.facts["open"],
-        "tags": domain.tags_of(tx, item["id"]),
+        "tags": tags,
         "studio": req.studio,
         "body": part,
         "body_part": {"number": number, "parts": parts,
@@ -108,27 +147,24 @@ def _common(req: Request) -> dict[str, Any]:
         "links_to": with_urls(req, links_to),
         "linked_from": with_urls(req, linked_from),
     }
+    return data, counts
 
 
 def view_note(req: Request) -> dict[str, Any]:
-    data = _common(req)
-    readers = req.tx.all(
+    data, counts = _common(req, req.item["id"])
+    data["readers"] = req.tx.all(
         """SELECT u.handle, r.confirmed_at FROM reads r JOIN users u ON u.id = r.user_id
             WHERE r.note_id = ? ORDER BY r.confirmed_at LIMIT ?""", (req.item["id"], PAGE_SIZE))
-    data["readers"] = readers
-    data["reader_count"] = req.tx.scalar("SELECT count(*) FROM reads WHERE note_id = ?", (req.item["id"],))
+    data["reader_count"] = counts["readers"]
     data["confirmed"] = req.facts["confirmed"]
     return data
 
 
 def view_decision(req: Request) -> dict[str, Any]:
-    data = _common(req)
     tx, item = req.tx, req.item
+    data, counts = _common(req, item["id"], req.studio["id"])
     options = req.facts["options"]
     data["options"] = options
-    counts = tx.one("""SELECT (SELECT count(DISTINCT user_id) FROM votes WHERE decision_id = ?) AS voters,
-                              (SELECT count(*) FROM memberships WHERE studio_id = ?) AS members""",
-                    (item["id"], req.studio["id"]))
     data["voters"], data["members"] = counts["voters"], counts["members"]
     data["your_votes"] = tx.all(
         """SELECT o.title, v.accept, v.prefer FROM votes v JOIN options o ON o.id = v.option_id
@@ -139,7 +175,7 @@ def view_decision(req: Request) -> dict[str, Any]:
 
 
 def view_commitment(req: Request) -> dict[str, Any]:
-    data = _common(req)
+    data, _ = _common(req)
     tx, item = req.tx, req.item
     count = req.facts["count"]
     data["count"] = count

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NotFound
-from navmcp.pages import PAGE_SIZE, Request
+from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.home import HOME
 
 ITEM_COLUMNS = "i.id, i.kind, i.title, i.created_at, i.updated_at, i.pinned, i.closed_at, i.deadline"
@@ -23,9 +22,13 @@ def resolve_studio(req: Request) -> None:
         (req.user["id"], handle),
     )
     if row is None:
-        raise NotFound(f"no page at {req.path}: start at '/' to see your studios")
+        raise no_studio(req)
     req.role = row.pop("role")
     req.studio = row
+
+
+def no_studio(req: Request) -> NotFound:
+    return NotFound(f"no page at {req.path}: start at '/' to see your studios")
 
 
 def crumbs(req: Request, *more: tuple[str, str]) -> list[tuple[str, str]]:
@@ -45,11 +48,11 @@ def paginate(req: Request, total: int, last: str | None = None) -> dict[str, Any
     (`after=`), so the next page starts there instead of counting past every earlier row."""
     page = req.page_number()
     pages = max(1, -(-total // PAGE_SIZE))
-    plain = dataclasses.replace(req, query={k: v for k, v in req.query.items() if k != "after"})
+    plain = {k: v for k, v in req.query.items() if k != "after"}
     return {
         "number": page, "pages": pages, "total": total, "offset": (page - 1) * PAGE_SIZE,
-        "next": plain.url_with(page=page + 1, after=last) if page < pages else None,
-        "prev": plain.url_with(page=page - 1) if page > 1 else None,
+        "next": url_with(req.path, plain, page=page + 1, after=last) if page < pages else None,
+        "prev": url_with(req.path, plain, page=page - 1) if page > 1 else None,
     }
 
 
@@ -68,8 +71,12 @@ def position(rows: list[dict[str, Any]], column: str) -> str | None:
 
 def view_studio(req: Request) -> dict[str, Any]:
     tx, sid = req.tx, req.studio["id"]
-    # Kept by triggers (migration 0004): counting a million items on every visit would dominate the page.
-    counts = {r["kind"]: r["n"] for r in tx.all("SELECT kind, n FROM studio_item_counts WHERE studio_id = ?", (sid,))}
+    # Item counts are kept by triggers (migration 0004): counting a million items on every visit
+    # would dominate the page. The member count comes with them, as kind 'members'.
+    counts = {r["kind"]: r["n"] for r in tx.all(
+        "SELECT kind, n FROM studio_item_counts WHERE studio_id = ?"
+        " UNION ALL SELECT 'members' AS kind, count(*) AS n FROM memberships WHERE studio_id = ?", (sid, sid))}
+    members = counts.pop("members")
     total = sum(counts.values())
     pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
                     "ORDER BY updated_at DESC LIMIT ?", (sid, PAGE_SIZE))
@@ -80,9 +87,8 @@ def view_studio(req: Request) -> dict[str, Any]:
     else:
         recent = tx.all(
             f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?"
-            " ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?", (sid, PAGE_SIZE, paginate(req, total)["offset"]))
+            " ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?", (sid, PAGE_SIZE, (req.page_number() - 1) * PAGE_SIZE))
     pager = paginate(req, total, position(recent, "updated_at"))
-    members = tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ?", (sid,))
     return {
         "title": req.studio["name"],
         "breadcrumb": crumbs(req),
