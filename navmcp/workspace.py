@@ -18,7 +18,7 @@ from typing import Any
 from navmcp import actions as action_table
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NavError
 from navmcp.identity import now
-from navmcp.pages import make_request
+from navmcp.pages import PageSpec, Request, make_request
 from navmcp.protocol import Preencoded, encode
 from navmcp.render import render_markdown
 from navmcp.store import Row, Store
@@ -135,17 +135,23 @@ class Workspace:
                     e.url, e.available = req.url, valid
                     raise
                 studio_id = req.studio["id"] if req.studio else None
-                # What is valid now, on the page the action acted on or created, judged in this transaction.
-                after = self._actions_after(tx, user, client, outcome.url)
+                after = self._actions_after(spec, req, action, outcome.url)
                 self._audit(tx, user, client, studio_id, target, name, params, "ok", started)
             return Result(True, outcome.message, outcome.url, after)
         except NavError as e:
             self._audit_refusal(user, client, studio_id, target, name, params, e, started)
             raise
 
-    def _actions_after(self, tx, user: Row, client: str, url: str) -> list[str]:
-        spec, req = make_request(tx, user, client, url)
-        spec.resolve(req)
+    @staticmethod
+    def _actions_after(spec: PageSpec, req: Request, action: action_table.Action, url: str) -> list[str]:
+        """What is valid now on the page the action acted on or created, judged in its transaction."""
+        if url == req.path:  # the page acted on: no need to parse and route its URL again
+            if action.changes_facts:
+                req = Request(tx=req.tx, user=req.user, client=req.client, path=req.path, query={}, args=req.args)
+                spec.resolve(req)
+        else:
+            spec, req = make_request(req.tx, req.user, req.client, url)
+            spec.resolve(req)
         return [a.name for a in action_table.available(spec.name, req)]
 
     def _audit(self, tx, user, client, studio_id, url, name, params, outcome, started) -> None:
