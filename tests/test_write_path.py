@@ -78,3 +78,35 @@ def test_now_follows_the_clock():
     stamp = now()
     after = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert before <= stamp <= after
+
+
+def test_audited_param_names_are_the_json_of_the_sorted_names(world, app):
+    import json
+
+    ws, people, urls = world
+    params = {"votes": [], "zeta": 1, 'a"b': 2, "é": 3}
+    with pytest.raises(Exception):
+        ws.execute(people["bob"], urls["decision"], "vote", params)
+    with app.store.read() as tx:
+        stored = tx.scalar("SELECT param_names FROM audit ORDER BY id DESC LIMIT 1")
+    assert stored == json.dumps(sorted(params))
+
+
+def test_a_deleted_user_is_refused_by_the_calls_own_transaction_and_not_audited(world, app, make_user):
+    from navmcp.identity import delete_user
+    from navmcp.tools import Session
+
+    ws, people, urls = world
+    dan, token = make_user("dan")
+    session = Session(app, token)
+    assert not session.call_tool("navigate", {"url": "/"})["isError"]
+    with app.store.write() as tx:
+        delete_user(tx, "dan")
+        audited = tx.scalar("SELECT count(*) FROM audit")
+    for tool, arguments in (("navigate", {"url": "/"}),
+                            ("execute_action", {"action": "create_studio", "url": "/",
+                                                "params": {"handle": "dans", "name": "D"}})):
+        text = session.call_tool(tool, arguments)["content"][0]["text"]
+        assert text == "authentication failed: token names a user that does not exist (deleted?)"
+    with app.store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM audit") == audited
