@@ -3,7 +3,8 @@
 This is the one entry point shared by the MCP tools, the web app and the command line. It owns the
 transaction boundaries: a page is one read transaction; an action is one write transaction in
 which the page is resolved again, the action's rules are re-checked on that fresh data, and the
-handler runs — so a decision that closed since you looked refuses the vote.
+handler runs — so a decision that closed since you looked refuses the vote. Given a `Principal`
+(a checked token), either reads the acting user's row inside that same transaction.
 """
 
 from __future__ import annotations
