@@ -14,6 +14,7 @@ from navmcp.config import Config
 from navmcp.errors import AuthError
 
 if TYPE_CHECKING:
+    from navmcp.identity import Principal
     from navmcp.store import Row, Store
     from navmcp.workspace import Workspace
 
@@ -72,9 +73,29 @@ class App:
         """The user a call acts as. No token means the local owner, and only on the embedded store."""
         from navmcp.identity import resolve_user
 
+        self._check_tokenless(token)
+        return resolve_user(self.store, self.secret, token, self.supabase)
+
+    def principal(self, token: str | None) -> "Principal":
+        """`authenticate` short of reading the user's row, which the call's own transaction reads."""
+        from navmcp.identity import Principal, token_principal
+
+        self._check_tokenless(token)
+        secret = self.secret  # as `authenticate`: a broken secret refuses every call, with a token or not
+        if token is None:
+            return Principal(self.owner_id)
+        return token_principal(self.store, secret, token, self.supabase)
+
+    @functools.cached_property
+    def owner_id(self) -> str:
+        """The local owner's id: made on the first run, never changed (a setting written once)."""
+        from navmcp.identity import ensure_owner
+
+        return ensure_owner(self.store)["id"]
+
+    def _check_tokenless(self, token: str | None) -> None:
         if token is None and not self.embedded:
             raise AuthError("a token is required with a hosted store: set NAVMCP_TOKEN")
-        return resolve_user(self.store, self.secret, token, self.supabase)
 
     def connection(self, token: str | None):
         """A fresh MCP protocol connection bound to a new session of this app."""

@@ -12,7 +12,7 @@ import os
 import re
 import secrets
 import time
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,19 @@ def new_id(length: int = 8) -> str:
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
 
 
+_second: tuple[int, str] = (-1, "")  # the last second formatted, and its text
+
+
 def now() -> str:
-    """Current UTC time as sortable ISO-8601 text (the store keeps times as text)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Current UTC time as sortable ISO-8601 text (the store keeps times as text), e.g.
+    2026-11-22T05:06:07.123456Z. The text of a second is made once: `strftime` with `%f` runs in
+    Python and cost more than the rest of a write's bookkeeping."""
+    global _second
+    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    last = _second  # one read: another thread may replace it meanwhile
+    if last[0] != seconds:
+        last = _second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
+    return f"{last[1]}.{micros:06d}Z"
 
 
 def check_handle(handle: str) -> str:
@@ -118,6 +128,21 @@ def verify_token(secret: bytes, token: str) -> dict[str, Any]:
 # --- users ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Principal:
+    """Whom a call acts as once its token is checked, before the user's row is read: the call's
+    own transaction reads it (`user`), so a user deleted a moment ago is refused there, without
+    a transaction of its own."""
+
+    user_id: str
+
+    def user(self, tx: Tx) -> Row:
+        user = user_by_id(tx, self.user_id)
+        if user is None:
+            raise AuthError("token names a user that does not exist (deleted?)")
+        return user
+
+
 def user_by_id(tx: Tx, user_id: str) -> Row | None:
     return tx.one("SELECT * FROM users WHERE id = ? AND deleted_at IS NULL", (user_id,))
 
@@ -200,14 +225,16 @@ def resolve_user(store: Store, secret: bytes, token: str | None, supabase: Any =
     """
     if token is None:
         return ensure_owner(store)
+    who = token_principal(store, secret, token, supabase)
+    with store.read(user_id=who.user_id) as tx:
+        return who.user(tx)
+
+
+def token_principal(store: Store, secret: bytes, token: str, supabase: Any = None) -> Principal:
+    """`resolve_user` for a token, short of reading the user's row (see `Principal`)."""
     if supabase is not None and supabase.claims_token(token):
-        return supabase.resolve(store, token)
+        return Principal(supabase.resolve(store, token)["id"])  # created on first sight
     if supabase is None and _claims_audience(token) == "authenticated":
         raise AuthError("this is a Supabase Auth token, but no Supabase project is configured here "
                         f"(set SUPABASE_JWT_SECRET or SUPABASE_URL); navmcp tokens have audience {AUDIENCE!r}")
-    claims = verify_token(secret, token)
-    with store.read(user_id=str(claims["sub"])) as tx:
-        user = user_by_id(tx, str(claims["sub"]))
-    if user is None:
-        raise AuthError("token names a user that does not exist (deleted?)")
-    return user
+    return Principal(str(verify_token(secret, token)["sub"]))

@@ -3,22 +3,23 @@
 This is the one entry point shared by the MCP tools, the web app and the command line. It owns the
 transaction boundaries: a page is one read transaction; an action is one write transaction in
 which the page is resolved again, the action's rules are re-checked on that fresh data, and the
-handler runs — so a decision that closed since you looked refuses the vote.
+handler runs — so a decision that closed since you looked refuses the vote. Given a `Principal`
+(a checked token), either reads the acting user's row inside that same transaction.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import time
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from navmcp import actions as action_table
-from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NavError
-from navmcp.identity import now
-from navmcp.pages import make_request
+from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, InvalidParams, NavError
+from navmcp.identity import Principal, now
+from navmcp.pages import PageSpec, Request, make_request
 from navmcp.protocol import Preencoded, encode
 from navmcp.render import render_markdown
 from navmcp.store import Row, Store
@@ -108,8 +109,9 @@ class Workspace:
     def __init__(self, store: Store):
         self.store = store
 
-    def page(self, user: Row, url: str, client: str = "unknown") -> Page:
-        with self.store.read(user_id=user["id"]) as tx:
+    def page(self, user: Row | Principal, url: str, client: str = "unknown") -> Page:
+        with self.store.read(user_id=_user_id(user)) as tx:
+            user = _user_in(tx, user)
             spec, req = make_request(tx, user, client, url)
             spec.resolve(req)
             data = spec.view(req)
@@ -117,13 +119,15 @@ class Workspace:
         return Page(url=req.url, name=spec.name, title=data["title"], breadcrumb=data["breadcrumb"],
                     data=data, actions=actions, template=spec.template, user=user)
 
-    def execute(self, user: Row, url: str, name: str, params: dict[str, Any] | None,
+    def execute(self, user: Row | Principal, url: str, name: str, params: dict[str, Any] | None,
                 client: str = "unknown") -> Result:
-        """Run one action on the page at `url`. Refusals raise typed `NavError`s; every attempt is audited."""
+        """Run one action on the page at `url`. Refusals raise typed `NavError`s; every attempt by a
+        user who exists is audited."""
         started = time.perf_counter()
-        studio_id, target = None, url
+        studio_id, target, user_id = None, url, _user_id(user)
         try:
-            with self.store.write(user_id=user["id"]) as tx:
+            with self.store.write(user_id=user_id) as tx:
+                user = _user_in(tx, user)
                 spec, req = make_request(tx, user, client, url)
                 target = req.url
                 spec.resolve(req)
@@ -135,32 +139,50 @@ class Workspace:
                     e.url, e.available = req.url, valid
                     raise
                 studio_id = req.studio["id"] if req.studio else None
-                # What is valid now, on the page the action acted on or created, judged in this transaction.
-                after = self._actions_after(tx, user, client, outcome.url)
-                self._audit(tx, user, client, studio_id, target, name, params, "ok", started)
+                after = self._actions_after(spec, req, action, outcome.url)
+                self._audit(tx, user_id, client, studio_id, target, name, params, "ok", started)
             return Result(True, outcome.message, outcome.url, after)
+        except AuthError:
+            raise  # no such user (deleted a moment ago): nobody to audit the attempt for
         except NavError as e:
-            self._audit_refusal(user, client, studio_id, target, name, params, e, started)
+            self._audit_refusal(user_id, client, studio_id, target, name, params, e, started)
             raise
 
-    def _actions_after(self, tx, user: Row, client: str, url: str) -> list[str]:
-        spec, req = make_request(tx, user, client, url)
-        spec.resolve(req)
+    @staticmethod
+    def _actions_after(spec: PageSpec, req: Request, action: action_table.Action, url: str) -> list[str]:
+        """What is valid now on the page the action acted on or created, judged in its transaction."""
+        if url == req.path:  # the page acted on: no need to parse and route its URL again
+            if action.changes_facts:
+                req = Request(tx=req.tx, user=req.user, client=req.client, path=req.path, query={}, args=req.args)
+                spec.resolve(req)
+        else:
+            spec, req = make_request(req.tx, req.user, req.client, url)
+            spec.resolve(req)
         return [a.name for a in action_table.available(spec.name, req)]
 
-    def _audit(self, tx, user, client, studio_id, url, name, params, outcome, started) -> None:
-        names = json.dumps(sorted(params)) if isinstance(params, dict) else "[]"
+    def _audit(self, tx, user_id, client, studio_id, url, name, params, outcome, started) -> None:
+        # json.dumps(sorted(params)) without its Python-level encoder: a JSON object's keys are strings.
+        names = "[" + ", ".join(map(encode_basestring_ascii, sorted(params))) + "]" if isinstance(params, dict) else "[]"
         tx.execute(
             "INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (now(), user["id"], client[:100], studio_id, url[:500], name[:100], names[:1000], outcome[:300],
+            (now(), user_id, client[:100], studio_id, url[:500], name[:100], names[:1000], outcome[:300],
              round((time.perf_counter() - started) * 1000, 3)))
 
-    def _audit_refusal(self, user, client, studio_id, url, name, params, error: NavError, started) -> None:
+    def _audit_refusal(self, user_id, client, studio_id, url, name, params, error: NavError, started) -> None:
         kind = {ActionUnavailable: "refused", InvalidParams: "invalid params", ActionFailed: "failed"}.get(
             type(error), "error")
         try:
-            with self.store.write(user_id=user["id"]) as tx:
-                self._audit(tx, user, client, studio_id, url, name, params, f"{kind}: {error.message}", started)
+            with self.store.write(user_id=user_id) as tx:
+                self._audit(tx, user_id, client, studio_id, url, name, params, f"{kind}: {error.message}", started)
         except Exception:  # the audit must never turn a clear refusal into an internal error
             log.exception("could not audit a refused action")
+
+
+def _user_id(user: Row | Principal) -> str:
+    return user.user_id if type(user) is Principal else user["id"]
+
+
+def _user_in(tx, user: Row | Principal) -> Row:
+    """The acting user's row: the one given, or a `Principal`'s read now, in the call's transaction."""
+    return user.user(tx) if type(user) is Principal else user

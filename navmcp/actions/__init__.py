@@ -50,6 +50,10 @@ class Action:
     params: type[Params] = NoParams
     who: Rule | None = None
     when: Rule | None = None
+    # False for an action that writes nothing its page's rules read (a vote changes tallies, not
+    # the number of options): what is valid after it is then judged on the facts its own
+    # transaction read, instead of resolving the page again (tests/test_write_path.py checks it).
+    changes_facts: bool = True
 
     @functools.cached_property
     def input_schema(self) -> dict[str, Any]:
@@ -155,12 +159,17 @@ def available(page: str, req: Request) -> list[Action]:
 
 def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
     """The action if valid here now, else `ActionUnavailable` naming the reason and what is valid."""
-    valid = [a.name for a in available(page, req)]
+    valid, refused = [], None
+    for a in BY_PAGE.get(page, {}).values():  # each rule judged once, for the listing and the gate
+        reason = a.refusal(req)
+        if reason is None:
+            valid.append(a.name)
+        elif a.name == name:
+            refused = reason
     action = BY_PAGE.get(page, {}).get(name)
     if action is None:
         raise ActionUnavailable(
             f"{echo(name)} is not an action of {req.path}. " + _valid_here(valid), url=req.url, available=valid)
-    refused = action.refusal(req)
     if refused:
         reason, forbidden = refused
         raise ActionUnavailable(

@@ -84,7 +84,7 @@ ACTIONS = [
     Action("add_option", ("decision",), "Add an option to vote on.", add_option, AddOption,
            who=rules.member, when=open_with_room),
     Action("vote", ("decision",), "Vote: accept or reject options and mark the ones you prefer.", vote, Vote,
-           who=rules.member, when=open_with_options),
+           who=rules.member, when=open_with_options, changes_facts=False),
     Action("close_decision", ("decision",), "Close voting and fix the result.", close_decision,
            who=rules.creator_or_admin, when=rules.is_open),
 ]

@@ -80,7 +80,8 @@ def unpinned(req: Request) -> str | None:
 ITEM_PAGES = ("note", "decision", "commitment")
 
 ACTIONS = [
-    Action("add_comment", ITEM_PAGES, "Comment on this item.", add_comment, AddComment, who=rules.member),
+    Action("add_comment", ITEM_PAGES, "Comment on this item.", add_comment, AddComment, who=rules.member,
+           changes_facts=False),
     Action("confirm_read", ("note",), "Confirm that you have read this note.", confirm_read,
            who=rules.member, when=not_confirmed),
     Action("edit_note", ("note",), "Change the note's title, body or tags.", edit_note, EditNote, who=rules.author),
