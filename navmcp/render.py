@@ -31,7 +31,11 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 def inline(value: Any) -> str:
     """User text on one line, escaped so it renders literally and can't start any structure."""
     # str methods rather than regexes: this filter runs dozens of times per page.
-    text = " ".join(str(value if value is not None else "").split())
+    text = value if type(value) is str else str(value if value is not None else "")
+    # Fold whitespace only where there is some besides single spaces between words (every other
+    # whitespace character is unprintable): most titles and names are one line already.
+    if not text.isprintable() or "  " in text or text[:1] == " " or text[-1:] == " ":
+        text = " ".join(text.split())
     if _NEEDS_ESCAPE.search(text):  # most titles and names have nothing to escape: skip the per-char table
         text = text.translate(_ESCAPE)
     if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
@@ -40,11 +44,18 @@ def inline(value: Any) -> str:
 
 
 def fenced(value: Any, info: str = "text") -> str:
-    """User text as a fenced block whose fence no line inside can close."""
+    """User text as a fenced block whose fence no line inside can close. Runs of blank lines in it
+    are cut to one, as everywhere on a page."""
     text = str(value if value is not None else "").replace("\r\n", "\n").replace("\r", "\n")
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
+    block = f"{fence}{info}\n{text}\n{fence}"
+    return _BLANK_RUNS.sub("\n\n", block) if "\n\n\n" in block else block
+
+
+def crumbs(breadcrumb: list[tuple[str, str]]) -> str:
+    """The header's breadcrumb: `[label](href)` links joined by ' › '."""
+    return " › ".join(f"[{inline(label)}]({href})" for label, href in breadcrumb)
 
 
 def body_part(text: str, part: int) -> tuple[str, int]:
@@ -87,6 +98,7 @@ def environment():
     env = _Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         auto_reload=False,  # templates are compiled once per process, never stat()ed again
+        cache_size=-1,  # a plain dict: the few templates all stay, looked up without the LRU's lock
         autoescape=False,  # markdown: safety comes from the filters above, applied in the templates
         trim_blocks=True,
         lstrip_blocks=True,
@@ -96,9 +108,15 @@ def environment():
     env.filters["inline"] = inline
     env.filters["fenced"] = fenced
     env.filters["excerpt"] = excerpt
+    env.filters["crumbs"] = crumbs
     return env
 
 
 def render_markdown(template: str, data: dict[str, Any]) -> str:
-    text = environment().get_template(template).render(**data)
-    return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"
+    # Template.render, less its copy of `data` into a new dict (a shared context reads it as it
+    # is) and any pass over the page: the templates lay out every blank line themselves.
+    page = environment().get_template(template)
+    try:
+        return "".join(page.root_render_func(page.new_context(data, shared=True)))
+    except Exception:
+        page.environment.handle_exception()  # errors point at template lines, as with render()
