@@ -18,7 +18,6 @@ from typing import Any
 BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
 
 _LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quote at a line start
-_WS = re.compile(r"\s+")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
@@ -28,14 +27,18 @@ _LINE_OPENERS = frozenset("-+=>.)")
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
+def _one_line(text: str) -> str:
+    """`text` with every run of whitespace made one space, and none at either end."""
+    # Every whitespace character but the space is unprintable: most titles and names pass as they are.
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
 def inline(value: Any) -> str:
     """User text on one line, escaped so it renders literally and can't start any structure."""
     # str methods rather than regexes: this filter runs dozens of times per page.
-    text = value if type(value) is str else str(value if value is not None else "")
-    # Fold whitespace only where there is some besides single spaces between words (every other
-    # whitespace character is unprintable): most titles and names are one line already.
-    if not text.isprintable() or "  " in text or text[:1] == " " or text[-1:] == " ":
-        text = " ".join(text.split())
+    text = _one_line(value if type(value) is str else str(value if value is not None else ""))
     if _NEEDS_ESCAPE.search(text):  # most titles and names have nothing to escape: skip the per-char table
         text = text.translate(_ESCAPE)
     if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
@@ -47,7 +50,7 @@ def fenced(value: Any, info: str = "text") -> str:
     """User text as a fenced block whose fence no line inside can close. Runs of blank lines in it
     are cut to one, as everywhere on a page."""
     text = str(value if value is not None else "").replace("\r\n", "\n").replace("\r", "\n")
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0) if "```" in text else 0
     fence = "`" * max(3, longest + 1)
     block = f"{fence}{info}\n{text}\n{fence}"
     return _BLANK_RUNS.sub("\n\n", block) if "\n\n\n" in block else block
@@ -66,7 +69,7 @@ def body_part(text: str, part: int) -> tuple[str, int]:
 
 
 def excerpt(text: str, length: int = 160) -> str:
-    flat = _WS.sub(" ", text).strip()
+    flat = _one_line(text)
     return flat if len(flat) <= length else flat[: length - 1].rstrip() + "…"
 
 
