@@ -22,7 +22,6 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 _ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
-_NEEDS_ESCAPE = re.compile(r"[\\`*_\[\]<>#|~]")
 _LINE_OPENERS = frozenset("-+=>.)")
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 
@@ -30,18 +29,22 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 def _one_line(text: str) -> str:
     """`text` with every run of whitespace made one space, and none at either end."""
     # Every whitespace character but the space is unprintable: most titles and names pass as they are.
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+    if text.isprintable() and "  " not in text and text.strip() == text:
         return text
     return " ".join(text.split())
 
 
 def inline(value: Any) -> str:
     """User text on one line, escaped so it renders literally and can't start any structure."""
-    # str methods rather than regexes: this filter runs dozens of times per page.
+    # str methods rather than regexes: this filter runs dozens of times per page. Most titles and
+    # names have nothing to escape (skip the per-character table; eleven substring tests cost less
+    # than one regex search) and start with a letter.
     text = _one_line(value if type(value) is str else str(value if value is not None else ""))
-    if _NEEDS_ESCAPE.search(text):  # most titles and names have nothing to escape: skip the per-char table
+    if ("\\" in text or "`" in text or "*" in text or "_" in text or "[" in text or "]" in text
+            or "<" in text or ">" in text or "#" in text or "|" in text or "~" in text):
         text = text.translate(_ESCAPE)
-    if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
+    first = text[:1]
+    if not first.isalpha() and (first in _LINE_OPENERS or first.isdigit()):
         text = _LINE_START.sub(r"\1\\\2", text, count=1)
     return text
 
@@ -116,10 +119,12 @@ def environment():
 
 
 def render_markdown(template: str, data: dict[str, Any]) -> str:
-    # Template.render, less its copy of `data` into a new dict (a shared context reads it as it
-    # is) and any pass over the page: the templates lay out every blank line themselves.
+    # Template.render, less what it costs beyond the templates' own code: a copy of `data` merged
+    # with Jinja's globals (range, dict...; no template uses them), which every {% import %} then
+    # walks again. The context reads `data` as it is. No pass over the page follows either: the
+    # templates lay out every blank line themselves.
     page = environment().get_template(template)
     try:
-        return "".join(page.root_render_func(page.new_context(data, shared=True)))
+        return "".join(page.root_render_func(page.environment.context_class(page.environment, data, page.name, page.blocks)))
     except Exception:
         page.environment.handle_exception()  # errors point at template lines, as with render()
