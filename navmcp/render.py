@@ -11,6 +11,7 @@ Templates are compiled once per process; `templates/` ships inside the wheel as 
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,6 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 
 _ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
 _LINE_OPENERS = frozenset("-+=>.)")
-_DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
 def _one_line(text: str) -> str:
@@ -90,16 +90,10 @@ def environment():
     import jinja2
 
     class _Environment(jinja2.Environment):
-        def getattr(self, obj: Any, attribute: str) -> Any:
-            # Pages hand templates dicts: go straight to the key instead of failing an attribute
-            # lookup on every `row.title` first. Names of dict attributes (`items`, `get`...) take
-            # Jinja's usual path, so the result is always the same as Jinja's.
-            if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
-                try:
-                    return obj[attribute]
-                except KeyError:
-                    pass
-            return super().getattr(obj, attribute)
+        # Pages hand templates dicts, which templates read as `row["key"]`: one C call, where Jinja's
+        # getitem (and `row.key`, through getattr) is Python that tries an attribute too. A missing
+        # key raises, as StrictUndefined would have on use.
+        getitem = staticmethod(operator.getitem)
 
     env = _Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
