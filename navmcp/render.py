@@ -6,6 +6,7 @@ Two rules make user-written text unable to pass for page structure:
 - multi-line text (bodies, comments) goes through `fenced`, a code fence longer than any run of
   backticks inside it, so nothing in it is markdown at all.
 Templates are compiled once per process; `templates/` ships inside the wheel as `navmcp/templates`.
+They lay out every blank line of a page themselves (see _layout.md.j2): nothing cleans a page up after.
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ def render_markdown(template: str, data: dict[str, Any]) -> str:
     # walks again. The context reads `data` as it is. No pass over the page follows either: the
     # templates lay out every blank line themselves.
     page = environment().get_template(template)
+    context = page.environment.context_class(page.environment, data, page.name, page.blocks)
     try:
-        return "".join(page.root_render_func(page.environment.context_class(page.environment, data, page.name, page.blocks)))
+        return "".join(page.root_render_func(context))
     except Exception:
         page.environment.handle_exception()  # errors point at template lines, as with render()
