@@ -6,11 +6,13 @@ Two rules make user-written text unable to pass for page structure:
 - multi-line text (bodies, comments) goes through `fenced`, a code fence longer than any run of
   backticks inside it, so nothing in it is markdown at all.
 Templates are compiled once per process; `templates/` ships inside the wheel as `navmcp/templates`.
+They lay out every blank line of a page themselves (see _layout.md.j2): nothing cleans a page up after.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from pathlib import Path
 from typing import Any
@@ -18,33 +20,49 @@ from typing import Any
 BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
 
 _LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quote at a line start
-_WS = re.compile(r"\s+")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 _ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
-_NEEDS_ESCAPE = re.compile(r"[\\`*_\[\]<>#|~]")
 _LINE_OPENERS = frozenset("-+=>.)")
-_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+def _one_line(text: str) -> str:
+    """`text` with every run of whitespace made one space, and none at either end."""
+    # Every whitespace character but the space is unprintable: most titles and names pass as they are.
+    if text.isprintable() and "  " not in text and text.strip() == text:
+        return text
+    return " ".join(text.split())
 
 
 def inline(value: Any) -> str:
     """User text on one line, escaped so it renders literally and can't start any structure."""
-    # str methods rather than regexes: this filter runs dozens of times per page.
-    text = " ".join(str(value if value is not None else "").split())
-    if _NEEDS_ESCAPE.search(text):  # most titles and names have nothing to escape: skip the per-char table
+    # str methods rather than regexes: this filter runs dozens of times per page. Most titles and
+    # names have nothing to escape (skip the per-character table; eleven substring tests cost less
+    # than one regex search) and start with a letter.
+    text = _one_line(value if type(value) is str else str(value if value is not None else ""))
+    if ("\\" in text or "`" in text or "*" in text or "_" in text or "[" in text or "]" in text
+            or "<" in text or ">" in text or "#" in text or "|" in text or "~" in text):
         text = text.translate(_ESCAPE)
-    if text and (text[0] in _LINE_OPENERS or text[0].isdigit()):
+    first = text[:1]
+    if not first.isalpha() and (first in _LINE_OPENERS or first.isdigit()):
         text = _LINE_START.sub(r"\1\\\2", text, count=1)
     return text
 
 
 def fenced(value: Any, info: str = "text") -> str:
-    """User text as a fenced block whose fence no line inside can close."""
+    """User text as a fenced block whose fence no line inside can close. Runs of blank lines in it
+    are cut to one, as everywhere on a page."""
     text = str(value if value is not None else "").replace("\r\n", "\n").replace("\r", "\n")
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0) if "```" in text else 0
     fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
+    block = f"{fence}{info}\n{text}\n{fence}"
+    return _BLANK_RUNS.sub("\n\n", block) if "\n\n\n" in block else block
+
+
+def crumbs(breadcrumb: list[tuple[str, str]]) -> str:
+    """The header's breadcrumb: `[label](href)` links joined by ' › '."""
+    return " › ".join(f"[{inline(label)}]({href})" for label, href in breadcrumb)
 
 
 def body_part(text: str, part: int) -> tuple[str, int]:
@@ -55,7 +73,7 @@ def body_part(text: str, part: int) -> tuple[str, int]:
 
 
 def excerpt(text: str, length: int = 160) -> str:
-    flat = _WS.sub(" ", text).strip()
+    flat = _one_line(text)
     return flat if len(flat) <= length else flat[: length - 1].rstrip() + "…"
 
 
@@ -73,20 +91,15 @@ def environment():
     import jinja2
 
     class _Environment(jinja2.Environment):
-        def getattr(self, obj: Any, attribute: str) -> Any:
-            # Pages hand templates dicts: go straight to the key instead of failing an attribute
-            # lookup on every `row.title` first. Names of dict attributes (`items`, `get`...) take
-            # Jinja's usual path, so the result is always the same as Jinja's.
-            if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
-                try:
-                    return obj[attribute]
-                except KeyError:
-                    pass
-            return super().getattr(obj, attribute)
+        # Pages hand templates dicts, which templates read as `row["key"]`: one C call, where Jinja's
+        # getitem (and `row.key`, through getattr) is Python that tries an attribute too. A missing
+        # key raises, as StrictUndefined would have on use.
+        getitem = staticmethod(operator.getitem)
 
     env = _Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         auto_reload=False,  # templates are compiled once per process, never stat()ed again
+        cache_size=-1,  # a plain dict: the few templates all stay, looked up without the LRU's lock
         autoescape=False,  # markdown: safety comes from the filters above, applied in the templates
         trim_blocks=True,
         lstrip_blocks=True,
@@ -96,9 +109,18 @@ def environment():
     env.filters["inline"] = inline
     env.filters["fenced"] = fenced
     env.filters["excerpt"] = excerpt
+    env.filters["crumbs"] = crumbs
     return env
 
 
 def render_markdown(template: str, data: dict[str, Any]) -> str:
-    text = environment().get_template(template).render(**data)
-    return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"
+    # Template.render, less what it costs beyond the templates' own code: a copy of `data` merged
+    # with Jinja's globals (range, dict...; no template uses them), which every {% import %} then
+    # walks again. The context reads `data` as it is. No pass over the page follows either: the
+    # templates lay out every blank line themselves.
+    page = environment().get_template(template)
+    context = page.environment.context_class(page.environment, data, page.name, page.blocks)
+    try:
+        return "".join(page.root_render_func(context))
+    except Exception:
+        page.environment.handle_exception()  # errors point at template lines, as with render()

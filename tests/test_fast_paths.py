@@ -77,6 +77,20 @@ def test_inline_skips_the_escape_table_only_when_nothing_needs_escaping():
         assert inline(value) == reference(value)
 
 
+def test_excerpt_folds_whitespace_as_the_regex_did():
+    import random
+    import re
+
+    from navmcp.render import excerpt
+
+    rng = random.Random(7)
+    alphabet = "ab c\n\t\r\x0b\x0c\x1c\x85\u00a0\u2028\u3000é…"
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        flat = re.sub(r"\s+", " ", text).strip()
+        assert excerpt(text, 8) == (flat if len(flat) <= 8 else flat[:7].rstrip() + "…"), repr(text)
+
+
 def test_stdio_flushes_whenever_it_would_wait_for_input(app):
     """Replies to pipelined lines may be written together, but never held while the server waits:
     after each line with nothing more buffered, everything answered so far is on stdout — also when
