@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from navmcp.identity import now
 from navmcp.state import NavigationState
-from navmcp.store import Store, Tx
+from navmcp.store import Row, Store, Tx
 
 
 @dataclass
@@ -51,6 +51,28 @@ def load_in(tx: Tx, session_id: str) -> StoredSession | None:
         return None
     return StoredSession(row["id"], row["user_id"], row["client"], row["protocol_version"],
                          NavigationState.restore(json.loads(row["state"])))
+
+
+# The user a Bearer token names (as `identity.user_by_id`) and, when it is live, the session the
+# request names, in one statement; the caller checks the session is the user's.
+_USER_AND_SESSION = """
+    SELECT u.*, s.user_id AS session_user, s.client AS session_client, s.protocol_version AS session_version,
+           s.state AS session_state
+      FROM users u LEFT JOIN mcp_sessions s ON s.id = ? AND s.ended_at IS NULL
+     WHERE u.id = ? AND u.deleted_at IS NULL"""
+
+
+def load_with_user(store: Store, user_id: str, session_id: str) -> tuple[Row | None, StoredSession | None]:
+    """(the user `user_id` if it exists, the live session `session_id` or None), read at once."""
+    with store.read(user_id=user_id) as tx:
+        row = tx.one(_USER_AND_SESSION, (session_id, user_id))
+    if row is None:
+        return None, None
+    owner, client, version, state = (row.pop("session_user"), row.pop("session_client"), row.pop("session_version"),
+                                     row.pop("session_state"))
+    if owner is None:
+        return row, None
+    return row, StoredSession(session_id, owner, client, version, NavigationState.restore(json.loads(state)))
 
 
 def save(store: Store, session: StoredSession) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from navmcp import actions as action_table
+from navmcp import sessions
 from navmcp.app import App
 from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import user_by_id
@@ -51,10 +52,10 @@ VERIFIED_TOKENS = 1024  # Bearer tokens remembered as verified (the cache is cle
 MAX_BODY = 1024 * 1024  # bytes; a page's biggest form (a 100k-character body) fits several times
 BODY_TIMEOUT = float(os.environ.get("NAVMCP_WEB_BODY_TIMEOUT") or 30)  # seconds for a whole request body (408)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-SECURITY_HEADERS = [
-    ("x-content-type-options", "nosniff"),
-    ("referrer-policy", "same-origin"),  # "no-referrer" would make browsers send `Origin: null` on our own forms
-    ("x-frame-options", "DENY"),
+SECURITY_HEADERS = [  # on every response, already encoded for the ASGI message
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),  # "no-referrer" would make browsers send `Origin: null` on our own forms
+    (b"x-frame-options", b"DENY"),
 ]
 HTML_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
             "frame-ancestors 'none'; base-uri 'none'")
@@ -71,7 +72,7 @@ class BodyTimeout(Exception):
     pass
 
 
-@dataclass
+@dataclass(slots=True)
 class Request:
     method: str
     path: str
@@ -121,7 +122,7 @@ class Request:
         return parse_qs((await self.body()).decode("utf-8", "replace"), keep_blank_values=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class Response:
     status: int
     body: bytes = b""
@@ -129,11 +130,13 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
     def header_list(self) -> list[tuple[bytes, bytes]]:
-        headers = list(self.headers)
+        """The ASGI header list: ours, the content type and length, and the security headers."""
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers]
         if self.content_type:
-            headers.append(("content-type", self.content_type))
-        headers.append(("content-length", str(len(self.body))))
-        return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+            headers.append((b"content-type", self.content_type.encode("latin-1")))
+        headers.append((b"content-length", b"%d" % len(self.body)))
+        headers += SECURITY_HEADERS
+        return headers
 
 
 def text(status: int, body: str, content_type: str = "text/plain; charset=utf-8", **kw: Any) -> Response:
@@ -204,6 +207,7 @@ class WebApp:
                  secure_cookies: bool = False):
         self.app = app or App()
         self.allowed_hosts = frozenset(_host_name(h) for h in (*LOOPBACK_HOSTS, *allowed_hosts))
+        self._hosts_seen: dict[str, bool] = {}  # Host header value → allowed (the answer never changes)
         self.max_body = max_body
         self.secure_cookies = secure_cookies
         self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
@@ -235,9 +239,7 @@ class WebApp:
             return
         if scope["type"] != "http":  # websockets: not served
             return
-        headers: dict[str, str] = {}
-        for k, v in scope["headers"]:
-            headers[k.decode("latin-1").lower()] = v.decode("latin-1")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
                       scope.get("scheme", "http"), receive, self.max_body,
                       client_ip=(scope.get("client") or ("",))[0] or "")
@@ -256,7 +258,6 @@ class WebApp:
         except Exception:
             log.exception("internal error on %s %s", req.method, req.path)
             response = self.refuse(req, 500, "internal error (details are in the server log)")  # JSON-RPC on /mcp
-        response.headers.extend(SECURITY_HEADERS)
         await send({"type": "http.response.start", "status": response.status, "headers": response.header_list()})
         await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
 
@@ -313,7 +314,7 @@ class WebApp:
 
     def check_origin(self, req: Request) -> Response | None:
         host = req.header("host")
-        if host is not None and _host_name(host) not in self.allowed_hosts:
+        if host is not None and not self._host_allowed(host):
             return self.refuse(req, 403, f"host {host!r} is not served here (allowed: "
                                          f"{', '.join(sorted(self.allowed_hosts))}; add more with --allow-host)")
         origin = req.header("origin")
@@ -322,6 +323,14 @@ class WebApp:
             if parts.scheme not in ("http", "https") or _host_name(parts.hostname or "") not in self.allowed_hosts:
                 return self.refuse(req, 403, f"requests from origin {origin!r} are not accepted")
         return None
+
+    def _host_allowed(self, host: str) -> bool:
+        allowed = self._hosts_seen.get(host)
+        if allowed is None:
+            allowed = _host_name(host) in self.allowed_hosts
+            if len(self._hosts_seen) < 64:  # a client can't grow it: only the first few values are kept
+                self._hosts_seen[host] = allowed
+        return allowed
 
     def refuse(self, req: Request, status: int, message: str) -> Response:
         """A refusal before routing, in the error body of what was asked for (JSON-RPC on /mcp)."""
@@ -430,13 +439,9 @@ class WebApp:
         """`authenticate(token)` and the stored MCP session `session_id`, read in one transaction
         when the token was verified before (the common case: every call after `initialize`).
         Returns (user, session or None, whether the session was looked up)."""
-        from navmcp import sessions
-
         known = self._verified.get(token)
         if known is not None and known[1] > time.time():
-            with self.app.store.read(user_id=known[0]) as tx:
-                user = user_by_id(tx, known[0])
-                stored = sessions.load_in(tx, session_id) if user is not None else None
+            user, stored = sessions.load_with_user(self.app.store, known[0], session_id)
             if user is not None:
                 return user, stored, True
         return self.authenticate(token), None, False
