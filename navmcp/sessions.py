@@ -64,8 +64,7 @@ _USER_AND_SESSION = """
 
 def load_with_user(store: Store, user_id: str, session_id: str) -> tuple[Row | None, StoredSession | None]:
     """(the user `user_id` if it exists, the live session `session_id` or None), read at once."""
-    with store.read(user_id=user_id) as tx:
-        row = tx.one(_USER_AND_SESSION, (session_id, user_id))
+    row = store.read_one(_USER_AND_SESSION, (session_id, user_id), user_id=user_id)
     if row is None:
         return None, None
     owner, client, version, state = (row.pop("session_user"), row.pop("session_client"), row.pop("session_version"),
@@ -76,9 +75,9 @@ def load_with_user(store: Store, user_id: str, session_id: str) -> tuple[Row | N
 
 
 def save(store: Store, session: StoredSession) -> None:
-    with store.write(user_id=session.user_id) as tx:
-        tx.execute("UPDATE mcp_sessions SET state = ?, last_seen = ? WHERE id = ? AND ended_at IS NULL",
-                   (json.dumps(session.state.snapshot()), now(), session.id))
+    """Store the session's navigation state (one statement: the /mcp hot path runs it per call)."""
+    store.write_one("UPDATE mcp_sessions SET state = ?, last_seen = ? WHERE id = ? AND ended_at IS NULL",
+                    (json.dumps(session.state.snapshot()), now(), session.id), user_id=session.user_id)
 
 
 def end(store: Store, session_id: str, user_id: str | None = None) -> bool:
