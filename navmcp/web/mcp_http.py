@@ -109,10 +109,8 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     connection.initialized = True
     connection.protocol_version = stored.protocol_version
     connection.client_info = {"name": stored.client}
-    before = stored.state.snapshot()
     response = connection.receive(value)
-    if session.state.snapshot() != before:
-        sessions.save(store, stored)
+    sessions.save(store, stored)  # if the call moved it
     if response is None:
         return _accepted()
     return _json(200, response, [("mcp-session-id", stored.id)])
