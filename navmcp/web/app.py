@@ -72,6 +72,48 @@ class BodyTimeout(Exception):
     pass
 
 
+class BodyDeadlines:
+    """The request-body deadline (408), kept by one timer per event loop rather than one per read:
+    a timer per request (asyncio.timeout) cost more than the rest of a /mcp request's HTTP handling.
+    While any body is being read, every TICK seconds the reads past their deadline are cancelled
+    and answer BodyTimeout; a deadline is thus kept to within TICK."""
+
+    TICK = 0.25
+
+    def __init__(self) -> None:
+        self._reading: dict[asyncio.Task, float] = {}  # task awaiting a body message → its deadline
+        self._expired: set[asyncio.Task] = set()
+        self._timer: asyncio.TimerHandle | None = None  # the sweep, armed while bodies are read
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def receive(self, receive: Callable[[], Awaitable[dict[str, Any]]], deadline: float) -> dict[str, Any]:
+        task = asyncio.current_task()
+        assert task is not None
+        self._reading[task] = deadline
+        loop = asyncio.get_running_loop()
+        if self._timer is None or self._loop is not loop:  # (tests may run the app on several loops)
+            self._timer, self._loop = loop.call_later(self.TICK, self._sweep), loop
+        try:
+            return await receive()
+        except asyncio.CancelledError:
+            if task not in self._expired:
+                raise
+            self._expired.discard(task)
+            task.uncancel()  # our cancellation, not the server's: answer 408
+            raise BodyTimeout() from None
+        finally:
+            del self._reading[task]
+
+    def _sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for task, deadline in self._reading.items():
+            if deadline <= now and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        self._timer = loop.call_later(self.TICK, self._sweep) if self._reading else None
+
+
 @dataclass(slots=True)
 class Request:
     method: str
@@ -84,6 +126,7 @@ class Request:
     _body: bytes | None = None
     client_ip: str = ""
     body_timeout: float = BODY_TIMEOUT
+    deadlines: BodyDeadlines | None = None  # the app's; None: a timer for this request's body alone
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -100,12 +143,9 @@ class Request:
                 raise BodyTooLarge()
             chunks, size = [], 0
             deadline = asyncio.get_running_loop().time() + self.body_timeout
-            while True:
-                try:  # a client sending its body byte by byte (or not at all) can't hold a request
-                    async with asyncio.timeout_at(deadline):
-                        message = await self.receive()
-                except TimeoutError:
-                    raise BodyTimeout() from None
+            deadlines = self.deadlines or BodyDeadlines()
+            while True:  # a client sending its body byte by byte (or not at all) can't hold a request
+                message = await deadlines.receive(self.receive, deadline)
                 if message["type"] == "http.disconnect":
                     break
                 chunk = message.get("body", b"")
@@ -207,7 +247,8 @@ class WebApp:
                  secure_cookies: bool = False):
         self.app = app or App()
         self.allowed_hosts = frozenset(_host_name(h) for h in (*LOOPBACK_HOSTS, *allowed_hosts))
-        self._hosts_seen: dict[str, bool] = {}  # Host header value → allowed (the answer never changes)
+        self._hosts_seen: dict[str, bool] = {}
+        self._deadlines = BodyDeadlines()  # Host header value → allowed (the answer never changes)
         self.max_body = max_body
         self.secure_cookies = secure_cookies
         self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
@@ -242,7 +283,7 @@ class WebApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
                       scope.get("scheme", "http"), receive, self.max_body,
-                      client_ip=(scope.get("client") or ("",))[0] or "")
+                      client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
         try:
             if req.path != "/healthz" and self._offload is None:  # /healthz never opens the store
                 self._offload = self._start_workers()
