@@ -33,7 +33,8 @@ def new_id(length: int = 8) -> str:
 
 def now() -> str:
     """Current UTC time as sortable ISO-8601 text (the store keeps times as text)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # the same text as strftime("%Y-%m-%dT%H:%M:%S.%fZ"), for a third of the instructions
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def check_handle(handle: str) -> str:
