@@ -3,9 +3,10 @@
     .venv/bin/python -m bench.profile_http --size 1000 [--cprofile]
 
 Drives the ASGI app directly with the same requests the bench sends (Bearer token,
-Mcp-Session-Id, JSON), and splits a call into: the whole ASGI call, authentication (token + user
-read), the session load, the tool call, the session save. The difference between this and the
-bench's per-request time is uvicorn's HTTP parsing and the socket.
+Mcp-Session-Id, JSON), navigating over the benchmarked URLs so the session moves on every call,
+and prints the median per call (with --cprofile, the top functions). `bench.instructions` counts
+the same call (`mcp:cycle`) under valgrind. The difference between this and the bench's
+per-request time is uvicorn's HTTP parsing and the socket.
 """
 
 from __future__ import annotations
