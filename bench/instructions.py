@@ -13,6 +13,11 @@ calls, and a target's figure is (its count − the baseline's) ÷ calls. Targets
 - `data:URL` — `Workspace.page` only (the page's SQL and Python)
 - `render:URL` — the Jinja render of that page only
 - `vote` — one `execute_action` vote tools/call (the benchmarked action)
+- `call:cycle`, `mcp:cycle` — one `navigate` cycling over the benchmarked URLs (the session moves
+  on every call, as in the bench's /mcp figure): through the protocol core, and as a whole `/mcp`
+  POST through `navmcp web`'s ASGI app in-process (Bearer token, Mcp-Session-Id; no sockets, no
+  uvicorn). Their difference is what the HTTP layer adds per call.
+- `mcp:URL` — one `/mcp` navigate of that URL, in-process as above (the session stays on the page)
 
 Instructions are not seconds (a cache miss or a syscall costs more than its count), but for the
 Python-bound per-call path they track time closely, and they compare two versions of it exactly.
@@ -32,12 +37,13 @@ from bench.run import ROOT, PYTHON
 
 
 def targets_for(urls: list[str]) -> list[str]:
-    return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + ["vote"]
+    return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + ["vote", "call:cycle", "mcp:cycle"]
 
 
 def inner(args) -> int:
     """Set up, warm up every target, then run `--calls` calls of `--target` (none for the baseline)."""
     from bench.profile import seeded_workspace
+    from bench.profile_http import McpClient, navigate_frame
 
     _, fx = seeded_workspace("bench.instructions", __doc__, ["--size", str(args.size), "--workdir", args.workdir])
     from navmcp.app import App
@@ -61,6 +67,19 @@ def inner(args) -> int:
         calls[f"data:{url}"] = lambda u=url: app.workspace.page(user, u)
         page = app.workspace.page(user, url)
         calls[f"render:{url}"] = lambda p=page: (setattr(p, "_markdown", None), p.markdown)
+    client = McpClient(app)
+    for url in fx.urls:
+        calls[f"mcp:{url}"] = lambda m=navigate_frame(url): client.call(m)
+    cycle = [(frame("navigate", {"url": u}), navigate_frame(u)) for u in fx.urls]
+    turn = {"call": 0, "mcp": 0}
+
+    def cycling(kind: str) -> None:
+        turn[kind] += 1
+        message = cycle[turn[kind] % len(cycle)]
+        conn.receive_bytes(message[0]) if kind == "call" else client.call(message[1])
+
+    calls["call:cycle"] = lambda: cycling("call")
+    calls["mcp:cycle"] = lambda: cycling("mcp")
     if args.list:
         print("\n".join(calls))
         return 0

@@ -229,6 +229,14 @@ class PostgresStore:
         """One READ COMMITTED write transaction as `user_id`; items are locked as they are acted on."""
         return self._transaction(user_id, readonly=False)
 
+    def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None:
+        with self.read(user_id) as tx:
+            return tx.one(sql, params)
+
+    def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int:
+        with self.write(user_id) as tx:
+            return tx.execute(sql, params)
+
     def close(self) -> None:
         self.pool.close()
 

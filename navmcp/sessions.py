@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from navmcp.identity import now
 from navmcp.state import NavigationState
-from navmcp.store import Store, Tx
+from navmcp.store import Row, Store, Tx
+
+PARSED_STATES = 1024  # sessions whose last state JSON this process keeps parsed (cleared when full)
 
 
 @dataclass
@@ -22,16 +24,18 @@ class StoredSession:
     client: str
     protocol_version: str
     state: NavigationState
+    stored_state: str = ""  # the state's JSON as last read or written: `save` skips an unchanged state
 
 
 def create(store: Store, user_id: str, client: str, protocol_version: str) -> StoredSession:
     session = StoredSession(secrets.token_urlsafe(32), user_id, client[:100], protocol_version, NavigationState())
+    session.stored_state = _encode(session.state)
     stamp = now()
     with store.write(user_id=user_id) as tx:
         tx.execute(
             "INSERT INTO mcp_sessions (id, user_id, client, protocol_version, state, created_at, last_seen)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (session.id, user_id, session.client, protocol_version, json.dumps(session.state.snapshot()), stamp, stamp))
+            (session.id, user_id, session.client, protocol_version, session.stored_state, stamp, stamp))
     return session
 
 
@@ -50,16 +54,67 @@ def load_in(tx: Tx, session_id: str) -> StoredSession | None:
     if row is None:
         return None
     return StoredSession(row["id"], row["user_id"], row["client"], row["protocol_version"],
-                         NavigationState.restore(json.loads(row["state"])))
+                         _decode(session_id, row["state"]), row["state"])
+
+
+# The user a Bearer token names (as `identity.user_by_id`) and, when it is live, the session the
+# request names, in one statement; the caller checks the session is the user's.
+_USER_AND_SESSION = """
+    SELECT u.*, s.user_id AS session_user, s.client AS session_client, s.protocol_version AS session_version,
+           s.state AS session_state
+      FROM users u LEFT JOIN mcp_sessions s ON s.id = ? AND s.ended_at IS NULL
+     WHERE u.id = ? AND u.deleted_at IS NULL"""
+
+
+def load_with_user(store: Store, user_id: str, session_id: str) -> tuple[Row | None, StoredSession | None]:
+    """(the user `user_id` if it exists, the live session `session_id` or None), read at once."""
+    row = store.read_one(_USER_AND_SESSION, (session_id, user_id), user_id=user_id)
+    if row is None:
+        return None, None
+    owner, client, version, state = (row.pop("session_user"), row.pop("session_client"), row.pop("session_version"),
+                                     row.pop("session_state"))
+    if owner is None:
+        return row, None
+    return row, StoredSession(session_id, owner, client, version, _decode(session_id, state), state)
 
 
 def save(store: Store, session: StoredSession) -> None:
-    with store.write(user_id=session.user_id) as tx:
-        tx.execute("UPDATE mcp_sessions SET state = ?, last_seen = ? WHERE id = ? AND ended_at IS NULL",
-                   (json.dumps(session.state.snapshot()), now(), session.id))
+    """Store the session's navigation state if it changed since it was read (one statement: the
+    /mcp hot path runs this on every call)."""
+    encoded = _encode(session.state)
+    if encoded == session.stored_state:
+        return
+    store.write_one("UPDATE mcp_sessions SET state = ?, last_seen = ? WHERE id = ? AND ended_at IS NULL",
+                    (encoded, now(), session.id), user_id=session.user_id)
+    session.stored_state = encoded
+    _remember(session.id, encoded, session.state)
 
 
 def end(store: Store, session_id: str, user_id: str | None = None) -> bool:
     with store.write(user_id=user_id) as tx:
         return tx.execute("UPDATE mcp_sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
                           (now(), session_id)) > 0
+
+
+# A session's next request usually reads back exactly the JSON this process wrote at the end of
+# the last one; parsing it again is skipped by keeping that state, handed out once and only when
+# the row just read holds that very text (so another process's write is always seen).
+_parsed: dict[str, tuple[str, NavigationState]] = {}
+
+
+def _encode(state: NavigationState) -> str:
+    return json.dumps(state.snapshot())
+
+
+def _decode(session_id: str, text: str) -> NavigationState:
+    known = _parsed.pop(session_id, None)
+    if known is not None and known[0] == text:
+        return known[1]
+    return NavigationState.restore(json.loads(text))
+
+
+def _remember(session_id: str, text: str, state: NavigationState) -> None:
+    if len(_parsed) >= PARSED_STATES:
+        _parsed.clear()
+    # a copy: the caller's object may still change; this one must stay the parse of `text`
+    _parsed[session_id] = (text, replace(state, actions=list(state.actions), history=state.history.copy()))

@@ -47,6 +47,9 @@ class Store(Protocol):
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
     def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    # One statement as its own transaction, for a per-request hot path (the /mcp session row):
+    def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None: ...
+    def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int: ...
     def close(self) -> None: ...
 
 
@@ -249,6 +252,16 @@ class SqliteStore:
         else:
             tx.cursor.close()
             self._retrying(lambda: self.conn.execute("COMMIT"))
+
+    # A lone statement is its own transaction in SQLite (autocommit): as atomic as inside read() or
+    # write(), without the BEGIN and COMMIT/ROLLBACK calls. fetchall() steps the query to its end,
+    # which releases its snapshot at once.
+    def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None:
+        rows = self._retrying(lambda: self.conn.execute(sql, params).fetchall())
+        return rows[0] if rows else None
+
+    def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int:
+        return self._retrying(lambda: self.conn.execute(sql, params).rowcount)
 
     def integrity_check(self) -> str:
         return self.conn.execute("PRAGMA integrity_check").fetchone()["integrity_check"]

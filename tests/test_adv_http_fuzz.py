@@ -351,6 +351,7 @@ def test_regression_internal_error_on_mcp_is_json_rpc(adv_world, tmp_path, monke
         # Both ways a stored session is read (alone, or with the user of an already-verified token).
         monkeypatch.setattr(sessions, "load", lambda *a, **k: 1 / 0)
         monkeypatch.setattr(sessions, "load_in", lambda *a, **k: 1 / 0)
+        monkeypatch.setattr(sessions, "load_with_user", lambda *a, **k: 1 / 0)
 
         async def post():
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=web), base_url="http://127.0.0.1") as c:

@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from navmcp import actions as action_table
+from navmcp import sessions
 from navmcp.app import App
 from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import user_by_id
@@ -51,10 +52,10 @@ VERIFIED_TOKENS = 1024  # Bearer tokens remembered as verified (the cache is cle
 MAX_BODY = 1024 * 1024  # bytes; a page's biggest form (a 100k-character body) fits several times
 BODY_TIMEOUT = float(os.environ.get("NAVMCP_WEB_BODY_TIMEOUT") or 30)  # seconds for a whole request body (408)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-SECURITY_HEADERS = [
-    ("x-content-type-options", "nosniff"),
-    ("referrer-policy", "same-origin"),  # "no-referrer" would make browsers send `Origin: null` on our own forms
-    ("x-frame-options", "DENY"),
+SECURITY_HEADERS = [  # on every response, already encoded for the ASGI message
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),  # "no-referrer" would make browsers send `Origin: null` on our own forms
+    (b"x-frame-options", b"DENY"),
 ]
 HTML_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
             "frame-ancestors 'none'; base-uri 'none'")
@@ -71,7 +72,49 @@ class BodyTimeout(Exception):
     pass
 
 
-@dataclass
+class BodyDeadlines:
+    """The request-body deadline (408), kept by one timer per event loop rather than one per read:
+    a timer per request (asyncio.timeout) cost more than the rest of a /mcp request's HTTP handling.
+    While any body is being read, every TICK seconds the reads past their deadline are cancelled
+    and answer BodyTimeout; a deadline is thus kept to within TICK."""
+
+    TICK = 0.25
+
+    def __init__(self) -> None:
+        self._reading: dict[asyncio.Task, float] = {}  # task awaiting a body message → its deadline
+        self._expired: set[asyncio.Task] = set()
+        self._timer: asyncio.TimerHandle | None = None  # the sweep, armed while bodies are read
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def receive(self, receive: Callable[[], Awaitable[dict[str, Any]]], deadline: float) -> dict[str, Any]:
+        task = asyncio.current_task()
+        assert task is not None
+        self._reading[task] = deadline
+        loop = asyncio.get_running_loop()
+        if self._timer is None or self._loop is not loop:  # (tests may run the app on several loops)
+            self._timer, self._loop = loop.call_later(self.TICK, self._sweep), loop
+        try:
+            return await receive()
+        except asyncio.CancelledError:
+            if task not in self._expired:
+                raise
+            self._expired.discard(task)
+            task.uncancel()  # our cancellation, not the server's: answer 408
+            raise BodyTimeout() from None
+        finally:
+            del self._reading[task]
+
+    def _sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for task, deadline in self._reading.items():
+            if deadline <= now and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        self._timer = loop.call_later(self.TICK, self._sweep) if self._reading else None
+
+
+@dataclass(slots=True)
 class Request:
     method: str
     path: str
@@ -83,6 +126,7 @@ class Request:
     _body: bytes | None = None
     client_ip: str = ""
     body_timeout: float = BODY_TIMEOUT
+    deadlines: BodyDeadlines | None = None  # the app's; None: a timer for this request's body alone
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -99,12 +143,9 @@ class Request:
                 raise BodyTooLarge()
             chunks, size = [], 0
             deadline = asyncio.get_running_loop().time() + self.body_timeout
-            while True:
-                try:  # a client sending its body byte by byte (or not at all) can't hold a request
-                    async with asyncio.timeout_at(deadline):
-                        message = await self.receive()
-                except TimeoutError:
-                    raise BodyTimeout() from None
+            deadlines = self.deadlines or BodyDeadlines()
+            while True:  # a client sending its body byte by byte (or not at all) can't hold a request
+                message = await deadlines.receive(self.receive, deadline)
                 if message["type"] == "http.disconnect":
                     break
                 chunk = message.get("body", b"")
@@ -121,7 +162,7 @@ class Request:
         return parse_qs((await self.body()).decode("utf-8", "replace"), keep_blank_values=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class Response:
     status: int
     body: bytes = b""
@@ -129,11 +170,13 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
     def header_list(self) -> list[tuple[bytes, bytes]]:
-        headers = list(self.headers)
+        """The ASGI header list: ours, the content type and length, and the security headers."""
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers]
         if self.content_type:
-            headers.append(("content-type", self.content_type))
-        headers.append(("content-length", str(len(self.body))))
-        return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+            headers.append((b"content-type", self.content_type.encode("latin-1")))
+        headers.append((b"content-length", b"%d" % len(self.body)))
+        headers += SECURITY_HEADERS
+        return headers
 
 
 def text(status: int, body: str, content_type: str = "text/plain; charset=utf-8", **kw: Any) -> Response:
@@ -204,6 +247,8 @@ class WebApp:
                  secure_cookies: bool = False):
         self.app = app or App()
         self.allowed_hosts = frozenset(_host_name(h) for h in (*LOOPBACK_HOSTS, *allowed_hosts))
+        self._hosts_seen: dict[str, bool] = {}
+        self._deadlines = BodyDeadlines()  # Host header value → allowed (the answer never changes)
         self.max_body = max_body
         self.secure_cookies = secure_cookies
         self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
@@ -235,12 +280,10 @@ class WebApp:
             return
         if scope["type"] != "http":  # websockets: not served
             return
-        headers: dict[str, str] = {}
-        for k, v in scope["headers"]:
-            headers[k.decode("latin-1").lower()] = v.decode("latin-1")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
                       scope.get("scheme", "http"), receive, self.max_body,
-                      client_ip=(scope.get("client") or ("",))[0] or "")
+                      client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
         try:
             if req.path != "/healthz" and self._offload is None:  # /healthz never opens the store
                 self._offload = self._start_workers()
@@ -256,7 +299,6 @@ class WebApp:
         except Exception:
             log.exception("internal error on %s %s", req.method, req.path)
             response = self.refuse(req, 500, "internal error (details are in the server log)")  # JSON-RPC on /mcp
-        response.headers.extend(SECURITY_HEADERS)
         await send({"type": "http.response.start", "status": response.status, "headers": response.header_list()})
         await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
 
@@ -313,7 +355,7 @@ class WebApp:
 
     def check_origin(self, req: Request) -> Response | None:
         host = req.header("host")
-        if host is not None and _host_name(host) not in self.allowed_hosts:
+        if host is not None and not self._host_allowed(host):
             return self.refuse(req, 403, f"host {host!r} is not served here (allowed: "
                                          f"{', '.join(sorted(self.allowed_hosts))}; add more with --allow-host)")
         origin = req.header("origin")
@@ -322,6 +364,14 @@ class WebApp:
             if parts.scheme not in ("http", "https") or _host_name(parts.hostname or "") not in self.allowed_hosts:
                 return self.refuse(req, 403, f"requests from origin {origin!r} are not accepted")
         return None
+
+    def _host_allowed(self, host: str) -> bool:
+        allowed = self._hosts_seen.get(host)
+        if allowed is None:
+            allowed = _host_name(host) in self.allowed_hosts
+            if len(self._hosts_seen) < 64:  # a client can't grow it: only the first few values are kept
+                self._hosts_seen[host] = allowed
+        return allowed
 
     def refuse(self, req: Request, status: int, message: str) -> Response:
         """A refusal before routing, in the error body of what was asked for (JSON-RPC on /mcp)."""
@@ -430,13 +480,9 @@ class WebApp:
         """`authenticate(token)` and the stored MCP session `session_id`, read in one transaction
         when the token was verified before (the common case: every call after `initialize`).
         Returns (user, session or None, whether the session was looked up)."""
-        from navmcp import sessions
-
         known = self._verified.get(token)
         if known is not None and known[1] > time.time():
-            with self.app.store.read(user_id=known[0]) as tx:
-                user = user_by_id(tx, known[0])
-                stored = sessions.load_in(tx, session_id) if user is not None else None
+            user, stored = sessions.load_with_user(self.app.store, known[0], session_id)
             if user is not None:
                 return user, stored, True
         return self.authenticate(token), None, False

@@ -23,35 +23,34 @@ from navmcp.app import INSTRUCTIONS
 from navmcp.errors import AuthError
 from navmcp.protocol import SUPPORTED_VERSIONS, Connection, ParseError, decode, encode, error_object
 from navmcp.tools import Session
+from navmcp.web.app import Response
 from navmcp.web.auth import bearer_token
 
 if TYPE_CHECKING:
-    from navmcp.web.app import Request, Response, WebApp
+    from navmcp.web.app import Request, WebApp
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 
 
-def _json(status: int, value: Any, headers: list[tuple[str, str]] | None = None) -> "Response":
-    from navmcp.web.app import Response
-
+def _json(status: int, value: Any, headers: list[tuple[str, str]] | None = None) -> Response:
     return Response(status, encode(value), "application/json", headers or [])
 
 
-def fault(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> "Response":
+def fault(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> Response:
     """An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect."""
     return _json(status, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status != 404 else -32001,
                                                                    "message": message}}, headers)
 
 
-def _unauthorized(message: str, bad_token: bool) -> "Response":
+def _unauthorized(message: str, bad_token: bool) -> Response:
     challenge = 'Bearer realm="navmcp"'
     if bad_token:
         challenge += ', error="invalid_token", error_description="' + message.replace('"', "'") + '"'
     return fault(401, f"Unauthorized: {message}", [("www-authenticate", challenge)])
 
 
-async def handle(web: "WebApp", req: "Request") -> "Response":
+async def handle(web: "WebApp", req: "Request") -> Response:
     if req.method == "GET":
         return fault(405, "Method Not Allowed: this server offers no SSE stream; POST JSON-RPC to /mcp",
                       [("allow", "POST, DELETE")])
@@ -85,8 +84,9 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
         sessions.end(store, session_id, user["id"])
         return _json(200, {"ok": True})
 
-    content_type = (req.header("content-type") or "application/json").split(";")[0].strip().lower()
-    if content_type != "application/json":
+    content_type = req.header("content-type")
+    if content_type is not None and content_type != "application/json" \
+            and content_type.split(";")[0].strip().lower() != "application/json":
         return fault(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
     try:  # strict, as on stdio: no NaN/Infinity, no lone surrogates (they broke session writes)
         value = decode(await req.body())
@@ -109,16 +109,14 @@ async def handle(web: "WebApp", req: "Request") -> "Response":
     connection.initialized = True
     connection.protocol_version = stored.protocol_version
     connection.client_info = {"name": stored.client}
-    before = stored.state.snapshot()
     response = connection.receive(value)
-    if session.state.snapshot() != before:
-        sessions.save(store, stored)
+    sessions.save(store, stored)  # if the call moved it
     if response is None:
         return _accepted()
     return _json(200, response, [("mcp-session-id", stored.id)])
 
 
-def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str, Any]) -> "Response":
+def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str, Any]) -> Response:
     session = Session(_Verified(web.app, user), token)
     connection = _connection(session)
     response = connection.receive(value)
@@ -135,6 +133,7 @@ class _Verified:
 
     def __init__(self, app: Any, user: dict[str, Any]):
         self._app, self._user = app, user
+        self.store, self.workspace, self.rate_limiter = app.store, app.workspace, app.rate_limiter  # used per call
 
     def authenticate(self, token: str | None) -> dict[str, Any]:
         return self._user
@@ -147,7 +146,5 @@ def _connection(session: Session) -> Connection:
     return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS)
 
 
-def _accepted() -> "Response":
-    from navmcp.web.app import Response
-
+def _accepted() -> Response:
     return Response(202)
