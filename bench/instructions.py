@@ -1,13 +1,14 @@
 """Instructions per call, counted by valgrind: a figure that does not move with the machine's load.
 
-    .venv/bin/python -m bench.instructions --size 1000             # every target, 200 calls each
+    .venv/bin/python -m bench.instructions --size 1000             # every target (200 and 400 calls)
     .venv/bin/python -m bench.instructions --targets vote,render:/ # some of them
 
 Wall-clock medians on this shared two-core machine move by ±30% between runs; callgrind's
 instruction count for the same code and inputs repeats to a fraction of a percent, so a change
-to the per-call path can be judged by it alone. Each target runs in its own process under
-`valgrind --tool=callgrind`; a baseline process does the same set-up and warm-up with no timed
-calls, and a target's figure is (its count − the baseline's) ÷ calls. Targets:
+to the per-call path can be judged by it alone. Each target runs in two processes under
+`valgrind --tool=callgrind`, with the same set-up and warm-up and then N or 2N calls; its figure
+is the difference ÷ N. (A baseline process with no calls was tried first: its start and end differ
+from a working process's enough that it once moved a figure by half.) Targets:
 
 - `call:URL` — one `navigate` tools/call through navmcp's protocol core (bytes in, bytes out)
 - `data:URL` — `Workspace.page` only (the page's SQL and Python)
@@ -41,7 +42,7 @@ def targets_for(urls: list[str]) -> list[str]:
 
 
 def inner(args) -> int:
-    """Set up, warm up every target, then run `--calls` calls of `--target` (none for the baseline)."""
+    """Set up, warm up every target, then run `--calls` calls of `--target`."""
     from bench.profile import seeded_workspace
     from bench.profile_http import McpClient, navigate_frame
 
@@ -83,7 +84,7 @@ def inner(args) -> int:
     if args.list:
         print("\n".join(calls))
         return 0
-    for _ in range(3):  # the same warm-up in every process, so the baseline cancels it
+    for _ in range(3):  # the same warm-up in every process, so the difference cancels it
         for call in calls.values():
             call()
     if args.target:
@@ -93,15 +94,15 @@ def inner(args) -> int:
     return 0
 
 
-def count(args, target: str | None) -> int:
+def count(args, target: str, calls: int) -> int:
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", PYTHON, "-m",
                "bench.instructions", "--inner", "--size", str(args.size), "--workdir", args.workdir,
-               "--calls", str(args.calls)] + (["--target", target] if target else [])
+               "--calls", str(calls), "--target", target]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or not found:
-        raise SystemExit(f"valgrind run failed for {target or 'baseline'}:\n{done.stderr[-2000:]}")
+        raise SystemExit(f"valgrind run failed for {target}:\n{done.stderr[-2000:]}")
     return int(found.group(1))
 
 
@@ -123,10 +124,10 @@ def main(argv: list[str] | None = None) -> int:
 
     _, fx = seeded_workspace("bench.instructions", __doc__, ["--size", str(args.size), "--workdir", args.workdir])
     targets = [t for t in args.targets.split(",") if t] or targets_for(fx.urls)
-    base = count(args, None)
-    print(f"{args.size:,} items, instructions per call (callgrind, {args.calls} calls, baseline {base:,})")
+    print(f"{args.size:,} items, instructions per call (callgrind: {2 * args.calls} calls − {args.calls} calls)")
     for target in targets:
-        print(f"{target:<44} {(count(args, target) - base) / args.calls:>12,.0f}", flush=True)
+        per_call = (count(args, target, 2 * args.calls) - count(args, target, args.calls)) / args.calls
+        print(f"{target:<44} {per_call:>12,.0f}", flush=True)
     return 0
 
 
