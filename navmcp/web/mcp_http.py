@@ -138,6 +138,8 @@ class _Verified:
     def authenticate(self, token: str | None) -> dict[str, Any]:
         return self._user
 
+    principal = authenticate  # the row this request just read; the workspace takes it as is
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._app, name)
 
