@@ -604,6 +604,8 @@ def scale(results: dict[str, Any], settings: Settings) -> dict[str, Any] | None:
         return None
     small = results["sizes"][str(sizes[0])]["summary"]["navigate_p50_ms"]["navmcp"]
     large = results["sizes"][str(sizes[-1])]["summary"]["navigate_p50_ms"]["navmcp"]
+    if small is None or large is None:  # --parts http: no stdio figures
+        return None
     ratio = large / small
     return {"small": sizes[0], "large": sizes[-1], "ratio": ratio, "met": ratio <= SCALE_TARGET}
 
