@@ -27,7 +27,6 @@ Python-bound per-call path they track time closely, and they compare two version
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -43,22 +42,11 @@ def targets_for(urls: list[str]) -> list[str]:
 
 def inner(args) -> int:
     """Set up, warm up every target, then run `--calls` calls of `--target`."""
-    from bench.profile import seeded_workspace
+    from bench.profile import connected, frame, seeded_workspace
     from bench.profile_http import McpClient, navigate_frame
 
     _, fx = seeded_workspace("bench.instructions", __doc__, ["--size", str(args.size), "--workdir", args.workdir])
-    from navmcp.app import App
-
-    app = App()
-    conn = app.connection(None)
-    conn.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                  "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "instructions"}}})
-    user = app.authenticate(None)
-
-    def frame(tool: str, arguments: dict) -> bytes:
-        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                           "params": {"name": tool, "arguments": arguments}}).encode()
-
+    app, conn, user = connected("instructions")
     vote = frame("execute_action", {"action": "vote", "url": fx.vote_url,
                                     "params": {"votes": [{"option": "March 3", "accept": True}]}})
     calls = {"vote": lambda: conn.receive_bytes(vote)}

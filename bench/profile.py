@@ -41,21 +41,26 @@ def seeded_workspace(prog: str, doc: str, argv: list[str] | None):
     return args, fx
 
 
-def main(argv: list[str] | None = None) -> int:
-    args, fx = seeded_workspace("python -m bench.profile", __doc__, argv)
-
+def connected(client: str):
+    """This process's App, an initialized protocol connection to it, and the local owner."""
     from navmcp.app import App
 
     app = App()
     conn = app.connection(None)
     conn.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                  "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "profile"}}})
-    user = app.authenticate(None)
+                  "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": client}}})
+    return app, conn, app.authenticate(None)
 
-    def frame(tool: str, arguments: dict) -> bytes:
-        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                           "params": {"name": tool, "arguments": arguments}}).encode()
 
+def frame(tool: str, arguments: dict) -> bytes:
+    """One tools/call request, as bytes for `Connection.receive_bytes`."""
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": tool, "arguments": arguments}}).encode()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, fx = seeded_workspace("python -m bench.profile", __doc__, argv)
+    app, conn, user = connected("profile")
     print(f"{args.size:,} items, medians of {args.calls} calls, milliseconds")
     print(f"{'URL':<34} {'tools/call':>10} {'page data':>10} {'render':>8} {'reply KB':>8}")
     for url in ["/help", *fx.urls]:
