@@ -1,0 +1,69 @@
+"""The HTTP ceiling: what uvicorn (h11) and the bench's client allow when the server does nothing.
+
+    .venv/bin/python -m bench.null_http [--rounds 3]     # a do-nothing /mcp beside navmcp web and the SDK
+
+`--serve PORT` runs a do-nothing ASGI app that answers every POST /mcp with a canned 3 KB tool
+result (202 for notifications), on the same uvicorn and HTTP protocol as `navmcp web`. Without it,
+the three servers are driven alternately by the bench's own `/mcp` measurement (4 sessions, 100
+navigates each) on the 1,000-item database. The do-nothing figure is the most any server could
+reach in this harness on this machine; navmcp's distance to it is what navmcp web itself costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+_RESULT = {"content": [{"type": "text", "text": "x" * 3000}], "isError": False}
+_INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "null", "version": "0"}}
+
+
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    if b"notifications/" in body:
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    request = json.loads(body)
+    result = _INIT if request.get("method") == "initialize" else _RESULT
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"mcp-session-id", b"null")]})
+    await send({"type": "http.response.body",
+                "body": json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "result": result}).encode()})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.null_http", description=__doc__.splitlines()[0])
+    parser.add_argument("--serve", type=int, metavar="PORT", help="run the do-nothing server on this port")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.serve:
+        import uvicorn
+
+        uvicorn.run(app, host="127.0.0.1", port=args.serve, log_level="warning", http="h11")
+        return 0
+    from bench.run import PYTHON, SERVERS, Settings, measure_http, mint_token, prepare
+
+    SERVERS["null"] = {"http": [PYTHON, "-m", "bench.null_http", "--serve", "{port}"]}
+    settings = Settings(sizes=[1000])
+    fx = prepare(1000, settings)
+    token, log = mint_token(fx), settings.workdir / "servers.log"
+    print("round | null | navmcp | sdk | navmcp ÷ sdk | null ÷ sdk  (req/s, 4 sessions)")
+    for r in range(args.rounds):
+        order = ("null", "navmcp", "sdk") if r % 2 == 0 else ("sdk", "navmcp", "null")
+        rps = {name: measure_http(name, fx, settings, log, None if name == "sdk" else token) for name in order}
+        print(f"{r + 1} | {rps['null']:,.0f} | {rps['navmcp']:,.0f} | {rps['sdk']:,.0f} | "
+              f"{rps['navmcp'] / rps['sdk']:.2f}x | {rps['null'] / rps['sdk']:.2f}x", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
