@@ -69,3 +69,20 @@ def test_bench_runs_on_postgres_at_a_tiny_size(tmp_path, pg_database):
     finally:
         with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{prefix}50" WITH (FORCE)')
+
+
+def test_bench_runs_the_floor_beside_the_two(tmp_path):
+    """`--with-bare` adds bench/bare_server.py: it must serve the same pages and get its own column."""
+    out = tmp_path / "results.json"
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--sizes", "100", "--quick", "--parts", "stdio", "--with-bare",
+         "--workdir", str(tmp_path / "work"), "--json", str(out)],
+        capture_output=True, cwd=ROOT, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    assert "bare ÷ sdk |" in done.stdout.decode()
+    size = json.loads(out.read_text())["sizes"]["100"]
+    assert size["same_pages"] is True
+    (round_,) = size["rounds"]
+    assert round_["bare"]["navigate_pipelined_rps"] > 0 and round_["bare"]["execute_pipelined_rps"] > 0
+    assert size["summary"]["navigate_pipelined_rps"]["bare_ratio"] > 0
