@@ -88,14 +88,19 @@ def main(argv: list[str] | None = None) -> int:
         times.append(time.perf_counter() - started)
     print(f"{'execute_action vote':<34} {ms(times):>10}")
     if args.cprofile:
-        profiler = cProfile.Profile()
-        messages = [frame("navigate", {"url": url}) for url in fx.urls]
-        profiler.enable()
-        for n in range(args.calls * len(messages)):
-            conn.receive_bytes(messages[n % len(messages)])
-        profiler.disable()
-        pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(20)
+        print_profile(conn.receive_bytes, [frame("navigate", {"url": url}) for url in fx.urls], args.calls,
+                      "tottime", 20)
     return 0
+
+
+def print_profile(call, messages: list, rounds: int, sort: str, limit: int) -> None:
+    """cProfile `call` over `messages`, `rounds` times each in turn, and print the top `limit` by `sort`."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for n in range(rounds * len(messages)):
+        call(messages[n % len(messages)])
+    profiler.disable()
+    pstats.Stats(profiler, stream=sys.stdout).sort_stats(sort).print_stats(limit)
 
 
 def ms(values: list[float]) -> str:

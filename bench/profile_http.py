@@ -12,14 +12,12 @@ per-request time is uvicorn's HTTP parsing and the socket.
 from __future__ import annotations
 
 import asyncio
-import cProfile
 import json
-import pstats
 import statistics
 import sys
 import time
 
-from bench.profile import seeded_workspace
+from bench.profile import print_profile, seeded_workspace
 
 
 class McpClient:
@@ -90,12 +88,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.median(times) * 1000:.3f} ms, mean {statistics.mean(times) * 1000:.3f} ms "
           "(the mean is what throughput follows)")
     if args.cprofile:
-        profiler = cProfile.Profile()
-        profiler.enable()
-        for n in range(args.calls * len(frames)):
-            client.call(frames[n % len(frames)])
-        profiler.disable()
-        pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(40)
+        print_profile(client.call, frames, args.calls, "cumulative", 40)
     return 0
 
 
