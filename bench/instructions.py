@@ -14,6 +14,9 @@ from a working process's enough that it once moved a figure by half.) Targets:
 - `data:URL` — `Workspace.page` only (the page's SQL and Python)
 - `render:URL` — the Jinja render of that page only
 - `vote` — one `execute_action` vote tools/call (the benchmarked action)
+- `vote:group`, `call:cycle:group` — the same calls as `vote` and `call:cycle`, received as a
+  pipelining client's are: GROUP at a time in one `Connection.group()` (one transaction); the
+  figure is per call
 - `call:cycle`, `mcp:cycle` — one `navigate` cycling over the benchmarked URLs (the session moves
   on every call, as in the bench's /mcp figure): through the protocol core, and as a whole `/mcp`
   POST through `navmcp web`'s ASGI app in-process (Bearer token, Mcp-Session-Id; no sockets, no
@@ -36,8 +39,17 @@ import sys
 from bench.run import ROOT, PYTHON
 
 
+GROUP = 50  # calls per group in the `:group` targets (a pipelined burst; navmcp.stdio.MAX_GROUP bounds it)
+
+
 def targets_for(urls: list[str]) -> list[str]:
-    return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + ["vote", "call:cycle", "mcp:cycle"]
+    return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + [
+        "vote", "vote:group", "call:cycle", "call:cycle:group", "mcp:cycle"]
+
+
+def per_call(target: str) -> int:
+    """How many calls one run of `target` makes."""
+    return GROUP if target.endswith(":group") else 1
 
 
 def inner(args) -> int:
@@ -69,6 +81,14 @@ def inner(args) -> int:
 
     calls["call:cycle"] = lambda: cycling("call")
     calls["mcp:cycle"] = lambda: cycling("mcp")
+
+    def grouped(call) -> None:
+        with conn.group():
+            for _ in range(GROUP):
+                call()
+
+    calls["vote:group"] = lambda: grouped(calls["vote"])
+    calls["call:cycle:group"] = lambda: grouped(calls["call:cycle"])
     if args.list:
         print("\n".join(calls))
         return 0
@@ -114,8 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     targets = [t for t in args.targets.split(",") if t] or targets_for(fx.urls)
     print(f"{args.size:,} items, instructions per call (callgrind: {2 * args.calls} calls − {args.calls} calls)")
     for target in targets:
-        per_call = (count(args, target, 2 * args.calls) - count(args, target, args.calls)) / args.calls
-        print(f"{target:<44} {per_call:>12,.0f}", flush=True)
+        runs = max(1, args.calls // per_call(target))  # a `:group` run makes GROUP calls
+        figure = (count(args, target, 2 * runs) - count(args, target, runs)) / (runs * per_call(target))
+        print(f"{target:<44} {figure:>12,.0f}", flush=True)
     return 0
 
 

@@ -229,6 +229,10 @@ class PostgresStore:
         """One READ COMMITTED write transaction as `user_id`; items are locked as they are acted on."""
         return self._transaction(user_id, readonly=False)
 
+    def group(self) -> contextlib.AbstractContextManager[None]:
+        """No group commit here: each transaction carries its own user's claims, and commits alone."""
+        return contextlib.nullcontext()
+
     def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None:
         with self.read(user_id) as tx:
             return tx.one(sql, params)

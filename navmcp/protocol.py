@@ -18,6 +18,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from navmcp.errors import echo
@@ -66,6 +67,8 @@ class ToolHost(Protocol):
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
     def tool_names(self) -> frozenset[str]: ...
     def on_initialize(self, client_info: dict[str, Any], protocol_version: str) -> None: ...
+    def group(self) -> AbstractContextManager[None]:
+        """A context in which the calls share one unit of work (see `Connection.group`)."""
 
 
 def negotiate(requested: Any) -> str:
@@ -190,6 +193,12 @@ class Connection:
             return encode(error_object(InternalError("Internal error (details are in the server log)"),
                                        id_ if _valid_id(id_) and not isinstance(id_, str) else None))
 
+    def group(self) -> AbstractContextManager[None]:
+        """For messages that arrived together (a client that pipelines): received inside this
+        context, their work may be one unit that is committed when it exits, so their replies must
+        be held until then; if it raises, send `rolled_back(reply)` for each instead."""
+        return self.host.group()
+
     def receive(self, value: Any) -> Any:
         if isinstance(value, list):
             return self._batch(value)
@@ -291,6 +300,21 @@ class Connection:
         if not isinstance(arguments, dict):
             raise InvalidParams('Invalid params: "arguments" must be an object')
         return self.host.call_tool(name, arguments)
+
+
+def rolled_back(reply: bytes | None) -> bytes | None:
+    """What to send instead of `reply` when the work behind it was rolled back (its group failed to
+    commit): each result becomes an internal error with the same id; errors stay as they were."""
+    if reply is None:
+        return None
+    value = decode(reply)
+    error = InternalError("Internal error: the work of this request could not be committed, nothing of it "
+                          "was applied (details are in the server log); send it again")
+
+    def one(response: Any) -> Any:
+        return error_object(error, response["id"]) if "result" in response else response
+
+    return encode([one(r) for r in value] if isinstance(value, list) else one(value))
 
 
 def _valid_id(id_: Any) -> bool:

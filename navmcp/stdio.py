@@ -1,6 +1,8 @@
 """The stdio transport: one JSON-RPC message per line in, one per line out, flushed each time.
 
-It only frames and moves bytes; the protocol lives in `navmcp.protocol`. stdout carries nothing
+It only frames and moves bytes; the protocol lives in `navmcp.protocol`. Messages that arrive
+together (a client that pipelines) are received in one `Connection.group()`, which commits their
+writes at once, and their replies are sent after it. stdout carries nothing
 but responses (logging goes to stderr). A line over MAX_LINE_BYTES is answered with an error and
 skipped; EOF or SIGTERM end the server with exit code 0.
 """
@@ -13,9 +15,10 @@ import signal
 import sys
 from typing import BinaryIO
 
-from navmcp.protocol import InternalError, InvalidRequest, encode, error_object
+from navmcp.protocol import InternalError, InvalidRequest, encode, error_object, rolled_back
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
+MAX_GROUP = 64  # pipelined messages that share one unit of work at most (bounds how long it holds locks)
 log = logging.getLogger("navmcp.stdio")
 
 
@@ -30,22 +33,26 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
             line = lines.next()
             if line is None:
                 return 0
-            if line is _TOO_LONG:
-                reply = encode(error_object(InvalidRequest(
-                    f"Invalid Request: message larger than {max_line} bytes")))
-            else:
-                line = line.strip()
-                reply = None
-                if line:
-                    try:
-                        reply = connection.receive_bytes(line)
-                    except Exception:  # the protocol core answers every fault; this is the last guard
-                        log.exception("unhandled error on one message")
-                        reply = encode(error_object(InternalError("Internal error (details are in the server log)")))
-            if reply is not None:
-                stdout.write(reply + b"\n")
-            # Flush before waiting for input, not after every reply: a client that pipelines gets
-            # its replies in fewer, larger writes; one that waits for each reply gets it at once.
+            if not lines.pending():  # the usual case: one message, answered at once
+                reply = _answer(connection, line, max_line)
+                if reply is not None:
+                    stdout.write(reply + b"\n")
+                stdout.flush()
+                continue
+            # A client that pipelines: the messages already read share one unit of work (one store
+            # transaction, committed once), and their replies go out after it has committed.
+            replies = [None]
+            try:
+                with connection.group():
+                    replies[0] = _answer(connection, line, max_line)
+                    while len(replies) < MAX_GROUP and lines.pending():
+                        replies.append(_answer(connection, lines.next(), max_line))
+            except Exception:
+                log.exception("a group of %d messages could not be committed", len(replies))
+                replies = [rolled_back(reply) for reply in replies]
+            stdout.write(b"".join(reply + b"\n" for reply in replies if reply is not None))
+            # Flush before waiting for input, not after every group: a client that pipelines gets
+            # its replies in fewer, larger writes.
             if not lines.pending():
                 stdout.flush()
     except BrokenPipeError:
@@ -58,6 +65,20 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
         return 0
     except KeyboardInterrupt:
         return 0
+
+
+def _answer(connection, line, max_line: int) -> bytes | None:
+    """The reply to one line (None for a notification or a blank line)."""
+    if line is _TOO_LONG:
+        return encode(error_object(InvalidRequest(f"Invalid Request: message larger than {max_line} bytes")))
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        return connection.receive_bytes(line)
+    except Exception:  # the protocol core answers every fault; this is the last guard
+        log.exception("unhandled error on one message")
+        return encode(error_object(InternalError("Internal error (details are in the server log)")))
 
 
 _TOO_LONG = object()  # the line exceeded max_line and was skipped

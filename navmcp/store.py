@@ -16,6 +16,7 @@ import operator
 import os
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -47,6 +48,8 @@ class Store(Protocol):
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
     def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    # The transactions opened inside share one, committed at its end (pipelined requests; may be a no-op):
+    def group(self) -> contextlib.AbstractContextManager[None]: ...
     # One statement as its own transaction, for a per-request hot path (the /mcp session row):
     def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None: ...
     def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int: ...
@@ -189,6 +192,7 @@ class SqliteStore:
         self.conn.execute("PRAGMA busy_timeout = 10000")
         self._retrying(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
         self.conn.execute("PRAGMA synchronous = NORMAL")
+        self._group: _Group | None = None
         self.migrate()
 
     def _retrying(self, fn):
@@ -228,8 +232,20 @@ class SqliteStore:
         cursor.row_factory = None
         return SqliteTx(self.conn, cursor)
 
+    def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
+        group = self._group
+        if group is not None and group.thread == threading.get_ident():
+            return self._grouped_read(group)
+        return self._read()
+
+    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
+        group = self._group
+        if group is not None and group.thread == threading.get_ident():
+            return self._grouped_write(group)
+        return self._write()
+
     @contextlib.contextmanager
-    def read(self, user_id: str | None = None) -> Iterator[SqliteTx]:
+    def _read(self) -> Iterator[SqliteTx]:
         # A deferred transaction: one consistent snapshot for the whole page.
         self._retrying(lambda: self.conn.execute("BEGIN"))
         tx = self._tx()
@@ -240,7 +256,7 @@ class SqliteStore:
             self.conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
-    def write(self, user_id: str | None = None) -> Iterator[SqliteTx]:
+    def _write(self) -> Iterator[SqliteTx]:
         self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
         tx = self._tx()
         try:
@@ -253,14 +269,94 @@ class SqliteStore:
             tx.cursor.close()
             self._retrying(lambda: self.conn.execute("COMMIT"))
 
+    # --- group commit --------------------------------------------------------------------------
+    # A transport holding several requests at once (a client that pipelines) runs them in one
+    # `group()`: their reads share one snapshot, and their writes one transaction, each write in a
+    # savepoint of its own (a refused action rolls back alone) and all committed together at the
+    # end: one COMMIT, one append of the pages they touched to the WAL, instead of one per request.
+    # The transport sends none of their replies before `group()` has returned, so an acknowledged
+    # write is a committed one, as without a group. Only the thread that opened the group joins it.
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[None]:
+        if self._group is not None:
+            yield  # already inside one: join it
+            return
+        group = self._group = _Group(threading.get_ident())
+        try:
+            yield
+        except BaseException:
+            self._group = None
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self._group = None
+        if not group.writing:  # a read snapshot at most: nothing to commit
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            return
+        try:
+            self._retrying(lambda: self.conn.execute("COMMIT"))
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    def _check_group(self, group: "_Group") -> None:
+        # SQLite rolls a whole transaction back on some errors (disk full, I/O): then the group's
+        # earlier writes are gone, and nothing more may run as if they were there (the group's
+        # COMMIT then fails, and the transport answers all of its requests as not applied).
+        if group.open and not self.conn.in_transaction:
+            raise sqlite3.OperationalError("the transaction of this group of requests was rolled back")
+
+    @contextlib.contextmanager
+    def _grouped_read(self, group: "_Group") -> Iterator[SqliteTx]:
+        self._check_group(group)
+        if not group.open:
+            self._retrying(lambda: self.conn.execute("BEGIN"))
+            group.open = True
+        tx = self._tx()
+        try:
+            yield tx
+        finally:
+            tx.cursor.close()
+
+    @contextlib.contextmanager
+    def _grouped_write(self, group: "_Group") -> Iterator[SqliteTx]:
+        self._check_group(group)
+        if not group.writing:
+            if group.open:  # reads only so far: end their snapshot, the write needs the lock
+                group.open = False
+                self.conn.execute("ROLLBACK")
+            self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+            group.open = group.writing = True
+        self.conn.execute("SAVEPOINT grouped")
+        tx = self._tx()
+        try:
+            yield tx
+        except BaseException:
+            tx.cursor.close()
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK TO grouped")
+                self.conn.execute("RELEASE grouped")
+            raise
+        tx.cursor.close()
+        self.conn.execute("RELEASE grouped")
+
     # A lone statement is its own transaction in SQLite (autocommit): as atomic as inside read() or
     # write(), without the BEGIN and COMMIT/ROLLBACK calls. fetchall() steps the query to its end,
     # which releases its snapshot at once.
     def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None:
+        if self._group is not None:
+            with self.read() as tx:
+                return tx.one(sql, params)
         rows = self._retrying(lambda: self.conn.execute(sql, params).fetchall())
         return rows[0] if rows else None
 
     def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int:
+        if self._group is not None:
+            with self.write() as tx:
+                return tx.execute(sql, params)
         return self._retrying(lambda: self.conn.execute(sql, params).rowcount)
 
     def integrity_check(self) -> str:
@@ -268,6 +364,17 @@ class SqliteStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+class _Group:
+    """The open `SqliteStore.group()`: whose it is and what its transaction is so far."""
+
+    __slots__ = ("thread", "open", "writing")
+
+    def __init__(self, thread: int):
+        self.thread = thread
+        self.open = False  # a transaction is open (BEGIN, or BEGIN IMMEDIATE once `writing`)
+        self.writing = False
 
 
 def _is_busy(e: sqlite3.OperationalError) -> bool:

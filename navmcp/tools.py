@@ -8,6 +8,7 @@ load on the first tool call.
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from navmcp import ratelimit
@@ -142,6 +143,10 @@ class Session:
         name = client_info.get("name")
         self.client = str(name)[:100] if name else "unknown"
         self.protocol_version = protocol_version
+
+    def group(self) -> AbstractContextManager[None]:
+        store = self.app.__dict__.get("store")  # not opened yet: the first tool call opens it
+        return store.group() if store is not None else nullcontext()
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         problem = check_arguments(name, arguments)

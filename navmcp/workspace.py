@@ -139,7 +139,10 @@ class Workspace:
                     e.url, e.available = req.url, valid
                     raise
                 studio_id = req.studio["id"] if req.studio else None
-                after = self._actions_after(spec, req, action, outcome.url)
+                if outcome.url == req.path and not action.changes_facts:
+                    after = valid  # judged by `check` on the very facts the action left as they were
+                else:
+                    after = self._actions_after(spec, req, outcome.url)
                 self._audit(tx, user_id, client, studio_id, target, name, params, "ok", started)
             return Result(True, outcome.message, outcome.url, after)
         except AuthError:
@@ -149,12 +152,11 @@ class Workspace:
             raise
 
     @staticmethod
-    def _actions_after(spec: PageSpec, req: Request, action: action_table.Action, url: str) -> list[str]:
+    def _actions_after(spec: PageSpec, req: Request, url: str) -> list[str]:
         """What is valid now on the page the action acted on or created, judged in its transaction."""
         if url == req.path:  # the page acted on: no need to parse and route its URL again
-            if action.changes_facts:
-                req = Request(tx=req.tx, user=req.user, client=req.client, path=req.path, query={}, args=req.args)
-                spec.resolve(req)
+            req = Request(tx=req.tx, user=req.user, client=req.client, path=req.path, query={}, args=req.args)
+            spec.resolve(req)
         else:
             spec, req = make_request(req.tx, req.user, req.client, url)
             spec.resolve(req)

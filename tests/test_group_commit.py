@@ -1,0 +1,176 @@
+"""Group commit: messages that arrive together share one store transaction, committed once.
+
+- pipelined writes through the real `bin/mcp-server` all land, each exactly once, and every reply
+  is sent only after its write is committed (a second connection sees it when the reply arrives);
+- a refused action inside a group rolls back alone: the writes around it commit, it is audited;
+- when the group's COMMIT fails, no write of the group is applied and every request of the group
+  is answered with an error (none with the success it computed before the commit);
+- reads in a group see the group's earlier writes; a group never holds more than MAX_GROUP messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import SERVER
+from navmcp import stdio
+
+STUDIO = "/studios/team"
+
+
+def frame(n: int, method: str, params: dict | None = None) -> bytes:
+    msg = {"jsonrpc": "2.0", "id": n, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return json.dumps(msg).encode() + b"\n"
+
+
+def call(n: int, tool: str, **arguments) -> bytes:
+    return frame(n, "tools/call", {"name": tool, "arguments": arguments})
+
+
+INIT = frame(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}})
+
+
+class Out(io.BytesIO):
+    """stdout for `serve`: records what had been written at each flush."""
+
+    def __init__(self):
+        super().__init__()
+        self.flushed: list[int] = []
+
+    def flush(self):
+        self.flushed.append(len(self.getvalue()))
+
+
+def serve_all(app, data: bytes) -> list[dict]:
+    """`data` as one pipelined burst through the stdio transport (the store already open)."""
+    out = Out()
+    assert stdio.serve(app.connection(None), io.BytesIO(INIT + data), out) == 0
+    return [json.loads(line) for line in out.getvalue().splitlines()][1:]
+
+
+@pytest.fixture
+def studio(ws, owner):
+    ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
+    return ws
+
+
+def env(tmp_path) -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("NAVMCP_")},
+            "NAVMCP_HOME": str(tmp_path / "home")}
+
+
+def notes(app) -> list[str]:
+    with app.store.read() as tx:
+        return [r["title"] for r in tx.all("SELECT title FROM items WHERE kind = 'note' ORDER BY seq")]
+
+
+def test_pipelined_writes_through_the_real_server_each_land_once(tmp_path):
+    burst = [INIT, b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n', call(1, "execute_action", action="create_studio", url="/", params={"handle": "team", "name": "T"})]
+    burst += [call(n, "execute_action", action="create_note", url=STUDIO, params={"title": f"n{n}", "body": "b"})
+              for n in range(2, 202)]
+    burst.append(call(202, "navigate", url=STUDIO))
+    done = subprocess.run([str(SERVER)], input=b"".join(burst), capture_output=True, env=env(tmp_path), timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == list(range(203))
+    assert not any(r["result"].get("isError") for r in replies[1:]), replies
+    assert "n201" in replies[-1]["result"]["content"][0]["text"]  # the feed, read in the same group
+    with contextlib.closing(sqlite3.connect(tmp_path / "home" / "navmcp.db")) as db:
+        titles = [t for (t,) in db.execute("SELECT title FROM items WHERE kind = 'note' ORDER BY seq")]
+        assert titles == [f"n{n}" for n in range(2, 202)]
+        assert db.execute("SELECT count(*) FROM audit WHERE action = 'create_note' AND outcome = 'ok'").fetchone() == (200,)
+
+
+def test_each_reply_is_sent_after_its_write_is_committed(tmp_path):
+    """A client reading the replies one by one sees each acknowledged note in the database."""
+    proc = subprocess.Popen([str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env(tmp_path))
+    try:
+        proc.stdin.write(INIT + call(1, "execute_action", action="create_studio", url="/",
+                                     params={"handle": "team", "name": "T"}))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        assert not json.loads(proc.stdout.readline())["result"]["isError"]
+        proc.stdin.write(b"".join(call(n, "execute_action", action="create_note", url=STUDIO,
+                                        params={"title": f"n{n}", "body": "b"}) for n in range(2, 302)))
+        proc.stdin.flush()
+        with contextlib.closing(sqlite3.connect(tmp_path / "home" / "navmcp.db")) as db:
+            for n in range(2, 302):
+                reply = json.loads(proc.stdout.readline())
+                assert reply["id"] == n and not reply["result"]["isError"]
+                assert db.execute("SELECT count(*) FROM items WHERE title = ?", (f"n{n}",)).fetchone() == (1,), n
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+        proc.stdout.close()
+
+
+def test_a_refused_action_in_a_group_rolls_back_alone_and_is_audited(app, studio):
+    burst = [call(1, "execute_action", action="create_note", url=STUDIO, params={"title": "before", "body": "b"}),
+             call(2, "execute_action", action="create_note", url=STUDIO, params={"title": "", "body": "b"}),
+             call(3, "execute_action", action="vote", url=STUDIO, params={}),
+             call(4, "execute_action", action="create_note", url=STUDIO, params={"title": "after", "body": "b"}),
+             call(5, "navigate", url=STUDIO)]
+    replies = serve_all(app, b"".join(burst))
+    assert [r["result"]["isError"] for r in replies] == [False, True, True, False, False]
+    assert "title" in replies[1]["result"]["content"][0]["text"]
+    assert "vote is not an action of /studios/team" in replies[2]["result"]["content"][0]["text"]
+    assert "before" in replies[4]["result"]["content"][0]["text"] and "after" in replies[4]["result"]["content"][0]["text"]
+    assert notes(app) == ["before", "after"]
+    with app.store.read() as tx:
+        outcomes = [r["outcome"].split(":")[0] for r in tx.all("SELECT outcome FROM audit WHERE action != 'create_studio' ORDER BY id")]
+    assert outcomes == ["ok", "invalid params", "refused", "ok"]
+
+
+def test_a_group_whose_commit_fails_applies_nothing_and_answers_every_request_with_an_error(app, studio, caplog):
+    # A real COMMIT-time failure: a deferred foreign key that the second note's insert breaks
+    # (temporary objects of this connection only, so the schema is untouched).
+    app.store.conn.execute("CREATE TEMP TABLE parent (id TEXT PRIMARY KEY)")
+    app.store.conn.execute("CREATE TEMP TABLE child (parent_id TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+    app.store.conn.execute("CREATE TEMP TRIGGER poison AFTER INSERT ON main.items WHEN new.title = 'poison' "
+                           "BEGIN INSERT INTO child VALUES ('no such parent'); END")
+    burst = [call(1, "execute_action", action="create_note", url=STUDIO, params={"title": "first", "body": "b"}),
+             call(2, "execute_action", action="create_note", url=STUDIO, params={"title": "poison", "body": "b"}),
+             call(3, "navigate", url=STUDIO),
+             frame(4, "ping"),
+             call(5, "execute_action", action="vote", url=STUDIO, params={})]
+    replies = serve_all(app, b"".join(burst))
+    assert [r["id"] for r in replies] == [1, 2, 3, 4, 5]
+    for reply in replies:
+        assert "result" not in reply and reply["error"]["code"] == -32603, reply
+        assert "nothing of it was applied" in reply["error"]["message"]
+    assert notes(app) == []
+    assert "could not be committed" in caplog.text
+    # The connection goes on: the next message, alone, is served and committed as usual.
+    app.store.conn.execute("DROP TRIGGER temp.poison")
+    replies = serve_all(app, call(6, "execute_action", action="create_note", url=STUDIO,
+                                  params={"title": "again", "body": "b"}))
+    assert replies[0]["result"]["isError"] is False and notes(app) == ["again"]
+
+
+def test_reads_in_a_group_see_its_writes_and_groups_are_bounded(app, studio, monkeypatch):
+    groups = []
+    real_group = app.store.group
+
+    def counting_group():
+        groups.append(0)
+        return real_group()
+
+    monkeypatch.setattr(app.store, "group", counting_group)
+    monkeypatch.setattr(stdio, "MAX_GROUP", 4)
+    burst = [call(1, "execute_action", action="create_note", url=STUDIO, params={"title": "seen", "body": "b"}),
+             call(2, "navigate", url=STUDIO)] + [frame(n, "ping") for n in range(3, 11)]
+    replies = serve_all(app, b"".join(burst))
+    assert "seen" in replies[1]["result"]["content"][0]["text"]
+    assert [r["id"] for r in replies] == list(range(1, 11))
+    # initialize + 10 messages, all read at once, at most 4 per group: 3 groups.
+    assert len(groups) == 3
+    assert notes(app) == ["seen"]
