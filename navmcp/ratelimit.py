@@ -13,7 +13,6 @@ with `Retry-After: ceil(retry_after)`. Every refusal is written to the audit log
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -94,6 +93,8 @@ def parse(spec: str | None) -> RateLimiter | None:
 def key_for(token: str | None, user: "Row") -> str:
     if token is None:
         return f"user:{user['id']}"
+    import hashlib  # here, not at the top: it loads OpenSSL (~4 MB), which only limited tokens need
+
     return "token:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
 
 

@@ -1,4 +1,4 @@
-"""Cold start stays cheap: answering `initialize` imports no pydantic, Jinja or SQLite (issue 5).
+"""Cold start stays cheap: answering `initialize` imports no pydantic, Jinja, SQLite or OpenSSL (issue 5).
 
 Claude Code spawns the server at every start; the workspace, its models and templates load on the
 first tool call. `python -X importtime` lists every module the process imported.
@@ -27,6 +27,6 @@ def test_initialize_imports_nothing_heavy(home):
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()
                 if line.startswith("import time:")}
     assert "navmcp.stdio" in imported  # the check sees the server's imports at all
-    heavy = sorted(m for m in imported if m.split(".")[0] in {"pydantic", "pydantic_core", "jinja2", "sqlite3"})
+    heavy = sorted(m for m in imported if m.split(".")[0] in {"pydantic", "pydantic_core", "jinja2", "sqlite3", "hashlib", "_hashlib"})
     assert heavy == []
     assert not (home / "navmcp.db").exists()  # nor opened the database
