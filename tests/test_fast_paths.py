@@ -3,7 +3,8 @@
 - an action's lines under '## Available actions' are made once per process in Python
   (`ActionInfo.listing`) instead of a Jinja loop per page: same text as that loop;
 - a tool result's structuredContent is spliced in from bytes encoded once per action
-  (`protocol.Preencoded`): the same JSON value as encoding the whole result.
+  (`protocol.Preencoded`), and a page's text from bytes escaped by `protocol.json_text`: the
+  same JSON value as encoding the whole result (and the text, the very same bytes).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import json
 
 from navmcp import actions as action_table
 from navmcp import seed
-from navmcp.protocol import Preencoded, _dumps, encode
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from navmcp.protocol import Preencoded, _dumps, encode, json_text
 from navmcp.render import environment
 from navmcp.workspace import action_info
 
@@ -55,6 +59,22 @@ def test_spliced_tool_results_decode_to_the_plain_encoding(app, owner):
     # Inside a batch, and as a bare value, the same dict encodes the ordinary way.
     assert json.loads(encode([response])) == [json.loads(_dumps(response))]
     assert json.loads(encode(structured)) == dict(structured)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.sampled_from('ab "\\/\n\t\r\x00\x1f\x7f\u00e9\u2028\u203a\ud800\U0001f600')))
+def test_a_page_text_is_escaped_to_the_encoders_bytes(text):
+    assert json_text(text) == _dumps(text)
+
+
+def test_a_spliced_page_reply_decodes_to_its_plain_encoding_whatever_its_text():
+    structured = Preencoded({"url": "/", "title": "T", "actions": []})
+    structured.json = b'{"url":"/","title":"T","actions":[]}'
+    for text in ["plain", 'a "quoted" \\ line\nand more', "tab\there", "lone \ud800", ""]:
+        for is_error in (False, True):
+            value = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": text}],
+                                                            "structuredContent": structured, "isError": is_error}}
+            assert json.loads(encode(value)) == json.loads(_dumps(value)), (text, is_error)
 
 
 def test_inline_skips_the_escape_table_only_when_nothing_needs_escaping():
