@@ -1,10 +1,11 @@
-"""The stdio transport: one JSON-RPC message per line in, one per line out, flushed each time.
+"""The stdio transport: one JSON-RPC message per line in, one per line out.
 
-It only frames and moves bytes; the protocol lives in `navmcp.protocol`. Messages that arrive
-together (a client that pipelines) are received in one `Connection.group()`, which commits their
-writes at once, and their replies are sent after it. stdout carries nothing
-but responses (logging goes to stderr). A line over MAX_LINE_BYTES is answered with an error and
-skipped; EOF or SIGTERM end the server with exit code 0.
+It only frames and moves bytes; the protocol lives in `navmcp.protocol`. A message that arrives
+alone is answered and flushed at once. Messages that arrive together (a client that pipelines) are
+received in one `Connection.group()`, which commits their writes at once, and their replies are
+sent after it, flushed when no more input is waiting. stdout carries nothing but responses
+(logging goes to stderr). A line over MAX_LINE_BYTES is answered with an error and skipped; EOF or
+SIGTERM end the server with exit code 0.
 """
 
 from __future__ import annotations
