@@ -78,13 +78,19 @@ class App:
 
     def principal(self, token: str | None) -> "Principal":
         """`authenticate` short of reading the user's row, which the call's own transaction reads."""
-        from navmcp.identity import Principal, token_principal
-
         self._check_tokenless(token)
         secret = self.secret  # as `authenticate`: a broken secret refuses every call, with a token or not
         if token is None:
-            return Principal(self.owner_id)
+            return self._owner_principal
+        from navmcp.identity import token_principal
+
         return token_principal(self.store, secret, token, self.supabase)
+
+    @functools.cached_property
+    def _owner_principal(self) -> "Principal":
+        from navmcp.identity import Principal
+
+        return Principal(self.owner_id)
 
     @functools.cached_property
     def owner_id(self) -> str:

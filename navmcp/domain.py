@@ -61,6 +61,12 @@ def tally(tx: Tx, decision_id: str) -> list[Row]:
     )
 
 
+def options(tx: Tx, decision_id: str) -> list[Row]:
+    """The options without their tallies (what an action's rules and handler read), oldest first."""
+    return tx.all("SELECT id, title, created_at FROM options WHERE decision_id = ? ORDER BY created_at, id",
+                  (decision_id,))
+
+
 def winners(options: list[Row]) -> list[Row]:
     """The result of a closed decision: the top option(s); a tie names all of them."""
     if not options or options[0]["accepts"] == 0:

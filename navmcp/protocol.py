@@ -97,9 +97,22 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 _ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# `_ENCODER.encode`'s own C encoder, made once instead of on every call: without the circular-
+# reference check (our values are trees: decoded JSON and dicts built here) it keeps no state.
+_C_ENCODE = (json.encoder.c_make_encoder(None, _not_json, json.encoder.encode_basestring, None, ":", ",",
+                                         False, False, False)
+             if json.encoder.c_make_encoder is not None else None)
+
+
 def _dumps(value: Any) -> bytes:
     try:
-        return _ENCODER.encode(value).encode("utf-8")
+        if _C_ENCODE is None:
+            return _ENCODER.encode(value).encode("utf-8")
+        return "".join(_C_ENCODE(value, 0)).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate got in: \u-escape it rather than fail to answer
         return _ASCII_ENCODER.encode(value).encode("ascii")
 

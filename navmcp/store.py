@@ -235,13 +235,13 @@ class SqliteStore:
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         group = self._group
         if group is not None and group.thread == threading.get_ident():
-            return self._grouped_read(group)
+            return _GroupedRead(self, group)
         return self._read()
 
     def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         group = self._group
         if group is not None and group.thread == threading.get_ident():
-            return self._grouped_write(group)
+            return _GroupedWrite(self, group)
         return self._write()
 
     @contextlib.contextmanager
@@ -309,40 +309,6 @@ class SqliteStore:
         if group.open and not self.conn.in_transaction:
             raise sqlite3.OperationalError("the transaction of this group of requests was rolled back")
 
-    @contextlib.contextmanager
-    def _grouped_read(self, group: "_Group") -> Iterator[SqliteTx]:
-        self._check_group(group)
-        if not group.open:
-            self._retrying(lambda: self.conn.execute("BEGIN"))
-            group.open = True
-        tx = self._tx()
-        try:
-            yield tx
-        finally:
-            tx.cursor.close()
-
-    @contextlib.contextmanager
-    def _grouped_write(self, group: "_Group") -> Iterator[SqliteTx]:
-        self._check_group(group)
-        if not group.writing:
-            if group.open:  # reads only so far: end their snapshot, the write needs the lock
-                group.open = False
-                self.conn.execute("ROLLBACK")
-            self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
-            group.open = group.writing = True
-        self.conn.execute("SAVEPOINT grouped")
-        tx = self._tx()
-        try:
-            yield tx
-        except BaseException:
-            tx.cursor.close()
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK TO grouped")
-                self.conn.execute("RELEASE grouped")
-            raise
-        tx.cursor.close()
-        self.conn.execute("RELEASE grouped")
-
     # A lone statement is its own transaction in SQLite (autocommit): as atomic as inside read() or
     # write(), without the BEGIN and COMMIT/ROLLBACK calls. fetchall() steps the query to its end,
     # which releases its snapshot at once.
@@ -364,6 +330,59 @@ class SqliteStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+class _GroupedRead:
+    """`SqliteStore.read()` inside a group: a cursor in the group's transaction (begun if need be).
+    (Classes rather than @contextmanager generators: these run on every call of a pipelined burst.)"""
+
+    __slots__ = ("store", "group", "tx")
+
+    def __init__(self, store: SqliteStore, group: "_Group"):
+        self.store, self.group = store, group
+
+    def __enter__(self) -> SqliteTx:
+        store, group = self.store, self.group
+        store._check_group(group)
+        if not group.open:
+            store._retrying(lambda: store.conn.execute("BEGIN"))
+            group.open = True
+        self.tx = store._tx()
+        return self.tx
+
+    def __exit__(self, *exc_info) -> None:
+        self.tx.cursor.close()
+
+
+class _GroupedWrite(_GroupedRead):
+    """`SqliteStore.write()` inside a group: a savepoint in the group's write transaction (which a
+    group that has only read so far begins now, ending its read snapshot)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> SqliteTx:
+        store, group = self.store, self.group
+        store._check_group(group)
+        if not group.writing:
+            if group.open:  # reads only so far: end their snapshot, the write needs the lock
+                group.open = False
+                store.conn.execute("ROLLBACK")
+            store._retrying(lambda: store.conn.execute("BEGIN IMMEDIATE"))
+            group.open = group.writing = True
+        tx = self.tx = store._tx()
+        tx.cursor.execute("SAVEPOINT grouped")
+        return tx
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        cursor = self.tx.cursor
+        try:
+            if exc_type is None:
+                cursor.execute("RELEASE grouped")
+            elif self.store.conn.in_transaction:  # else SQLite has rolled it all back already
+                cursor.execute("ROLLBACK TO grouped")
+                cursor.execute("RELEASE grouped")
+        finally:
+            cursor.close()
 
 
 class _Group:

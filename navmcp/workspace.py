@@ -128,7 +128,7 @@ class Workspace:
         try:
             with self.store.write(user_id=user_id) as tx:
                 user = _user_in(tx, user)
-                spec, req = make_request(tx, user, client, url)
+                spec, req = make_request(tx, user, client, url, acting=True)
                 target = req.url
                 spec.resolve(req)
                 studio_id = req.studio["id"] if req.studio else None
@@ -155,10 +155,11 @@ class Workspace:
     def _actions_after(spec: PageSpec, req: Request, url: str) -> list[str]:
         """What is valid now on the page the action acted on or created, judged in its transaction."""
         if url == req.path:  # the page acted on: no need to parse and route its URL again
-            req = Request(tx=req.tx, user=req.user, client=req.client, path=req.path, query={}, args=req.args)
+            req = Request(tx=req.tx, user=req.user, client=req.client, path=req.path, query={}, args=req.args,
+                          acting=True)
             spec.resolve(req)
         else:
-            spec, req = make_request(req.tx, req.user, req.client, url)
+            spec, req = make_request(req.tx, req.user, req.client, url, acting=True)
             spec.resolve(req)
         return [a.name for a in action_table.available(spec.name, req)]
 

@@ -154,3 +154,23 @@ def test_stdio_flushes_whenever_it_would_wait_for_input(app):
 
     lines = _Lines(Chunked([b"x" * 20 + b"\nok\n"]), max_line=10)
     assert lines.next() is _TOO_LONG and lines.next() == b"ok\n" and lines.next() is None
+
+
+def test_a_remembered_url_locates_as_it_did_and_each_request_gets_its_own_query():
+    import pytest
+
+    from navmcp.errors import NotFound
+    from navmcp.pages import _locate, make_request, route, split_url
+
+    for url in ["/studios/team/d/abc?page=2&x=1", "/studios/team/d/abc?page=2&x=1", "studios/team//n/q.md",
+                "http://host/studios/team/search?q=a%20b"]:
+        path, query = split_url(url)
+        spec, args = route(path)
+        first, second = make_request(None, {}, "t", url)[1], make_request(None, {}, "t", url)[1]
+        assert (first.path, first.args) == (path, args) and first.query == second.query
+        assert first.query == {k: v for k, v in query.items() if k in spec.query_keys}
+        assert first.query is not second.query  # a request may not change another's
+    assert _locate.cache_info().hits >= 1
+    for _ in range(2):  # a URL naming no page is refused every time, not remembered as a page
+        with pytest.raises(NotFound):
+            make_request(None, {}, "t", "/studios/team/zz/abc")

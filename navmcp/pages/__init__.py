@@ -37,6 +37,9 @@ class Request:
     role: str | None = None  # the user's role in `studio`: "admin", "member" or None
     item: Row | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    # Resolved to run an action: facts need only hold what the rules and the handler read, not
+    # what only the page shows (a decision's options without their tallies).
+    acting: bool = False
 
     @property
     def url(self) -> str:
@@ -128,11 +131,19 @@ def route(path: str) -> tuple[PageSpec, dict[str, str]]:
     raise NotFound(f"no page at {path}: start at '/' or see '/help' for the URL map")
 
 
-def make_request(tx: Tx, user: Row, client: str, url: str) -> tuple[PageSpec, Request]:
+def make_request(tx: Tx, user: Row, client: str, url: str, acting: bool = False) -> tuple[PageSpec, Request]:
+    spec, path, query, args = _locate(url) if type(url) is str else _locate.__wrapped__(url)
+    return spec, Request(tx=tx, user=user, client=client, path=path, query=dict(query), args=args, acting=acting)
+
+
+@functools.lru_cache(maxsize=256)
+def _locate(url: str) -> tuple[PageSpec, str, dict[str, str], dict[str, str]]:
+    """The page at `url`, its canonical path, the query parameters it keeps and the path's arguments:
+    a pure function of the text (nothing changes `args`), remembered for the URLs seen last, as
+    agents come back to the same few. A URL that names no page raises, and is not remembered."""
     path, query = split_url(url)
     spec, args = route(path)
-    query = {k: v[:500] for k, v in query.items() if k in spec.query_keys}
-    return spec, Request(tx=tx, user=user, client=client, path=path, query=query, args=args)
+    return spec, path, {k: v[:500] for k, v in query.items() if k in spec.query_keys}, args
 
 
 from navmcp.pages import home, items, studio  # noqa: E402  (the table below names their functions)

@@ -62,7 +62,7 @@ def resolve_note(req: Request) -> None:
 
 def resolve_decision(req: Request) -> None:
     (voted,) = _resolve_item(req, "decision")
-    req.facts["options"] = domain.tally(req.tx, req.item["id"])
+    req.facts["options"] = (domain.options if req.acting else domain.tally)(req.tx, req.item["id"])
     req.facts["voted"] = bool(voted)
 
 
