@@ -22,6 +22,9 @@ from a working process's enough that it once moved a figure by half.) Targets:
   POST through `navmcp web`'s ASGI app in-process (Bearer token, Mcp-Session-Id; no sockets, no
   uvicorn). Their difference is what the HTTP layer adds per call.
 - `mcp:URL` — one `/mcp` navigate of that URL, in-process as above (the session stays on the page)
+- `web:h11`, `web:httptools` — one `/mcp` navigate cycling over the benchmarked URLs, counted in
+  a real `navmcp web` process (uvicorn, its HTTP parser, the event loop; the client outside
+  valgrind) with NAVMCP_WEB_HTTP set to that parser
 
 Instructions are not seconds (a cache miss or a syscall costs more than its count), but for the
 Python-bound per-call path they track time closely, and they compare two versions of it exactly.
@@ -35,6 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from bench.run import ROOT, PYTHON
 
@@ -102,15 +106,48 @@ def inner(args) -> int:
     return 0
 
 
+VALGRIND = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+
+
 def count(args, target: str, calls: int) -> int:
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", PYTHON, "-m",
-               "bench.instructions", "--inner", "--size", str(args.size), "--workdir", args.workdir,
-               "--calls", str(calls), "--target", target]
+    if target.startswith("web:"):
+        return count_web(args, target.split(":", 1)[1], calls)
+    command = [*VALGRIND, PYTHON, "-m", "bench.instructions", "--inner", "--size", str(args.size),
+               "--workdir", args.workdir, "--calls", str(calls), "--target", target]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode != 0 or not found:
-        raise SystemExit(f"valgrind run failed for {target}:\n{done.stderr[-2000:]}")
+    return collected(done.returncode, done.stderr, target)
+
+
+def count_web(args, parser: str, calls: int) -> int:
+    """A real `navmcp web` under valgrind, answering a warm-up and then `calls` /mcp navigates."""
+    from bench.run import HttpSession, Settings, free_port, mint_token, navigate_args, prepare, server_env, wait_for_port
+
+    settings = Settings(sizes=[args.size])
+    settings.workdir = type(settings.workdir)(args.workdir)
+    fx = prepare(args.size, settings)
+    port = free_port()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([*VALGRIND, PYTHON, "-m", "navmcp", "web", "--host", "127.0.0.1", "--port", str(port)],
+                                env=server_env(fx, {"NAVMCP_WEB_HTTP": parser, "PYTHONHASHSEED": "0"}), cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            wait_for_port(port, proc, 600)
+            session = HttpSession(port, mint_token(fx))
+            for n in range(3 * len(fx.urls) + calls):  # the warm-up, then the counted calls
+                session.call("navigate", navigate_args(fx.urls[n % len(fx.urls)]))
+            session.close()
+        finally:
+            proc.terminate()
+            proc.wait(600)
+        log.seek(0)
+        return collected(proc.returncode, log.read().decode(errors="replace"), f"web:{parser}")
+
+
+def collected(returncode: int, stderr: str, target: str) -> int:
+    found = re.search(r"Collected : (\d+)", stderr)
+    if returncode != 0 or not found:
+        raise SystemExit(f"valgrind run failed for {target}:\n{stderr[-2000:]}")
     return int(found.group(1))
 
 

@@ -20,10 +20,12 @@ from adversarial.http import HEADERS, Http, WebProcess, open_session
 HELD = 50
 
 
-@pytest.fixture
-def server(tmp_path):
+@pytest.fixture(params=["httptools", "h11"])
+def server(tmp_path, request):
+    """`navmcp web` parsing HTTP with each parser it can run (httptools by default, h11 without it)."""
     w = world.build(tmp_path / "home")
-    srv = WebProcess(w.home, {"NAVMCP_WEB_HEAD_TIMEOUT": "2", "NAVMCP_WEB_BODY_TIMEOUT": "2"})
+    srv = WebProcess(w.home, {"NAVMCP_WEB_HEAD_TIMEOUT": "2", "NAVMCP_WEB_BODY_TIMEOUT": "2",
+                              "NAVMCP_WEB_HTTP": request.param})
     yield srv, w
     assert srv.stop() == 0
     assert not srv.errors(), srv.stderr_text()[-3000:]
@@ -136,3 +138,25 @@ def test_stalled_clients_do_not_hold_the_server(server):
         trickler.join(timeout=5)
         for s in slow_heads + slow_bodies + non_readers:
             s.close()
+
+
+def test_an_oversized_request_head_is_refused_and_the_server_goes_on(server):
+    """A head past 16 KiB (one huge header, arriving in pieces) is refused and its connection
+    closed, by h11's own bound or by the count kept for httptools; others are still served."""
+    srv, w = server
+    s = _connect(srv.port)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+    sent = 0
+    try:
+        while sent < 256 * 1024:  # far past the bound, in 8 KiB pieces
+            s.sendall(b"a" * 8192)
+            sent += 8192
+            time.sleep(0.005)
+    except OSError:
+        pass  # closed on us: that is the refusal
+    closed, got = _closed_within(s, 5)
+    s.close()
+    assert closed, "the connection with an oversized head is still open"
+    assert got == b"" or got.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")), got[:200]
+    assert sent < 256 * 1024 or got, "the server read a quarter MiB of one head"
+    assert httpx.get(srv.base + "/healthz", timeout=5).status_code == 200

@@ -1,21 +1,28 @@
 """How `navmcp web` runs uvicorn so slow or stalled clients cannot hold the server.
 
-uvicorn (h11) serves every connection on one event loop, so a stalled client never blocks the
-others by itself; what it can do is hold a connection (and a slot of `limit_concurrency`) forever:
-uvicorn arms no timer while a request head arrives, and its keep-alive timer is reset by every
-byte, so a client sending its headers one byte at a time (slowloris) stays connected. Here:
+uvicorn serves every connection on one event loop, so a stalled client never blocks the others by
+itself; what it can do is hold a connection (and a slot of `limit_concurrency`) forever: uvicorn
+arms no timer while a request head arrives, and its keep-alive timer is reset by every byte, so a
+client sending its headers one byte at a time (slowloris) stays connected. Here:
 
-- `HeadTimeoutH11`: a request head must arrive whole within HEAD_TIMEOUT seconds of the
-  connection opening or of the previous response, otherwise the connection is closed; a client
-  that reads nothing of its answer for a whole HEAD_TIMEOUT period is disconnected;
+- a request head must arrive whole within HEAD_TIMEOUT seconds of the connection opening or of the
+  previous response, otherwise the connection is closed; a client that reads nothing of its
+  answer for a whole HEAD_TIMEOUT period is disconnected (`HeadTimeout`);
+- a request head may be at most MAX_HEAD bytes (h11 bounds it itself; on httptools, which does
+  not, `HeadTimeoutHttpTools` counts and answers 431);
 - request bodies must arrive whole within `navmcp.web.app.BODY_TIMEOUT` seconds (else 408);
 - idle keep-alive connections close after KEEP_ALIVE seconds; at most MAX_CONNECTIONS
-  connections and requests at once (more are answered 503 by uvicorn), a listen backlog, and
-  h11's bound on an incomplete request head (16 KiB).
+  connections and requests at once (more are answered 503 by uvicorn), and a listen backlog.
+
+HTTP is parsed by httptools (uvicorn's C parser) when it is installed — a dependency of navmcp, as
+it is of `uvicorn[standard]`, with uvloop, which uvicorn picks up by itself: together a third fewer
+instructions per `/mcp` request than h11 on asyncio (BENCHMARKS.md) — else by h11;
+NAVMCP_WEB_HTTP=h11 or =httptools chooses (the tests run the slow-client checks on both).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -27,25 +34,26 @@ BACKLOG = 2048
 MAX_HEAD = 16 * 1024
 
 
-class HeadTimeoutH11(H11Protocol):
-    """h11 with one more timer, checked every `head_timeout` seconds while the connection lives:
-    idle without a whole request head → closed; an answer the client does not read (the write
-    buffer did not shrink over a whole period) → aborted, which also frees a handler waiting to
-    write; a request being served (its body has its own deadline) → checked again later."""
+class HeadTimeout:
+    """One more timer for a uvicorn HTTP protocol, checked every `head_timeout` seconds while the
+    connection lives: idle without a whole request head → closed; an answer the client does not
+    read (the write buffer did not shrink over a whole period) → aborted, which also frees a
+    handler waiting to write; a request being served (its body has its own deadline) → checked
+    again later. Mixed in before the protocol class (it uses its `transport`, `loop`, `cycle`)."""
 
     head_timeout = HEAD_TIMEOUT
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
         self._arm()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_timer()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def _arm(self, pending: float = float("inf")) -> None:
         self._cancel_head_timer()
@@ -74,14 +82,67 @@ class HeadTimeoutH11(H11Protocol):
         self.transport.close()  # no whole request head in time
 
 
-def run(asgi_app: Any, host: str, port: int) -> None:
-    import os
+class HeadTimeoutH11(HeadTimeout, H11Protocol):
+    pass
 
+
+def _httptools_protocol() -> type | None:
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # httptools is not installed
+        return None
+
+    class HeadTimeoutHttpTools(HeadTimeout, HttpToolsProtocol):
+        """httptools, with a bound on the request head: the bytes that arrive while a head is
+        incomplete are counted (from the read in which it began, so at most one read more than
+        MAX_HEAD is taken in) and a head past MAX_HEAD is answered 431 and the connection closed."""
+
+        _in_head, _head_bytes = True, 0
+
+        def data_received(self, data: bytes) -> None:
+            if self._in_head:
+                self._head_bytes += len(data)
+            super().data_received(data)
+            if self._in_head and self._head_bytes > MAX_HEAD and not self.transport.is_closing():
+                self.send_431_response()
+
+        def on_message_begin(self) -> None:
+            self._in_head, self._head_bytes = True, 0
+            super().on_message_begin()
+
+        def on_headers_complete(self) -> None:
+            self._in_head = False
+            super().on_headers_complete()
+
+        def send_431_response(self) -> None:
+            message = b"Request header fields too large."
+            self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; "
+                                 b"charset=utf-8\r\nconnection: close\r\ncontent-length: "
+                                 + str(len(message)).encode() + b"\r\n\r\n" + message)
+            self.transport.close()
+
+    return HeadTimeoutHttpTools
+
+
+def protocol_class() -> type:
+    """The HTTP protocol `navmcp web` runs: httptools when installed (or NAVMCP_WEB_HTTP says so), else h11."""
+    choice = os.environ.get("NAVMCP_WEB_HTTP", "").strip().lower()
+    if choice not in ("", "h11", "httptools"):
+        raise SystemExit(f"navmcp: NAVMCP_WEB_HTTP must be h11 or httptools, not {choice!r}")
+    if choice == "h11":
+        return HeadTimeoutH11
+    httptools = _httptools_protocol()
+    if httptools is None and choice == "httptools":
+        raise SystemExit("navmcp: NAVMCP_WEB_HTTP=httptools, but httptools is not installed")
+    return httptools or HeadTimeoutH11
+
+
+def run(asgi_app: Any, host: str, port: int) -> None:
     import uvicorn
 
     configured = os.environ.get("NAVMCP_WEB_HEAD_TIMEOUT", "")  # tests shorten it
-    HeadTimeoutH11.head_timeout = float(configured) if configured.replace(".", "", 1).isdigit() else HEAD_TIMEOUT
+    HeadTimeout.head_timeout = float(configured) if configured.replace(".", "", 1).isdigit() else HEAD_TIMEOUT
 
     uvicorn.run(asgi_app, host=host, port=port, log_level="warning", access_log=False, server_header=False,
-                http=HeadTimeoutH11, timeout_keep_alive=KEEP_ALIVE, limit_concurrency=MAX_CONNECTIONS,
+                http=protocol_class(), timeout_keep_alive=KEEP_ALIVE, limit_concurrency=MAX_CONNECTIONS,
                 backlog=BACKLOG, h11_max_incomplete_event_size=MAX_HEAD)
