@@ -66,7 +66,7 @@ class Settings:
     sequential: int = 200
     sequential_execute: int = 100
     pipelined: int = 500
-    http_per_session: int = 100
+    http_per_session: int = 500  # 100 made navmcp's window ~0.2 s, where thread start-up and the tail weighed
     sessions: int = 4
     workdir: Path = Path(tempfile.gettempdir()) / "navmcp-bench"
     servers: tuple[str, ...] = ("navmcp", "sdk")
@@ -640,7 +640,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
     parser.add_argument("--sequential", type=int, default=200, help="sequential navigate calls per round")
     parser.add_argument("--sequential-execute", type=int, default=100, help="sequential execute_action calls")
     parser.add_argument("--pipelined", type=int, default=500, help="requests per pipelined burst")
-    parser.add_argument("--http-requests", type=int, default=100, help="navigate calls per HTTP session")
+    parser.add_argument("--http-requests", type=int, default=Settings.http_per_session,
+                        help="navigate calls per HTTP session")
     parser.add_argument("--sessions", type=int, default=4, help="concurrent HTTP sessions")
     parser.add_argument("--workdir", type=Path, default=Settings.workdir, help="where seeded databases live (reused)")
     parser.add_argument("--parts", default="stdio,http", help="which parts to run: stdio, http or both")
