@@ -42,10 +42,10 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
                 continue
             # A client that pipelines: the messages already read share one unit of work (one store
             # transaction, committed once), and their replies go out after it has committed.
-            replies = [None]
+            replies: list[bytes | None] = []
             try:
                 with connection.group():
-                    replies[0] = _answer(connection, line, max_line)
+                    replies.append(_answer(connection, line, max_line))
                     while len(replies) < MAX_GROUP and lines.pending():
                         replies.append(_answer(connection, lines.next(), max_line))
             except Exception:

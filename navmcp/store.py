@@ -285,22 +285,12 @@ class SqliteStore:
         group = self._group = _Group(threading.get_ident())
         try:
             yield
-        except BaseException:
+            if group.writing:
+                self._retrying(lambda: self.conn.execute("COMMIT"))
+        finally:
             self._group = None
-            if self.conn.in_transaction:
+            if self.conn.in_transaction:  # a read snapshot, a failure, or a COMMIT that failed: nothing kept
                 self.conn.execute("ROLLBACK")
-            raise
-        self._group = None
-        if not group.writing:  # a read snapshot at most: nothing to commit
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            return
-        try:
-            self._retrying(lambda: self.conn.execute("COMMIT"))
-        except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise
 
     def _check_group(self, group: "_Group") -> None:
         # SQLite rolls a whole transaction back on some errors (disk full, I/O): then the group's
