@@ -137,9 +137,14 @@ class Principal:
     user_id: str
 
     def user(self, tx: Tx) -> Row:
-        user = user_by_id(tx, self.user_id)
+        users = tx.users  # the rows a group of calls in one transaction has read already
+        user = users.get(self.user_id) if users is not None else None
         if user is None:
-            raise AuthError("token names a user that does not exist (deleted?)")
+            user = user_by_id(tx, self.user_id)
+            if user is None:
+                raise AuthError("token names a user that does not exist (deleted?)")
+            if users is not None:
+                users[self.user_id] = user
         return user
 
 

@@ -86,6 +86,7 @@ _LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for
 
 class PostgresTx:
     __slots__ = ("conn", "readonly")
+    users = None  # no group commit here (see `group`), so no rows kept across calls
 
     def __init__(self, conn: psycopg.Connection, readonly: bool):
         self.conn = conn

@@ -30,6 +30,8 @@ Row = dict[str, Any]
 class Tx(Protocol):
     """One transaction. Rows come back as dicts."""
 
+    users: dict[str, Row] | None  # users' rows already read in this transaction, by id (or None)
+
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
     def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
@@ -108,11 +110,15 @@ def _names(cursor: sqlite3.Cursor) -> tuple[str, ...]:
 
 
 class SqliteTx:
-    __slots__ = ("conn", "cursor")
+    __slots__ = ("conn", "cursor", "users")
 
-    def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor):
+    def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor, users: dict[str, Row] | None = None):
         self.conn = conn
         self.cursor = cursor  # this transaction's; rows come back as tuples and become dicts here
+        # In a group (see `SqliteStore.group`), the users' rows its calls have read, by id: one
+        # snapshot for all of them, so a row read once holds for the rest unless the group itself
+        # writes to users (`execute` forgets them then). None outside a group.
+        self.users = users
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         cursor = self.cursor.execute(sql, params)
@@ -134,6 +140,8 @@ class SqliteTx:
         return None if row is None else row[0]
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        if self.users and "users" in sql:
+            self.users.clear()
         return self.cursor.execute(sql, params).rowcount
 
     def find_user(self, handle: str) -> Row | None:
@@ -227,10 +235,10 @@ class SqliteStore:
                     raise
             self._retrying(apply)
 
-    def _tx(self) -> SqliteTx:
+    def _tx(self, users: dict[str, Row] | None = None) -> SqliteTx:
         cursor = self.conn.cursor()
         cursor.row_factory = None
-        return SqliteTx(self.conn, cursor)
+        return SqliteTx(self.conn, cursor, users)
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         group = self._group
@@ -337,7 +345,7 @@ class _GroupedRead:
         if not group.open:
             store._retrying(lambda: store.conn.execute("BEGIN"))
             group.open = True
-        self.tx = store._tx()
+        self.tx = store._tx(group.users)
         return self.tx
 
     def __exit__(self, *exc_info) -> None:
@@ -357,9 +365,10 @@ class _GroupedWrite(_GroupedRead):
             if group.open:  # reads only so far: end their snapshot, the write needs the lock
                 group.open = False
                 store.conn.execute("ROLLBACK")
+            group.users.clear()  # read in the snapshot just ended
             store._retrying(lambda: store.conn.execute("BEGIN IMMEDIATE"))
             group.open = group.writing = True
-        tx = self.tx = store._tx()
+        tx = self.tx = store._tx(group.users)
         tx.cursor.execute("SAVEPOINT grouped")
         return tx
 
@@ -378,12 +387,13 @@ class _GroupedWrite(_GroupedRead):
 class _Group:
     """The open `SqliteStore.group()`: whose it is and what its transaction is so far."""
 
-    __slots__ = ("thread", "open", "writing")
+    __slots__ = ("thread", "open", "writing", "users")
 
     def __init__(self, thread: int):
         self.thread = thread
         self.open = False  # a transaction is open (BEGIN, or BEGIN IMMEDIATE once `writing`)
         self.writing = False
+        self.users: dict[str, Row] = {}  # see SqliteTx.users
 
 
 def _is_busy(e: sqlite3.OperationalError) -> bool:

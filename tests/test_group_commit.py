@@ -174,3 +174,42 @@ def test_reads_in_a_group_see_its_writes_and_groups_are_bounded(app, studio, mon
     # initialize + 10 messages, all read at once, at most 4 per group: 3 groups.
     assert len(groups) == 3
     assert notes(app) == ["seen"]
+
+
+def test_a_group_reads_the_acting_users_row_once_and_again_after_its_snapshot_ends(app, studio):
+    """Calls of one group share a snapshot, so the user's row is read by the first of them only;
+    a write that ends a read-only snapshot starts a new one (the row is read again), and a write
+    naming the users table in the group forgets what was read."""
+    reads = []
+    app.store.conn.set_trace_callback(lambda sql: reads.append(sql) if sql.startswith("SELECT * FROM users") else None)
+    try:
+        navigations = [call(n, "navigate", url=STUDIO) for n in range(1, 4)]
+        vote_free = [call(4, "execute_action", action="create_note", url=STUDIO, params={"title": "n", "body": "b"}),
+                     call(5, "navigate", url=STUDIO)]
+        replies = serve_all(app, b"".join(navigations + vote_free))
+    finally:
+        app.store.conn.set_trace_callback(None)
+    assert all(r["result"]["isError"] is False for r in replies), replies
+    # 3 navigations: one read; the write's new snapshot: one more; the navigation after it: none.
+    assert len(reads) == 2, reads
+    with app.store.group():
+        with app.store.write() as tx:
+            tx.users["someone"] = {"id": "someone"}
+            tx.execute("UPDATE users SET name = name WHERE id = ?", ("nobody",))
+            assert tx.users == {}
+
+
+def test_a_user_deleted_before_a_group_is_refused_in_it(app, studio, owner):
+    from navmcp.identity import create_user, delete_user, mint_token
+
+    with app.store.write() as tx:
+        gone = create_user(tx, "gone")
+    token = mint_token(app.secret, gone["id"])
+    with app.store.write() as tx:
+        delete_user(tx, "gone")
+    session = app.connection(token)
+    session.receive(json.loads(INIT))
+    with app.store.group():
+        first = session.receive({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                 "params": {"name": "navigate", "arguments": {"url": "/"}}})
+    assert first["result"]["isError"] and "does not exist" in first["result"]["content"][0]["text"]

@@ -29,9 +29,16 @@ class Ballot(Params):
     prefer: bool = Field(False, description="this is the option you want most")
 
 
+MAX_BALLOTS = 20
+
+
 class Vote(Params):
-    votes: list[Ballot] = Field(min_length=1, max_length=20,
+    votes: list[Ballot] = Field(min_length=1, max_length=MAX_BALLOTS,
                                 description="one entry per option you vote on; voting again replaces your vote")
+
+
+_INSERT_VOTES = {n: "INSERT INTO votes (decision_id, option_id, user_id, accept, prefer, created_at) VALUES "
+                    + ", ".join(["(?, ?, ?, ?, ?, ?)"] * n) for n in range(1, MAX_BALLOTS + 1)}
 
 
 def vote(req: Request, p: Vote) -> Outcome:
@@ -47,10 +54,9 @@ def vote(req: Request, p: Vote) -> Outcome:
         chosen[option["id"]] = (option, ballot)
     decision_id, uid, stamp = req.item["id"], req.user["id"], now()
     replaced = req.tx.execute("DELETE FROM votes WHERE decision_id = ? AND user_id = ?", (decision_id, uid))
-    for option, ballot in chosen.values():
-        req.tx.execute(
-            "INSERT INTO votes (decision_id, option_id, user_id, accept, prefer, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (decision_id, option["id"], uid, int(ballot.accept), int(ballot.prefer), stamp))
+    req.tx.execute(_INSERT_VOTES[len(chosen)], [  # the ballots in one statement
+        value for option, ballot in chosen.values()
+        for value in (decision_id, option["id"], uid, int(ballot.accept), int(ballot.prefer), stamp)])
     summary = ", ".join(
         f"{o['title']!r}: {'accept' if b.accept else 'reject'}{' + prefer' if b.prefer else ''}" for o, b in chosen.values())
     return Outcome(("Vote replaced: " if replaced else "Vote recorded: ") + summary + ".", req.path)

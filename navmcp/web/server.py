@@ -86,6 +86,38 @@ class HeadTimeoutH11(HeadTimeout, H11Protocol):
     pass
 
 
+class OneWrite:
+    """A request cycle's transport that holds the response head back until the body is written,
+    then writes both at once. uvicorn writes them separately, which costs a second send() and, with
+    TCP_NODELAY, a second segment for the client to read. Anything written before the response
+    starts (`100 Continue`) passes at once; `flush` and `close` release a head still held."""
+
+    __slots__ = ("_cycle", "_transport", "_head", "_waiting")
+
+    def __init__(self, cycle: Any, transport: Any):
+        self._cycle, self._transport, self._head, self._waiting = cycle, transport, None, True
+
+    def write(self, data: bytes) -> None:
+        if self._head is not None:  # the body (or its first part): one write with the head
+            data, self._head = self._head + data, None
+        elif self._waiting and self._cycle.response_started:  # the head
+            self._head, self._waiting = data, False
+            return
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._head is not None:
+            head, self._head = self._head, None
+            self._transport.write(head)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 def _httptools_protocol() -> type | None:
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -113,6 +145,15 @@ def _httptools_protocol() -> type | None:
         def on_headers_complete(self) -> None:
             self._in_head = False
             super().on_headers_complete()
+            cycle = self.cycle
+            cycle.transport = transport = OneWrite(cycle, self.transport)
+            completed = cycle.on_response
+
+            def on_response() -> None:
+                transport.flush()  # a response without a body write (HEAD): its head goes now
+                completed()
+
+            cycle.on_response = on_response
 
         def send_431_response(self) -> None:
             message = b"Request header fields too large."
