@@ -184,9 +184,9 @@ def test_a_group_reads_the_acting_users_row_once_and_again_after_its_snapshot_en
     app.store.conn.set_trace_callback(lambda sql: reads.append(sql) if sql.startswith("SELECT * FROM users") else None)
     try:
         navigations = [call(n, "navigate", url=STUDIO) for n in range(1, 4)]
-        vote_free = [call(4, "execute_action", action="create_note", url=STUDIO, params={"title": "n", "body": "b"}),
+        write_then_read = [call(4, "execute_action", action="create_note", url=STUDIO, params={"title": "n", "body": "b"}),
                      call(5, "navigate", url=STUDIO)]
-        replies = serve_all(app, b"".join(navigations + vote_free))
+        replies = serve_all(app, b"".join(navigations + write_then_read))
     finally:
         app.store.conn.set_trace_callback(None)
     assert all(r["result"]["isError"] is False for r in replies), replies
