@@ -157,10 +157,9 @@ class Workspace:
         if url == req.path:  # the page acted on: no need to parse and route its URL again
             req = Request(tx=req.tx, user=req.user, client=req.client, path=req.path, query={}, args=req.args,
                           acting=True)
-            spec.resolve(req)
         else:
             spec, req = make_request(req.tx, req.user, req.client, url, acting=True)
-            spec.resolve(req)
+        spec.resolve(req)
         return [a.name for a in action_table.available(spec.name, req)]
 
     def _audit(self, tx, user_id, client, studio_id, url, name, params, outcome, started) -> None:
