@@ -25,8 +25,7 @@ USERS = ("alice", "bob", "carol")  # alice admin of `team`, bob member, carol in
 
 def build(app, leave: bool = True) -> None:
     """Notes, decisions and commitments in every state a page distinguishes. `leave`: dave, who wrote
-    some of them, leaves the studio at the end (the stores show a former member differently: on
-    PostgreSQL his user row is no longer visible, see tests/test_page_golden.py)."""
+    some of them, leaves the studio at the end (a former member: his work stays, under his handle)."""
     from navmcp.identity import add_user
 
     alice, bob, carol, dave = (add_user(app.store, h) for h in (*USERS, "dave"))

@@ -62,7 +62,7 @@ def pg_database():
 
 
 TABLES = ("login_links", "web_sessions", "mcp_sessions", "audit", "links", "reads", "comments", "participants", "votes", "options",
-          "item_tags", "items", "memberships", "studios", "settings", "users")
+          "item_tags", "items", "studio_people", "memberships", "studios", "settings", "users")
 
 
 @pytest.fixture

@@ -3,17 +3,22 @@ as one user, returns nothing of another user's studio; the server's role cannot 
 
 from __future__ import annotations
 
+import contextlib
+import secrets
+from urllib.parse import urlsplit
+
 import psycopg
 import pytest
 
 from navmcp import sessions
 from navmcp.app import App
 from navmcp.config import Config
+from navmcp.errors import ActionUnavailable
 from navmcp.identity import add_user
 from navmcp.pgstore import PostgresStore, migrate, migration_files
 
-TABLES = ["users", "settings", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
-          "comments", "reads", "links", "audit", "mcp_sessions"]
+TABLES = ["users", "settings", "studios", "memberships", "studio_people", "items", "item_tags", "options", "votes",
+          "participants", "comments", "reads", "links", "audit", "mcp_sessions"]
 
 
 @pytest.fixture
@@ -147,3 +152,127 @@ def test_a_connection_dropped_while_idle_is_replaced_transparently(pg_url, pg_da
             assert tx.scalar("SELECT pg_backend_pid()") != pid
     finally:
         store.close()
+
+
+def _visible(app, user, sql: str) -> set:
+    with app.store.read(user_id=user["id"]) as tx:
+        return {next(iter(row.values())) for row in tx.all(sql)}
+
+
+@pytest.fixture
+def former_member(tmp_path, pg_url):
+    """alice (admin) and dave in `team`; bob wrote there and was removed; carol has her own studio
+    `other` and never shared one with any of them."""
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    ws = app.workspace
+    alice, bob, carol, dave = (add_user(app.store, h) for h in ("alice", "bob", "carol", "dave"))
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(carol, "/", "create_studio", {"handle": "other", "name": "Other"})
+    for who in ("bob", "dave"):
+        ws.execute(alice, "/studios/team/members", "add_member", {"handle": who})
+    note = ws.execute(bob, "/studios/team", "create_note", {"title": "Handover", "body": "all yours"}).url
+    ws.execute(bob, note, "add_comment", {"body": "ping me"})
+    ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
+    yield app, alice, bob, carol, dave
+    app.store.close()
+
+
+def test_a_former_member_stays_visible_to_the_studios_members_only(former_member):
+    app, alice, bob, carol, dave = former_member
+    users = "SELECT id FROM users"
+    # The studio's members (admin or not) still read bob's row: his note, comment and audit lines keep his handle.
+    assert _visible(app, alice, users) == _visible(app, dave, users) == {alice["id"], bob["id"], dave["id"]}
+    # carol never shared a studio with any of them: she reads her own row only.
+    assert _visible(app, carol, users) == {carol["id"]}
+    # bob left: he reads nothing of the studio any more, not even who is in it.
+    assert _visible(app, bob, users) == {bob["id"]}
+    for table in ("studios", "memberships", "items", "comments", "audit", "studio_people", "studio_item_counts"):
+        assert _visible(app, bob, f"SELECT * FROM {table}") == set(), table
+    # Who was in a studio is known to its members alone.
+    people = "SELECT user_id FROM studio_people"
+    assert _visible(app, alice, people) == {alice["id"], bob["id"], dave["id"]}
+    assert _visible(app, carol, people) == {carol["id"]}
+
+
+def test_studio_people_is_written_by_the_membership_trigger_only(former_member, pg_database):
+    # Were it writable, carol could list bob among `other`'s people and so read his row.
+    app, alice, bob, carol, dave = former_member
+    with psycopg.connect(pg_database.admin_url) as admin:
+        other = admin.execute("SELECT id FROM studios WHERE handle = 'other'").fetchone()[0]
+    for statement, params in (("INSERT INTO studio_people (studio_id, user_id) VALUES (?, ?)", (other, bob["id"])),
+                              ("UPDATE studio_people SET user_id = ?", (bob["id"],)),
+                              ("DELETE FROM studio_people", ())):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            with app.store.write(user_id=carol["id"]) as tx:
+                tx.execute(statement, params)
+    assert _visible(app, carol, "SELECT id FROM users") == {carol["id"]}
+
+
+@contextlib.contextmanager
+def _database_migrated_up_to(version: str):
+    """A throwaway database with every migration before `version` applied: (owner URL, app URL)."""
+    from store_fixtures import PG_ADMIN_URL, _url
+
+    name = f"navmcp_test_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as server:
+        server.execute(f'CREATE DATABASE "{name}"')
+        try:
+            owner_url = _url(PG_ADMIN_URL, urlsplit(PG_ADMIN_URL).username or "postgres", name)
+            with psycopg.connect(owner_url, autocommit=True) as owner:
+                owner.execute("CREATE SCHEMA navmcp")
+                owner.execute("CREATE TABLE navmcp.schema_migrations (version TEXT PRIMARY KEY, name TEXT NOT NULL,"
+                              " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+                for later, name_, _ in migration_files():  # marked applied, so `migrate` stops before them
+                    if later >= version:
+                        owner.execute("INSERT INTO navmcp.schema_migrations (version, name) VALUES (%s, %s)",
+                                      (later, name_))
+            migrate(owner_url)
+            with psycopg.connect(owner_url, autocommit=True) as owner:
+                owner.execute("DELETE FROM navmcp.schema_migrations WHERE version >= %s", (version,))
+            yield owner_url, _url(PG_ADMIN_URL, "navmcp_app", name)
+        finally:
+            server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_the_migration_backfills_people_who_left_before_it(tmp_path):
+    """A database that lost sight of former members before `studio_people` existed gets them back
+    from what they left behind: items, comments, options, votes, participants, reads, audit lines."""
+    (version,) = [v for v, name, _ in migration_files() if name == "studio_people"]
+    with _database_migrated_up_to(version) as (owner_url, app_url):
+        app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
+        try:
+            ws = app.workspace
+            traces = ("noter", "commenter", "optioner", "voter", "joiner", "reader", "refused")
+            alice, carol, stayer, silent, *left = (
+                add_user(app.store, h) for h in ("alice", "carol", "stayer", "silent", *traces))
+            by = dict(zip(traces, left))
+            ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+            ws.execute(carol, "/", "create_studio", {"handle": "other", "name": "Other"})
+            for user in (stayer, silent, *left):
+                ws.execute(alice, "/studios/team/members", "add_member", {"handle": user["handle"]})
+            new = lambda action, params: ws.execute(alice, "/studios/team", action, params).url  # noqa: E731
+            note = new("create_note", {"title": "n", "body": "b"})
+            decision = new("create_decision", {"question": "q", "options": ["o"]})
+            commitment = new("create_commitment", {"title": "c", "critical_mass": 3})
+            ws.execute(by["noter"], "/studios/team", "create_note", {"title": "mine", "body": "b"})
+            ws.execute(by["commenter"], note, "add_comment", {"body": "hi"})
+            ws.execute(by["optioner"], decision, "add_option", {"title": "p"})
+            ws.execute(by["voter"], decision, "vote", {"votes": [{"option": "o"}]})
+            ws.execute(by["joiner"], commitment, "join_commitment", {})
+            ws.execute(by["reader"], note, "confirm_read", {})
+            with pytest.raises(ActionUnavailable):  # only the refusal, in the audit log, remains of it
+                ws.execute(by["refused"], note, "edit_note", {"title": "not yours"})
+            for user in (silent, *left):
+                ws.execute(alice, "/studios/team/members", "remove_member", {"handle": user["handle"]})
+            users = "SELECT handle FROM users"
+            assert _visible(app, alice, users) == {"alice", "stayer"}  # the bug, before the migration
+
+            with psycopg.connect(owner_url, autocommit=True) as owner:  # each trace counts on its own
+                owner.execute("DELETE FROM audit WHERE user_id <> %s", (by["refused"]["id"],))
+            assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= version]
+            # Everyone who left a trace is back; `silent` left none, and so nothing of his is shown anyway.
+            assert _visible(app, alice, users) == _visible(app, stayer, users) == {"alice", "stayer", *traces}
+            assert _visible(app, carol, users) == {"carol"}
+            assert _visible(app, by["noter"], users) == {"noter"}
+        finally:
+            app.store.close()

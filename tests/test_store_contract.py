@@ -187,6 +187,42 @@ def test_cycles_search_audit(any_app, team):
         ws.page(bob, "/studios/team/audit")
 
 
+def test_a_former_members_work_stays_with_the_studio(any_app, team):
+    """bob writes, comments, reads, votes and joins, then is removed: the studio keeps all of it under
+    his handle for those still in it, and bob no longer sees the studio. (On PostgreSQL the users
+    policy once hid a former member's row from people he shared no other studio with: his items read
+    "not found" and the audit showed his raw id.)"""
+    ws, alice, bob, carol = team
+    note = ws.execute(bob, "/studios/team", "create_note",
+                      {"title": "Handover", "body": "all yours", "tags": ["handover"]}).url
+    ws.execute(bob, note, "add_comment", {"body": "ping me if stuck"})
+    ws.execute(bob, note, "confirm_read", {})
+    decision = ws.execute(bob, "/studios/team", "create_decision", {"question": "Keep it?", "options": ["yes"]}).url
+    ws.execute(bob, decision, "vote", {"votes": [{"option": "yes", "prefer": True}]})
+    commitment = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Night watch", "critical_mass": 2}).url
+    ws.execute(bob, commitment, "join_commitment", {})
+    ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
+
+    page = ws.page(alice, note).markdown
+    assert "| note | @bob |" in page and "ping me if stuck" in page and "Confirmed reading: @bob." in page
+    assert "| decision | open | @bob |" in ws.page(alice, decision).markdown
+    assert "1 accept, 1 prefer" in ws.page(alice, decision).markdown
+    assert "- @bob, joined" in ws.page(alice, commitment).markdown
+    cycle = ws.page(alice, "/studios/team/cycles/today").markdown
+    assert re.search(r"\[Handover\]\(\S+\) — note, updated \S+ by @bob", cycle), cycle
+    audit = ws.page(alice, "/studios/team/audit").markdown
+    assert re.search(r"\| @bob \| \S+ \| create\\_note on /studios/team \|", audit), audit
+    assert "@bob" not in ws.page(alice, "/studios/team/members").markdown
+    # bob, outside now, finds nothing of the studio; carol, never in it, neither.
+    for outsider in (bob, carol):
+        for url in ("/studios/team", note, decision, commitment, "/studios/team/members"):
+            with pytest.raises(NotFound):
+                ws.page(outsider, url)
+        assert "Team" not in ws.page(outsider, "/").markdown
+    with pytest.raises(NotFound):
+        ws.execute(bob, note, "add_comment", {"body": "still here?"})
+
+
 def test_pagination(any_app, team):
     ws, alice, bob, carol = team
     for n in range(25):
