@@ -200,13 +200,19 @@ class SqliteStore:
         self.conn.execute("PRAGMA busy_timeout = 10000")
         self._retrying(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
         self.conn.execute("PRAGMA synchronous = NORMAL")
+        # One cursor runs every statement of this store's transactions, their BEGIN and their end:
+        # an execute resets the cursor's previous statement first, so the statement that ends a
+        # transaction also releases any read left mid-result (which would otherwise hold its
+        # snapshot, and stop WAL checkpoints, until the next call), and no cursor is made per call.
+        self.cursor = self.conn.cursor()
+        self.cursor.row_factory = None
         self._group: _Group | None = None
         self.migrate()
 
-    def _retrying(self, fn):
+    def _retrying(self, fn, *args):
         for attempt in range(self.BUSY_RETRIES):
             try:
-                return fn()
+                return fn(*args)
             except sqlite3.OperationalError as e:
                 if not _is_busy(e) or attempt == self.BUSY_RETRIES - 1:
                     raise
@@ -235,47 +241,27 @@ class SqliteStore:
                     raise
             self._retrying(apply)
 
-    def _tx(self, users: dict[str, Row] | None = None) -> SqliteTx:
-        cursor = self.conn.cursor()
-        cursor.row_factory = None
-        return SqliteTx(self.conn, cursor, users)
-
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         group = self._group
         if group is not None and group.thread == threading.get_ident():
             return _GroupedRead(self, group)
-        return self._read()
+        return _Read(self)
 
     def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         group = self._group
         if group is not None and group.thread == threading.get_ident():
             return _GroupedWrite(self, group)
-        return self._write()
+        return _Write(self)
 
-    @contextlib.contextmanager
-    def _read(self) -> Iterator[SqliteTx]:
-        # A deferred transaction: one consistent snapshot for the whole page.
-        self._retrying(lambda: self.conn.execute("BEGIN"))
-        tx = self._tx()
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:  # else SQLite has rolled it back itself (an I/O error, a full disk)
+            self.cursor.execute("ROLLBACK")
+
+    def _commit(self) -> None:
         try:
-            yield tx
+            self._retrying(self.cursor.execute, "COMMIT")
         finally:
-            tx.cursor.close()  # a statement left mid-result would keep this snapshot past the end
-            self.conn.execute("ROLLBACK")
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[SqliteTx]:
-        self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
-        tx = self._tx()
-        try:
-            yield tx
-        except BaseException:
-            tx.cursor.close()
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
-            tx.cursor.close()
-            self._retrying(lambda: self.conn.execute("COMMIT"))
+            self._rollback()  # a COMMIT that failed leaves its transaction open: nothing of it is kept
 
     # --- group commit --------------------------------------------------------------------------
     # A transport holding several requests at once (a client that pipelines) runs them in one
@@ -294,11 +280,10 @@ class SqliteStore:
         try:
             yield
             if group.writing:
-                self._retrying(lambda: self.conn.execute("COMMIT"))
+                self._commit()
         finally:
             self._group = None
-            if self.conn.in_transaction:  # a read snapshot, a failure, or a COMMIT that failed: nothing kept
-                self.conn.execute("ROLLBACK")
+            self._rollback()  # a read snapshot, or a failure: nothing kept
 
     def _check_group(self, group: "_Group") -> None:
         # SQLite rolls a whole transaction back on some errors (disk full, I/O): then the group's
@@ -314,14 +299,15 @@ class SqliteStore:
         if self._group is not None:
             with self.read() as tx:
                 return tx.one(sql, params)
-        rows = self._retrying(lambda: self.conn.execute(sql, params).fetchall())
-        return rows[0] if rows else None
+        cursor = self._retrying(self.cursor.execute, sql, params)
+        rows = cursor.fetchall()
+        return row_maker(_names(cursor))(rows[0]) if rows else None
 
     def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int:
         if self._group is not None:
             with self.write() as tx:
                 return tx.execute(sql, params)
-        return self._retrying(lambda: self.conn.execute(sql, params).rowcount)
+        return self._retrying(self.cursor.execute, sql, params).rowcount
 
     def integrity_check(self) -> str:
         return self.conn.execute("PRAGMA integrity_check").fetchone()["integrity_check"]
@@ -330,11 +316,45 @@ class SqliteStore:
         self.conn.close()
 
 
-class _GroupedRead:
-    """`SqliteStore.read()` inside a group: a cursor in the group's transaction (begun if need be).
-    (Classes rather than @contextmanager generators: these run on every call of a pipelined burst.)"""
+class _Read:
+    """`SqliteStore.read()`: a deferred transaction, one consistent snapshot for the whole page.
+    (Classes rather than @contextmanager generators: these run on every call.)"""
 
-    __slots__ = ("store", "group", "tx")
+    __slots__ = ("store",)
+
+    def __init__(self, store: SqliteStore):
+        self.store = store
+
+    def __enter__(self) -> SqliteTx:
+        store = self.store
+        store._retrying(store.cursor.execute, "BEGIN")
+        return SqliteTx(store.conn, store.cursor)
+
+    def __exit__(self, *exc_info) -> None:
+        self.store._rollback()
+
+
+class _Write(_Read):
+    """`SqliteStore.write()`: BEGIN IMMEDIATE (writers queue up for the file), committed on success."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> SqliteTx:
+        store = self.store
+        store._retrying(store.cursor.execute, "BEGIN IMMEDIATE")
+        return SqliteTx(store.conn, store.cursor)
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is None:
+            self.store._commit()
+        else:
+            self.store._rollback()
+
+
+class _GroupedRead:
+    """`SqliteStore.read()` inside a group: the group's transaction (begun if need be)."""
+
+    __slots__ = ("store", "group")
 
     def __init__(self, store: SqliteStore, group: "_Group"):
         self.store, self.group = store, group
@@ -343,13 +363,12 @@ class _GroupedRead:
         store, group = self.store, self.group
         store._check_group(group)
         if not group.open:
-            store._retrying(lambda: store.conn.execute("BEGIN"))
+            store._retrying(store.cursor.execute, "BEGIN")
             group.open = True
-        self.tx = store._tx(group.users)
-        return self.tx
+        return SqliteTx(store.conn, store.cursor, group.users)
 
     def __exit__(self, *exc_info) -> None:
-        self.tx.cursor.close()
+        pass
 
 
 class _GroupedWrite(_GroupedRead):
@@ -364,24 +383,20 @@ class _GroupedWrite(_GroupedRead):
         if not group.writing:
             if group.open:  # reads only so far: end their snapshot, the write needs the lock
                 group.open = False
-                store.conn.execute("ROLLBACK")
+                store.cursor.execute("ROLLBACK")
             group.users.clear()  # read in the snapshot just ended
-            store._retrying(lambda: store.conn.execute("BEGIN IMMEDIATE"))
+            store._retrying(store.cursor.execute, "BEGIN IMMEDIATE")
             group.open = group.writing = True
-        tx = self.tx = store._tx(group.users)
-        tx.cursor.execute("SAVEPOINT grouped")
-        return tx
+        store.cursor.execute("SAVEPOINT grouped")
+        return SqliteTx(store.conn, store.cursor, group.users)
 
     def __exit__(self, exc_type, exc, traceback) -> None:
-        cursor = self.tx.cursor
-        try:
-            if exc_type is None:
-                cursor.execute("RELEASE grouped")
-            elif self.store.conn.in_transaction:  # else SQLite has rolled it all back already
-                cursor.execute("ROLLBACK TO grouped")
-                cursor.execute("RELEASE grouped")
-        finally:
-            cursor.close()
+        cursor = self.store.cursor
+        if exc_type is None:
+            cursor.execute("RELEASE grouped")
+        elif self.store.conn.in_transaction:  # else SQLite has rolled it all back already
+            cursor.execute("ROLLBACK TO grouped")
+            cursor.execute("RELEASE grouped")
 
 
 class _Group:

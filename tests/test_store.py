@@ -112,3 +112,44 @@ def test_a_failed_write_rolls_back(tmp_path):
     with store.write() as tx:  # and the connection is usable afterwards
         tx.execute("INSERT INTO settings (key, value) VALUES ('next', 'ok')")
     store.close()
+
+
+def test_a_write_whose_commit_fails_keeps_nothing_and_the_store_stays_usable(tmp_path):
+    import sqlite3
+
+    import pytest
+
+    store = SqliteStore(tmp_path / "c.db")
+    # A real COMMIT-time failure: a deferred foreign key, broken when the transaction ends.
+    store.conn.execute("CREATE TEMP TABLE parent (id TEXT PRIMARY KEY)")
+    store.conn.execute("CREATE TEMP TABLE child (parent_id TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+    with pytest.raises(sqlite3.IntegrityError):
+        with store.write() as tx:
+            tx.execute("INSERT INTO settings (key, value) VALUES ('lost', 'yes')")
+            tx.execute("INSERT INTO temp.child VALUES ('nobody')")
+    assert not store.conn.in_transaction  # the failed COMMIT did not leave its transaction open
+    with store.write() as tx:
+        tx.execute("INSERT INTO settings (key, value) VALUES ('next', 'ok')")
+    with store.read() as tx:
+        assert tx.one("SELECT 1 FROM settings WHERE key = 'lost'") is None
+        assert tx.one("SELECT 1 FROM settings WHERE key = 'next'") is not None
+    store.close()
+
+
+def test_a_read_left_mid_result_holds_no_snapshot_after_its_transaction(tmp_path):
+    import sqlite3
+
+    store = SqliteStore(tmp_path / "s.db")
+    with store.write() as tx:
+        for n in range(3):
+            tx.execute("INSERT INTO settings (key, value) VALUES (?, 'x')", (f"k{n}",))
+    with store.read() as tx:
+        tx.one("SELECT key FROM settings ORDER BY key")  # three rows; one read, the statement left open
+    # Another process writes, then checkpoints the whole WAL away: a snapshot still held here
+    # would block the reset (SQLITE_BUSY, reported as busy = 1).
+    other = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    other.execute("INSERT INTO settings (key, value) VALUES ('k9', 'x')")
+    busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    assert busy == 0
+    other.close()
+    store.close()
