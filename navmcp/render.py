@@ -35,12 +35,31 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+# `inline` of the texts seen last: a page inlines dozens of titles and names, and the same ones come
+# back on every page. Bounded in entries and in text length (cleared when full), so memory stays small.
+_INLINED: dict[str, str] = {}
+INLINED_ENTRIES, INLINED_CHARS = 2048, 256
+
+
 def inline(value: Any) -> str:
     """User text on one line, escaped so it renders literally and can't start any structure."""
+    if type(value) is str:
+        known = _INLINED.get(value)
+        if known is None:
+            known = _inline(value)
+            if len(value) <= INLINED_CHARS:
+                if len(_INLINED) >= INLINED_ENTRIES:
+                    _INLINED.clear()
+                _INLINED[value] = known
+        return known
+    return _inline(str(value if value is not None else ""))
+
+
+def _inline(text: str) -> str:
     # str methods rather than regexes: this filter runs dozens of times per page. Most titles and
     # names have nothing to escape (skip the per-character table; eleven substring tests cost less
     # than one regex search) and start with a letter.
-    text = _one_line(value if type(value) is str else str(value if value is not None else ""))
+    text = _one_line(text)
     if ("\\" in text or "`" in text or "*" in text or "_" in text or "[" in text or "]" in text
             or "<" in text or ">" in text or "#" in text or "|" in text or "~" in text):
         text = text.translate(_ESCAPE)

@@ -4,7 +4,8 @@
   (`ActionInfo.listing`) instead of a Jinja loop per page: same text as that loop;
 - a tool result's structuredContent is spliced in from bytes encoded once per action
   (`protocol.Preencoded`), and a page's text from bytes escaped by `protocol.json_text`: the
-  same JSON value as encoding the whole result (and the text, the very same bytes).
+  same JSON value as encoding the whole result (and the text, the very same bytes);
+- `inline` remembers what it gave for the texts seen last: the same text as computing it again.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def test_a_spliced_page_reply_decodes_to_its_plain_encoding_whatever_its_text():
 def test_inline_skips_the_escape_table_only_when_nothing_needs_escaping():
     import random
 
-    from navmcp.render import _ESCAPE, _LINE_OPENERS, _LINE_START, inline
+    from navmcp.render import _ESCAPE, _INLINED, _LINE_OPENERS, _LINE_START, INLINED_CHARS, INLINED_ENTRIES, inline
 
     def reference(value):  # every character through the escape table, as before the shortcut
         text = " ".join(str(value if value is not None else "").split()).translate(_ESCAPE)
@@ -93,8 +94,12 @@ def test_inline_skips_the_escape_table_only_when_nothing_needs_escaping():
     for _ in range(20_000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         assert inline(text) == reference(text), repr(text)
+        assert inline(text) == reference(text), repr(text)  # now from the memo
+        assert len(_INLINED) <= INLINED_ENTRIES
     for value in (None, 12, "Plain title", "# not a heading", "[x](y)"):
         assert inline(value) == reference(value)
+    long = "- " + "x" * INLINED_CHARS
+    assert inline(long) == reference(long) and long not in _INLINED  # long texts are not kept
 
 
 def test_excerpt_folds_whitespace_as_the_regex_did():
