@@ -11,6 +11,7 @@ import secrets
 from dataclasses import dataclass, replace
 
 from navmcp.identity import now
+from navmcp.protocol import encode
 from navmcp.state import NavigationState
 from navmcp.store import Row, Store, Tx
 
@@ -103,7 +104,7 @@ _parsed: dict[str, tuple[str, NavigationState]] = {}
 
 
 def _encode(state: NavigationState) -> str:
-    return json.dumps(state.snapshot())
+    return encode(state.snapshot()).decode("utf-8")  # the protocol's C encoder (json.dumps runs Python)
 
 
 def _decode(session_id: str, text: str) -> NavigationState:
