@@ -25,14 +25,12 @@ def deadline_passed(item: Row, at: str | None = None) -> bool:
     return bool(item.get("deadline")) and item["deadline"] <= (at or now())
 
 
-def is_open(tx: Tx, item: Row, participants: int | None = None) -> bool:
-    """`participants`: a commitment's participant count, when the caller has already read it."""
+def is_open(item: Row) -> bool:
+    """`item`: a whole items row; a commitment's carries its participant count (kept by triggers)."""
     if item["closed_at"] or deadline_passed(item):
         return False
     if item["kind"] == "commitment" and item["participant_limit"] is not None:
-        if participants is None:
-            participants = participant_count(tx, item["id"])
-        return participants < item["participant_limit"]
+        return item["participant_count"] < item["participant_limit"]
     return True
 
 
@@ -42,10 +40,6 @@ def closed_reason(tx: Tx, item: Row) -> str:
     if deadline_passed(item):
         return f"its deadline passed at {item['deadline'][:16].replace('T', ' ')} UTC"
     return "it is full"
-
-
-def participant_count(tx: Tx, commitment_id: str) -> int:
-    return tx.scalar("SELECT count(*) FROM participants WHERE commitment_id = ?", (commitment_id,))
 
 
 def tally(tx: Tx, decision_id: str) -> list[Row]:

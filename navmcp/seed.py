@@ -3,8 +3,9 @@
 Used by the benchmarks (bench/) and handy for trying pages at scale. One studio gets N items — a
 mix of notes, decisions (with options and votes) and commitments (with participants) — spread over
 the past year, with comments, tags and read confirmations, written by a few dozen members. All rows
-go in with `executemany` inside one write transaction; the full-text indexes are filled by their
-triggers in the same transaction. Generation is deterministic for a given `--seed`.
+go in with `executemany` inside one write transaction; the full-text indexes, the item counts and
+each commitment's participant count are kept by their triggers in the same transaction. Generation
+is deterministic for a given `--seed`.
 
 A few "fixture" items are created last, by the local owner: an open note, an open decision with
 three options and an open commitment, each with two comments. Their URLs are printed (`--json`)
@@ -108,10 +109,12 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
     """`seed` on PostgreSQL, connected as the database owner (`url`): row-level security lets
     `navmcp_app` insert nothing in bulk, and COPY is only fast without per-row policies. Same rows,
     ids and timestamp formats as on SQLite, in one transaction: the rows go in with COPY; the item
-    counter trigger is switched off for the load (in this transaction only) and `studio_item_counts`
-    set from one count; the generated `tsvector` columns fill themselves; ANALYZE at the end. The
-    local owner (settings 'owner', as `ensure_owner` makes it) is the studio's admin, and every
-    seeded member a member, so the items are visible to them under RLS."""
+    and participant counter triggers are switched off for the load (in this transaction only), and
+    `studio_item_counts` and the commitments' `participant_count` set from one count each (one
+    update per commitment, not one per participant); the generated `tsvector` columns fill
+    themselves; ANALYZE at the end. The local owner (settings 'owner', as `ensure_owner` makes it)
+    is the studio's admin, and every seeded member a member, so the items are visible to them
+    under RLS."""
     import psycopg
     from psycopg.rows import dict_row
 
@@ -121,12 +124,21 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
         with raw.transaction():
             owner_id = _pg_owner(conn)
             raw.execute("ALTER TABLE items DISABLE TRIGGER items_count")
+            raw.execute("ALTER TABLE participants DISABLE TRIGGER participants_count")
             fixtures = _fill(conn, rng, new_id, owner_id, items, studio, members, start, span, counts)
             raw.execute("ALTER TABLE items ENABLE TRIGGER items_count")
+            raw.execute("ALTER TABLE participants ENABLE TRIGGER participants_count")
             raw.execute("""INSERT INTO studio_item_counts (studio_id, kind, n)
                                SELECT studio_id, kind, count(*) FROM items
                                 WHERE studio_id = (SELECT id FROM studios WHERE handle = %s) GROUP BY studio_id, kind
                            ON CONFLICT (studio_id, kind) DO UPDATE SET n = EXCLUDED.n""", (studio,))
+            # The studio is new: every participant of it was loaded above, with the trigger off.
+            raw.execute("""UPDATE items i SET participant_count = c.n
+                             FROM (SELECT p.commitment_id, count(*) AS n FROM participants p
+                                     JOIN items ci ON ci.id = p.commitment_id
+                                    WHERE ci.studio_id = (SELECT id FROM studios WHERE handle = %s)
+                                    GROUP BY p.commitment_id) c
+                            WHERE i.id = c.commitment_id""", (studio,))
         raw.autocommit = True
         raw.execute("ANALYZE")
     counts["seconds"] = round(time.perf_counter() - started, 1)

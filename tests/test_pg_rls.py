@@ -209,8 +209,9 @@ def test_studio_people_is_written_by_the_membership_trigger_only(former_member, 
 
 
 @contextlib.contextmanager
-def _database_migrated_up_to(version: str):
-    """A throwaway database with every migration before `version` applied: (owner URL, app URL)."""
+def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
+    """A throwaway database with every migration before `version` applied, and the later ones named
+    in `also` (what today's app needs to write a test's data there): (owner URL, app URL)."""
     from store_fixtures import PG_ADMIN_URL, _url
 
     name = f"navmcp_test_{secrets.token_hex(4)}"
@@ -218,17 +219,17 @@ def _database_migrated_up_to(version: str):
         server.execute(f'CREATE DATABASE "{name}"')
         try:
             owner_url = _url(PG_ADMIN_URL, urlsplit(PG_ADMIN_URL).username or "postgres", name)
+            # Marked applied, so `migrate` skips them; unmarked again afterwards.
+            skipped = [(v, n) for v, n, _ in migration_files() if v >= version and v not in also]
             with psycopg.connect(owner_url, autocommit=True) as owner:
                 owner.execute("CREATE SCHEMA navmcp")
                 owner.execute("CREATE TABLE navmcp.schema_migrations (version TEXT PRIMARY KEY, name TEXT NOT NULL,"
                               " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
-                for later, name_, _ in migration_files():  # marked applied, so `migrate` stops before them
-                    if later >= version:
-                        owner.execute("INSERT INTO navmcp.schema_migrations (version, name) VALUES (%s, %s)",
-                                      (later, name_))
+                for skip in skipped:
+                    owner.execute("INSERT INTO navmcp.schema_migrations (version, name) VALUES (%s, %s)", skip)
             migrate(owner_url)
             with psycopg.connect(owner_url, autocommit=True) as owner:
-                owner.execute("DELETE FROM navmcp.schema_migrations WHERE version >= %s", (version,))
+                owner.execute("DELETE FROM navmcp.schema_migrations WHERE version = ANY(%s)", ([v for v, _ in skipped],))
             yield owner_url, _url(PG_ADMIN_URL, "navmcp_app", name)
         finally:
             server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -238,7 +239,10 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path):
     """A database that lost sight of former members before `studio_people` existed gets them back
     from what they left behind: items, comments, options, votes, participants, reads, audit lines."""
     (version,) = [v for v, name, _ in migration_files() if name == "studio_people"]
-    with _database_migrated_up_to(version) as (owner_url, app_url):
+    # Today's app reads a commitment's participant count from its item: that later migration is
+    # applied beforehand too (it neither needs nor touches studio_people).
+    needed = tuple(v for v, name, _ in migration_files() if name == "participant_count")
+    with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:
             ws = app.workspace
@@ -269,10 +273,48 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path):
 
             with psycopg.connect(owner_url, autocommit=True) as owner:  # each trace counts on its own
                 owner.execute("DELETE FROM audit WHERE user_id <> %s", (by["refused"]["id"],))
-            assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= version]
+            assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= version and v not in needed]
             # Everyone who left a trace is back; `silent` left none, and so nothing of his is shown anyway.
             assert _visible(app, alice, users) == _visible(app, stayer, users) == {"alice", "stayer", *traces}
             assert _visible(app, carol, users) == {"carol"}
             assert _visible(app, by["noter"], users) == {"noter"}
+        finally:
+            app.store.close()
+
+
+def test_the_participant_count_migration_counts_existing_participants(tmp_path):
+    """A database at the migration before `participant_count`, seeded as `navmcp seed` does (COPY as
+    the owner), gets every commitment's count; afterwards a plain member's join and leave, as
+    navmcp_app under row-level security, are counted by the trigger."""
+    from navmcp import seed
+
+    (version,) = [v for v, name, _ in migration_files() if name == "participant_count"]
+    with _database_migrated_up_to(version) as (owner_url, app_url):
+        with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
+            conn = seed._PgConn(raw)
+            _, rng, new_id, start, span, counts = seed._plan(7)
+            urls = seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
+        assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= version]
+
+        def kept_and_counted() -> dict[str, tuple[int, int]]:
+            with psycopg.connect(owner_url) as owner:
+                return {i: (kept, n) for i, kept, n in owner.execute(
+                    """SELECT i.id, i.participant_count,
+                              (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) FROM items i""")}
+        rows = kept_and_counted()
+        assert len(rows) == 303 and all(kept == n for kept, n in rows.values())
+        assert sum(kept for kept, _ in rows.values()) == counts["participants"]
+        assert len({kept for kept, _ in rows.values()}) >= 4  # commitments with 0 to 4 participants
+
+        commitment = urls["commitment"]
+        before = rows[commitment.rsplit("/", 1)[1]][0]
+        app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
+        try:
+            with app.store.read() as tx:
+                member = tx.find_user("old-member-01")
+            app.workspace.execute(member, commitment, "join_commitment", {})
+            assert kept_and_counted()[commitment.rsplit("/", 1)[1]] == (before + 1, before + 1)
+            app.workspace.execute(member, commitment, "leave_commitment", {})
+            assert kept_and_counted()[commitment.rsplit("/", 1)[1]] == (before, before)
         finally:
             app.store.close()

@@ -38,6 +38,12 @@ def test_seed_on_postgres_fills_counts_and_pages_visible_to_the_owner(tmp_path, 
             "note": counts["notes"], "decision": counts["decisions"], "commitment": counts["commitments"]}
         # ...and the trigger is on again for the items people create afterwards.
         assert one("SELECT tgenabled FROM pg_trigger WHERE tgname = 'items_count'") == "O"
+        # Each commitment's participant count is its participants' (set once after the load), and
+        # that trigger is on again too.
+        assert one("""SELECT count(*) FROM items i WHERE i.participant_count <>
+                          (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id)""") == 0
+        assert one("SELECT count(*) FROM items WHERE participant_count > 0") > 20
+        assert one("SELECT tgenabled FROM pg_trigger WHERE tgname = 'participants_count'") == "O"
         # Same id and timestamp formats as the SQLite store writes.
         created = one("SELECT created_at FROM items ORDER BY seq LIMIT 1")
         assert created.endswith("Z") and created[10] == "T" and len(created) == 27
@@ -52,6 +58,8 @@ def test_seed_on_postgres_fills_counts_and_pages_visible_to_the_owner(tmp_path, 
     assert f"| `bench` | admin | {counts['notes']} | {counts['decisions']} | {counts['commitments']} | [41]" in feed
     decision = _navmcp(["get", summary["urls"]["decision"]], env).stdout.decode()
     assert "# Benchmark decision: which launch date?" in decision and "March 10" in decision
+    commitment = _navmcp(["get", summary["urls"]["commitment"]], env).stdout.decode()
+    assert "**4 more needed** to reach critical mass (1 of 5)" in commitment
 
     env["NAVMCP_DATABASE_URL"] = pg_database.admin_url
     again = _navmcp(["seed", "--items", "10"], env, check=False)

@@ -153,3 +153,48 @@ def test_a_read_left_mid_result_holds_no_snapshot_after_its_transaction(tmp_path
     assert busy == 0
     other.close()
     store.close()
+
+
+def test_the_participant_count_migration_counts_existing_participants(tmp_path):
+    """A database at the migration before `participant_count` (a seeded studio, its commitments
+    with 0 to 4 participants each) gets every commitment's count on opening, and joins counted after."""
+    import sqlite3
+
+    from navmcp import seed
+    from navmcp.store import _split_sql
+
+    (version,) = [v for v, sql in migrations() if "ADD COLUMN participant_count" in sql]
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    conn.execute("BEGIN")
+    for earlier, sql in migrations():
+        if earlier < version:
+            for statement in _split_sql(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00.000Z')", (earlier,))
+    conn.execute("INSERT INTO users (id, handle, name, created_at) VALUES ('owner', 'olive', 'Olive', '2026')")
+    _, rng, new_id, start, span, counts = seed._plan(7)
+    seed._fill(conn, rng, new_id, "owner", 300, "old", 8, start, span, counts)
+    conn.execute("COMMIT")
+    conn.close()
+
+    store = SqliteStore(path)  # opening it applies the pending migration
+    with store.read() as tx:
+        assert tx.scalar("SELECT max(version) FROM schema_migrations") == migrations()[-1][0]
+        rows = tx.all("""SELECT i.id, i.participant_count AS kept,
+                                (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS counted
+                           FROM items i""")
+        owner_member = tx.scalar("SELECT count(*) FROM memberships WHERE user_id = 'owner'")
+    assert len(rows) == 303 and owner_member == 1
+    assert all(r["kept"] == r["counted"] for r in rows)
+    assert sum(r["kept"] for r in rows) == counts["participants"] and len({r["kept"] for r in rows}) >= 4
+    with store.write() as tx:  # the triggers count from now on
+        fixture = tx.one("SELECT id, participant_count FROM items WHERE title LIKE 'Benchmark commitment%'")
+        tx.execute("INSERT INTO participants (commitment_id, user_id, joined_at) VALUES (?, 'owner', '2026')",
+                   (fixture["id"],))
+        assert tx.scalar("SELECT participant_count FROM items WHERE id = ?", (fixture["id"],)) == \
+            fixture["participant_count"] + 1
+    store.close()

@@ -161,6 +161,80 @@ def test_commitments_join_limit_leave_close(any_app, team, new_user):
         ws.execute(dave, open_one, "join_commitment", {})
 
 
+def _participant_counts(app, user) -> dict[str, tuple[int, int]]:
+    """Every visible commitment's kept count beside a fresh count of its participants."""
+    with app.store.read(user["id"]) as tx:
+        rows = tx.all("""SELECT i.id, i.participant_count,
+                                (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS counted
+                           FROM items i WHERE i.kind = 'commitment'""")
+    return {r["id"]: (r["participant_count"], r["counted"]) for r in rows}
+
+
+def _as_owner(any_app, store_kind, request, sql: str, params: tuple) -> None:
+    """A write no action makes, as the database owner (on PostgreSQL, past row-level security)."""
+    if store_kind == "sqlite":
+        with any_app.store.write() as tx:
+            tx.execute(sql, params)
+        return
+    import psycopg
+
+    from navmcp.pgstore import translate
+
+    with psycopg.connect(request.getfixturevalue("pg_database").admin_url, autocommit=True) as owner:
+        owner.execute(translate(sql), params)
+
+
+def test_participant_counts_stay_exact(any_app, team, new_user, store_kind, request):
+    """The count kept on a commitment (migration 0007) equals a fresh count(*) after every step."""
+    ws, alice, bob, carol = team
+    dave, _ = new_user("dave")
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "dave"})
+    full = ws.execute(alice, "/studios/team", "create_commitment",
+                      {"title": "Book the venue", "critical_mass": 2, "limit": 2}).url
+    open_one = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Run together", "critical_mass": 3}).url
+    spare = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Spare", "critical_mass": 1}).url
+    full_id, open_id, spare_id = (url.rsplit("/", 1)[1] for url in (full, open_one, spare))
+
+    def check(expected: dict[str, int]) -> None:
+        counts = _participant_counts(any_app, alice)
+        assert all(kept == counted for kept, counted in counts.values()), counts
+        assert {i: counts[i][0] for i in expected} == expected, counts
+
+    check({full_id: 0, open_id: 0, spare_id: 0})
+    ws.execute(alice, full, "join_commitment", {})
+    check({full_id: 1, open_id: 0})
+    ws.execute(alice, full, "join_commitment", {})  # joining twice is harmless
+    check({full_id: 1})
+    assert "now closed" in ws.execute(bob, full, "join_commitment", {}).message  # the limit
+    check({full_id: 2})
+    with pytest.raises(ActionUnavailable, match="closed"):
+        ws.execute(dave, full, "join_commitment", {})
+    check({full_id: 2})
+    ws.execute(dave, open_one, "join_commitment", {})
+    ws.execute(bob, open_one, "join_commitment", {})
+    with pytest.raises(NotFound):  # not a member: nothing written, nothing counted
+        ws.execute(carol, open_one, "join_commitment", {})
+    check({full_id: 2, open_id: 2})
+    ws.execute(dave, open_one, "leave_commitment", {})
+    check({open_id: 1})
+    assert "2 more needed" in ws.page(alice, open_one).markdown
+    assert re.search(r"\[Run together\]\(\S+\) in `team` — 1 of 3 joined, 2 more needed", ws.page(alice, "/").markdown)
+    # A removed member's participation stays with the studio, and so does the count.
+    ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
+    check({full_id: 2, open_id: 1})
+    # Moving a participant to another commitment (no action does) moves the count with it.
+    _as_owner(any_app, store_kind, request, "UPDATE participants SET commitment_id = ? WHERE commitment_id = ?",
+              (spare_id, open_id))
+    check({open_id: 0, spare_id: 1})
+    # Deleting a commitment takes its participants with it (cascade); the other counts stand.
+    with any_app.store.write(alice["id"]) as tx:
+        assert tx.execute("DELETE FROM items WHERE id = ?", (full_id,)) == 1
+    check({open_id: 0, spare_id: 1})
+    assert full_id not in _participant_counts(any_app, alice)
+    with any_app.store.read(alice["id"]) as tx:
+        assert tx.scalar("SELECT count(*) FROM participants WHERE commitment_id = ?", (full_id,)) == 0
+
+
 def test_cycles_search_audit(any_app, team):
     ws, alice, bob, carol = team
     ws.execute(alice, "/studios/team", "create_note", {"title": "Standup ritual", "body": "daily at nine"})

@@ -43,16 +43,16 @@ def view_home(req: Request) -> dict[str, Any]:
                        AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
                      ORDER BY i.created_at DESC LIMIT ?""",
                 (studio["id"], "decision", now_, uid, PAGE_SIZE))]
-        # "Near" critical mass: not yet reached, and you could help reach it.
+        # "Near" critical mass: not yet reached, and you could help reach it. The count is the one
+        # kept on the item (migration 0007), not a count of participants per row walked.
         near_mass += [
             {"id": r["id"], "title": r["title"], "kind": "commitment", "critical_mass": r["critical_mass"],
-             "created_at": r["created_at"], "studio": handle, "joined": r["joined"]}
+             "created_at": r["created_at"], "studio": handle, "joined": r["participant_count"]}
             for r in tx.all(
-                f"""SELECT i.id, i.title, i.critical_mass, i.created_at,
-                           (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS joined
+                f"""SELECT i.id, i.title, i.critical_mass, i.created_at, i.participant_count
                       FROM items i
                      WHERE {open_clause}
-                       AND (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) < i.critical_mass
+                       AND i.participant_count < i.critical_mass
                        AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)
                      ORDER BY i.created_at DESC LIMIT ?""",
                 (studio["id"], "commitment", now_, uid, PAGE_SIZE))]

@@ -27,8 +27,8 @@ _RESOLVE = """SELECT s.*, m.role, i.*, u.handle AS author{facts}
 _FACTS = {
     "note": ", EXISTS (SELECT 1 FROM reads WHERE note_id = i.id AND user_id = ?) AS confirmed",
     "decision": ", EXISTS (SELECT 1 FROM votes WHERE decision_id = i.id AND user_id = ?) AS voted",
-    "commitment": """, (SELECT count(*) FROM participants WHERE commitment_id = i.id) AS participant_count,
-                       EXISTS (SELECT 1 FROM participants WHERE commitment_id = i.id AND user_id = ?) AS joined""",
+    # A commitment's participant count is a column of the item (migration 0007): `i.participant_count`.
+    "commitment": ", EXISTS (SELECT 1 FROM participants WHERE commitment_id = i.id AND user_id = ?) AS joined",
 }
 _RESOLVE_SQL = {kind: _RESOLVE.format(facts=facts) for kind, facts in _FACTS.items()}
 
@@ -51,7 +51,7 @@ def _resolve_item(req: Request, kind: str) -> tuple:
     req.item = item = row_maker(names[role + 1:author + 1])(row[role + 1:author + 1])
     facts = row[author + 1:]
     req.facts["is_author"] = item["created_by"] == uid
-    req.facts["open"] = domain.is_open(req.tx, item, facts[0] if kind == "commitment" else None)
+    req.facts["open"] = domain.is_open(item)
     return facts
 
 
@@ -67,8 +67,8 @@ def resolve_decision(req: Request) -> None:
 
 
 def resolve_commitment(req: Request) -> None:
-    count, joined = _resolve_item(req, "commitment")
-    req.facts["count"] = count
+    (joined,) = _resolve_item(req, "commitment")
+    req.facts["count"] = req.item["participant_count"]
     req.facts["joined"] = bool(joined)
 
 
