@@ -114,7 +114,7 @@ class SqliteTx:
 
     def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor, users: dict[str, Row] | None = None):
         self.conn = conn
-        self.cursor = cursor  # this transaction's; rows come back as tuples and become dicts here
+        self.cursor = cursor  # the store's (see SqliteStore); rows come back as tuples and become dicts here
         # In a group (see `SqliteStore.group`), the users' rows its calls have read, by id: one
         # snapshot for all of them, so a row read once holds for the rest unless the group itself
         # writes to users (`execute` forgets them then). None outside a group.
@@ -321,13 +321,14 @@ class _Read:
     (Classes rather than @contextmanager generators: these run on every call.)"""
 
     __slots__ = ("store",)
+    begin = "BEGIN"
 
     def __init__(self, store: SqliteStore):
         self.store = store
 
     def __enter__(self) -> SqliteTx:
         store = self.store
-        store._retrying(store.cursor.execute, "BEGIN")
+        store._retrying(store.cursor.execute, self.begin)
         return SqliteTx(store.conn, store.cursor)
 
     def __exit__(self, *exc_info) -> None:
@@ -338,11 +339,7 @@ class _Write(_Read):
     """`SqliteStore.write()`: BEGIN IMMEDIATE (writers queue up for the file), committed on success."""
 
     __slots__ = ()
-
-    def __enter__(self) -> SqliteTx:
-        store = self.store
-        store._retrying(store.cursor.execute, "BEGIN IMMEDIATE")
-        return SqliteTx(store.conn, store.cursor)
+    begin = "BEGIN IMMEDIATE"
 
     def __exit__(self, exc_type, exc, traceback) -> None:
         if exc_type is None:
