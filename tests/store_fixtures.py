@@ -21,6 +21,11 @@ from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, mint_token
 
+# Every item's participant count as kept on it (migration 0007) beside a fresh count of its
+# participants: the tests of the column compare the two.
+PARTICIPANT_COUNTS = """SELECT i.id, i.participant_count AS kept,
+                               (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS counted
+                          FROM items i"""
 PG_ADMIN_URL = os.environ.get("NAVMCP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 

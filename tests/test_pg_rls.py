@@ -16,6 +16,7 @@ from navmcp.config import Config
 from navmcp.errors import ActionUnavailable
 from navmcp.identity import add_user
 from navmcp.pgstore import PostgresStore, migrate, migration_files
+from store_fixtures import PARTICIPANT_COUNTS
 
 TABLES = ["users", "settings", "studios", "memberships", "studio_people", "items", "item_tags", "options", "votes",
           "participants", "comments", "reads", "links", "audit", "mcp_sessions"]
@@ -298,9 +299,7 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path):
 
         def kept_and_counted() -> dict[str, tuple[int, int]]:
             with psycopg.connect(owner_url) as owner:
-                return {i: (kept, n) for i, kept, n in owner.execute(
-                    """SELECT i.id, i.participant_count,
-                              (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) FROM items i""")}
+                return {i: (kept, n) for i, kept, n in owner.execute(PARTICIPANT_COUNTS)}
         rows = kept_and_counted()
         assert len(rows) == 303 and all(kept == n for kept, n in rows.values())
         assert sum(kept for kept, _ in rows.values()) == counts["participants"]

@@ -10,6 +10,7 @@ import textwrap
 from navmcp.store import SqliteStore, migrations
 from navmcp.walkthrough import StdioClient
 from nav_helpers import text_of
+from store_fixtures import PARTICIPANT_COUNTS
 
 WRITER = textwrap.dedent("""
     import sys
@@ -184,9 +185,7 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path):
     store = SqliteStore(path)  # opening it applies the pending migration
     with store.read() as tx:
         assert tx.scalar("SELECT max(version) FROM schema_migrations") == migrations()[-1][0]
-        rows = tx.all("""SELECT i.id, i.participant_count AS kept,
-                                (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS counted
-                           FROM items i""")
+        rows = tx.all(PARTICIPANT_COUNTS)
         owner_member = tx.scalar("SELECT count(*) FROM memberships WHERE user_id = 'owner'")
     assert len(rows) == 303 and owner_member == 1
     assert all(r["kept"] == r["counted"] for r in rows)

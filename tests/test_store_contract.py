@@ -17,6 +17,7 @@ from navmcp.errors import ActionFailed, ActionUnavailable, NotFound
 from navmcp.pages import ROUTES
 from navmcp.pages.home import HELP_TOPICS
 from navmcp.state import NavigationState
+from store_fixtures import PARTICIPANT_COUNTS
 
 EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
@@ -164,10 +165,8 @@ def test_commitments_join_limit_leave_close(any_app, team, new_user):
 def _participant_counts(app, user) -> dict[str, tuple[int, int]]:
     """Every visible commitment's kept count beside a fresh count of its participants."""
     with app.store.read(user["id"]) as tx:
-        rows = tx.all("""SELECT i.id, i.participant_count,
-                                (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS counted
-                           FROM items i WHERE i.kind = 'commitment'""")
-    return {r["id"]: (r["participant_count"], r["counted"]) for r in rows}
+        rows = tx.all(PARTICIPANT_COUNTS + " WHERE i.kind = 'commitment'")
+    return {r["id"]: (r["kept"], r["counted"]) for r in rows}
 
 
 def _as_owner(any_app, store_kind, request, sql: str, params: tuple) -> None:
