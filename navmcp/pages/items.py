@@ -176,7 +176,7 @@ def view_decision(req: Request) -> dict[str, Any]:
         """SELECT o.title, v.accept, v.prefer FROM votes v JOIN options o ON o.id = v.option_id
             WHERE v.decision_id = ? AND v.user_id = ? ORDER BY o.created_at""", (item["id"], req.user["id"]))
     data["result"] = None if data["open"] else domain.winners(options)
-    data["closed_reason"] = None if data["open"] else domain.closed_reason(tx, item)
+    data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data
 
 
@@ -190,5 +190,5 @@ def view_commitment(req: Request) -> dict[str, Any]:
     data["participants"] = tx.all(
         """SELECT u.handle, p.joined_at FROM participants p JOIN users u ON u.id = p.user_id
             WHERE p.commitment_id = ? ORDER BY p.joined_at LIMIT ?""", (item["id"], PAGE_SIZE))
-    data["closed_reason"] = None if data["open"] else domain.closed_reason(tx, item)
+    data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data
