@@ -34,7 +34,7 @@ def is_open(item: Row) -> bool:
     return True
 
 
-def closed_reason(tx: Tx, item: Row) -> str:
+def closed_reason(item: Row) -> str:
     if item["closed_at"]:
         return f"it closed at {item['closed_at'][:16].replace('T', ' ')} UTC"
     if deadline_passed(item):

@@ -1,7 +1,7 @@
 """A varied workspace and a snapshot of every page type in it, to check that a change leaves pages alone.
 
     # once, before a change: build a workspace and save what its pages look like
-    python tests/golden_pages.py build  HOME [--pg URL]
+    python tests/golden_pages.py build  HOME [--pg URL --pg-owner OWNER_URL]
     python tests/golden_pages.py save   HOME [--pg URL] OUT.json
     # after the change: the same pages, compared with the saved ones
     python tests/golden_pages.py check  HOME [--pg URL] OUT.json
@@ -23,10 +23,14 @@ from pathlib import Path
 USERS = ("alice", "bob", "carol")  # alice admin of `team`, bob member, carol in no studio
 
 
-def build(app, leave: bool = True) -> None:
+def build(app, leave: bool = True, owner_url: str | None = None) -> None:
     """Notes, decisions and commitments in every state a page distinguishes. `leave`: dave, who wrote
-    some of them, leaves the studio at the end (a former member: his work stays, under his handle)."""
+    some of them, leaves the studio at the end (a former member: his work stays, under his handle).
+    `owner_url`: on PostgreSQL, the tables' owner, who sets what no action writes (past deadlines)."""
     from navmcp.identity import add_user
+
+    if app.config.database_url and not owner_url:
+        raise ValueError("on PostgreSQL, build needs the owner's URL: navmcp_app may not set a deadline")
 
     alice, bob, carol, dave = (add_user(app.store, h) for h in (*USERS, "dave"))
     ws = app.workspace
@@ -71,9 +75,18 @@ def build(app, leave: bool = True) -> None:
     if leave:
         ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "dave"})
     # Deadlines passed (an action would refuse a past deadline): set in the rows.
-    with app.store.write(user_id=alice["id"]) as tx:
-        for url in (late, expired):
-            tx.execute("UPDATE items SET deadline = '2020-01-01T00:00:00.000000Z' WHERE id = ?", (url.rsplit("/", 1)[1],))
+    past = "UPDATE items SET deadline = '2020-01-01T00:00:00.000000Z' WHERE id = ?"
+    ids = [url.rsplit("/", 1)[1] for url in (late, expired)]
+    if owner_url:
+        import psycopg
+
+        with psycopg.connect(owner_url) as owner:
+            for item_id in ids:
+                owner.execute(past.replace("?", "%s"), (item_id,))
+    else:
+        with app.store.write(user_id=alice["id"]) as tx:
+            for item_id in ids:
+                tx.execute(past, (item_id,))
 
 
 def urls(app) -> list[str]:
@@ -158,10 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("home")
     parser.add_argument("out", nargs="?")
     parser.add_argument("--pg", help="a PostgreSQL URL (navmcp_app) instead of the SQLite file in HOME")
+    parser.add_argument("--pg-owner", help="build on PostgreSQL: the tables' owner (sets past deadlines)")
     args = parser.parse_args(argv)
     app = _app(args.home, args.pg)
     if args.command == "build":
-        build(app)
+        build(app, owner_url=args.pg_owner)
         return 0
     shots = snapshot(app)
     if args.command == "save":

@@ -307,6 +307,21 @@ def test_second_vote_replaces_the_first(ws, people, decision):
     assert "| 1 of 3 members |" in page.markdown
 
 
+def test_voters_who_left_are_counted_apart_from_the_members(ws, people, decision):
+    """Votes of people who left stay in the tally; "N of M members" counts only those still members."""
+    from navmcp.web.html import render_page
+
+    owner, bob, carol = people["owner"], people["bob"], people["carol"]
+    for user in (owner, bob, carol):
+        act(ws, user, decision, "vote", {"votes": [{"option": "Lisbon"}]})
+    for handle in ("bob", "carol"):
+        act(ws, owner, f"{STUDIO}/members", "remove_member", {"handle": handle})
+    page = ws.page(owner, decision)
+    assert tally(ws, owner, decision)["Lisbon"] == (3, 0)
+    assert "| 1 of 1 members (+2 former members) |" in page.markdown
+    assert "<td>1 of 1 members (+2 former members)</td>" in render_page(page, csrf="csrf", alternates={})
+
+
 def test_vote_with_unknown_option_lists_the_options(ws, people, decision):
     with pytest.raises(ActionFailed) as e:
         act(ws, people["bob"], decision, "vote", {"votes": [{"option": "lisbon"}]})  # titles are exact

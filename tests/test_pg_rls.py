@@ -209,6 +209,48 @@ def test_studio_people_is_written_by_the_membership_trigger_only(former_member, 
     assert _visible(app, carol, "SELECT id FROM users") == {carol["id"]}
 
 
+def test_the_app_role_cannot_write_a_commitments_participant_count(two_studios, pg_database):
+    """The count is the triggers' to keep (as the owner): a member could otherwise make a commitment
+    read "critical mass reached", or full and closed, with nobody joined. The columns the actions
+    write stay writable, and every action that writes an item still works."""
+    app, alice, bob = two_studios
+    ws = app.workspace
+    with app.store.read(user_id=alice["id"]) as tx:
+        studio = tx.scalar("SELECT id FROM studios WHERE handle = 'a'")
+        commitment = tx.scalar("SELECT id FROM items WHERE kind = 'commitment'")
+    forged = ("INSERT INTO items (id, studio_id, kind, title, created_by, created_at, updated_at, critical_mass,"
+              " participant_count) VALUES ('forged', ?, 'commitment', 'x', ?, 'now', 'now', 3, 3)")
+    for statement, params in (("UPDATE items SET participant_count = 99 WHERE id = ?", (commitment,)),
+                              ("UPDATE items SET title = 't', participant_count = 0", ()),
+                              (forged, (studio, alice["id"]))):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
+            with app.store.write(user_id=alice["id"]) as tx:
+                tx.execute(statement, params)
+    with psycopg.connect(pg_database.admin_url) as admin:
+        assert admin.execute("SELECT participant_count FROM items WHERE id = %s", (commitment,)).fetchone() == (1,)
+        assert admin.execute("SELECT count(*) FROM items WHERE id = 'forged'").fetchone() == (0,)
+
+    url = f"/studios/a/c/{commitment}"
+    ws.execute(alice, url, "leave_commitment", {})
+    ws.execute(alice, url, "join_commitment", {})
+    ws.execute(alice, url, "close_commitment", {})
+    full = ws.execute(alice, "/studios/a", "create_commitment", {"title": "f", "critical_mass": 1, "limit": 1}).url
+    assert "now closed" in ws.execute(alice, full, "join_commitment", {}).message  # the limit closes it
+    note = ws.execute(alice, "/studios/a", "create_note", {"title": "n", "body": "b", "tags": ["t"]}).url
+    ws.execute(alice, note, "edit_note", {"title": "n2", "body": "b2"})
+    ws.execute(alice, note, "pin", {})
+    ws.execute(alice, note, "unpin", {})
+    ws.execute(alice, note, "add_comment", {"body": "c"})
+    decision = ws.execute(alice, "/studios/a", "create_decision", {"question": "q?", "options": ["o"]}).url
+    ws.execute(alice, decision, "add_option", {"title": "p"})
+    ws.execute(alice, decision, "close_decision", {})
+    with psycopg.connect(pg_database.admin_url) as admin:
+        counts = {i: (kept, n) for i, kept, n in admin.execute(PARTICIPANT_COUNTS)}
+        closed = admin.execute("SELECT count(*) FROM items WHERE studio_id = %s AND closed_at IS NOT NULL",
+                               (studio,)).fetchone()
+    assert counts[commitment] == counts[full.rsplit("/", 1)[1]] == (1, 1) and closed == (3,)
+
+
 @contextlib.contextmanager
 def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
     """A throwaway database with every migration before `version` applied, and the later ones named

@@ -17,6 +17,7 @@ from navmcp.errors import ActionFailed, ActionUnavailable, NotFound
 from navmcp.pages import ROUTES
 from navmcp.pages.home import HELP_TOPICS
 from navmcp.state import NavigationState
+from navmcp.web.html import render_page
 from store_fixtures import PARTICIPANT_COUNTS
 
 EXERCISED_ACTIONS = {
@@ -272,6 +273,8 @@ def test_a_former_members_work_stays_with_the_studio(any_app, team):
     ws.execute(bob, note, "confirm_read", {})
     decision = ws.execute(bob, "/studios/team", "create_decision", {"question": "Keep it?", "options": ["yes"]}).url
     ws.execute(bob, decision, "vote", {"votes": [{"option": "yes", "prefer": True}]})
+    ws.execute(alice, decision, "vote", {"votes": [{"option": "yes"}]})
+    assert "| 2 of 2 members |" in ws.page(alice, decision).markdown
     commitment = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Night watch", "critical_mass": 2}).url
     ws.execute(bob, commitment, "join_commitment", {})
     ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
@@ -279,7 +282,12 @@ def test_a_former_members_work_stays_with_the_studio(any_app, team):
     page = ws.page(alice, note).markdown
     assert "| note | @bob |" in page and "ping me if stuck" in page and "Confirmed reading: @bob." in page
     assert "| decision | open | @bob |" in ws.page(alice, decision).markdown
-    assert "1 accept, 1 prefer" in ws.page(alice, decision).markdown
+    # His vote still counts, but he is no longer one of the members it is counted against (the
+    # label once read "2 of 1 members"), in markdown and HTML alike.
+    page = ws.page(alice, decision)
+    assert "2 accept, 1 prefer" in page.markdown
+    assert "| 1 of 1 members (+1 former member) |" in page.markdown
+    assert "<td>1 of 1 members (+1 former member)</td>" in render_page(page, csrf="csrf", alternates={})
     assert "- @bob, joined" in ws.page(alice, commitment).markdown
     cycle = ws.page(alice, "/studios/team/cycles/today").markdown
     assert re.search(r"\[Handover\]\(\S+\) — note, updated \S+ by @bob", cycle), cycle

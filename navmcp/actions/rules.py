@@ -31,4 +31,4 @@ def creator(req: Request) -> str | None:
 def is_open(req: Request) -> str | None:
     if req.facts.get("open"):
         return None
-    return f"the {req.item['kind']} is closed: {domain.closed_reason(req.tx, req.item)}"
+    return f"the {req.item['kind']} is closed: {domain.closed_reason(req.item)}"

@@ -73,13 +73,17 @@ def resolve_commitment(req: Request) -> None:
 
 
 # The counts an item page shows, in one statement: comments, links both ways, and the kind's own
-# (their `?` follow: the item id for a note, the item and studio ids for a decision).
+# (their `?` follow: the item id for a note; for a decision the item and studio ids, twice, then the
+# studio id). A decision's voters are counted apart: those still members ("N of M members") and
+# former members, whose votes stay cast and counted in the tally but who are not among the M.
 _COUNTS = """SELECT (SELECT count(*) FROM comments WHERE item_id = ?) AS comments,
                     (SELECT count(*) FROM links WHERE from_item = ?) AS links_to,
                     (SELECT count(*) FROM links WHERE to_item = ?) AS linked_from"""
+_VOTERS = """(SELECT count(DISTINCT v.user_id) FROM votes v WHERE v.decision_id = ?
+                 AND {} EXISTS (SELECT 1 FROM memberships m WHERE m.studio_id = ? AND m.user_id = v.user_id))"""
 _COUNTS_SQL = {
     "note": _COUNTS + ", (SELECT count(*) FROM reads WHERE note_id = ?) AS readers",
-    "decision": _COUNTS + """, (SELECT count(DISTINCT user_id) FROM votes WHERE decision_id = ?) AS voters,
+    "decision": _COUNTS + f""", {_VOTERS.format("")} AS voters, {_VOTERS.format("NOT")} AS former_voters,
                                (SELECT count(*) FROM memberships WHERE studio_id = ?) AS members""",
     "commitment": _COUNTS,
 }
@@ -162,15 +166,17 @@ def view_note(req: Request) -> dict[str, Any]:
 
 def view_decision(req: Request) -> dict[str, Any]:
     tx, item = req.tx, req.item
-    data, counts = _common(req, item["id"], req.studio["id"])
+    studio_id = req.studio["id"]
+    data, counts = _common(req, item["id"], studio_id, item["id"], studio_id, studio_id)
     options = req.facts["options"]
     data["options"] = options
     data["voters"], data["members"] = counts["voters"], counts["members"]
+    data["former_voters"] = counts["former_voters"]
     data["your_votes"] = tx.all(
         """SELECT o.title, v.accept, v.prefer FROM votes v JOIN options o ON o.id = v.option_id
             WHERE v.decision_id = ? AND v.user_id = ? ORDER BY o.created_at""", (item["id"], req.user["id"]))
     data["result"] = None if data["open"] else domain.winners(options)
-    data["closed_reason"] = None if data["open"] else domain.closed_reason(tx, item)
+    data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data
 
 
@@ -184,5 +190,5 @@ def view_commitment(req: Request) -> dict[str, Any]:
     data["participants"] = tx.all(
         """SELECT u.handle, p.joined_at FROM participants p JOIN users u ON u.id = p.user_id
             WHERE p.commitment_id = ? ORDER BY p.joined_at LIMIT ?""", (item["id"], PAGE_SIZE))
-    data["closed_reason"] = None if data["open"] else domain.closed_reason(tx, item)
+    data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data
