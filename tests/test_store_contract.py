@@ -129,6 +129,17 @@ def test_decisions_vote_replace_close(any_app, team):
     ws.execute(bob, url, "vote", {"votes": [{"option": "Berlin"}]})
     assert ws.execute(bob, url, "vote", {"votes": [{"option": "Lisbon"}, {"option": "Berlin", "accept": False}]}
                       ).message.startswith("Vote replaced")
+
+    def bobs_votes():  # (option, accept, prefer) of bob's rows on this decision
+        with ws.store.read(user_id=bob["id"]) as tx:
+            return sorted((r["title"], r["accept"], r["prefer"]) for r in tx.all(
+                """SELECT o.title, v.accept, v.prefer FROM votes v JOIN options o ON o.id = v.option_id
+                    WHERE o.decision_id = ? AND v.user_id = ?""", (url.rsplit("/", 1)[1], bob["id"])))
+    assert bobs_votes() == [("Berlin", 0, 0), ("Lisbon", 1, 0)]
+    # A new ballot updates the options it names and drops the ones it leaves out (Berlin).
+    ws.execute(bob, url, "vote", {"votes": [{"option": "Online", "prefer": True}, {"option": "Lisbon", "accept": False}]})
+    assert bobs_votes() == [("Lisbon", 0, 0), ("Online", 1, 1)]
+    ws.execute(bob, url, "vote", {"votes": [{"option": "Lisbon"}, {"option": "Berlin", "accept": False}]})
     with pytest.raises(ActionUnavailable):
         ws.execute(bob, url, "close_decision", {})
     result = ws.execute(alice, url, "close_decision", {})
