@@ -251,6 +251,31 @@ def test_the_app_role_cannot_write_a_commitments_participant_count(two_studios, 
     assert counts[commitment] == counts[full.rsplit("/", 1)[1]] == (1, 1) and closed == (3,)
 
 
+
+def test_a_vote_is_updated_in_place_only_by_its_voter_and_only_its_choice(two_studios, pg_database):
+    """Voting again updates your rows (ON CONFLICT DO UPDATE): the app role may update your own votes'
+    accept, prefer and time, never another member's votes nor which option or decision a vote is on."""
+    app, alice, bob = two_studios
+    ws = app.workspace
+    url = ws.execute(alice, "/studios/a", "create_decision", {"question": "When?", "options": ["Mon", "Tue"]}).url
+    ws.execute(alice, url, "vote", {"votes": [{"option": "Mon"}, {"option": "Tue", "accept": False}]})
+    ws.execute(alice, "/studios/a/members", "add_member", {"handle": "bob"})  # he sees the votes, can't change them
+    assert ws.execute(alice, url, "vote", {"votes": [{"option": "Tue", "prefer": True}]}).message.startswith(
+        "Vote replaced")
+    decision = url.rsplit("/", 1)[1]
+    with app.store.read(user_id=alice["id"]) as tx:
+        other = tx.scalar("SELECT id FROM options WHERE decision_id = ? AND title = 'Mon'", (decision,))
+        assert tx.all("SELECT o.title, v.accept, v.prefer FROM votes v JOIN options o ON o.id = v.option_id"
+                      " WHERE v.decision_id = ?", (decision,)) == [{"title": "Tue", "accept": 1, "prefer": 1}]
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
+        with app.store.write(user_id=alice["id"]) as tx:
+            tx.execute("UPDATE votes SET option_id = ? WHERE decision_id = ?", (other, decision))
+    with app.store.write(user_id=bob["id"]) as tx:
+        assert len(tx.all("SELECT 1 FROM votes WHERE decision_id = ?", (decision,))) == 1
+        assert tx.execute("UPDATE votes SET accept = 0 WHERE decision_id = ?", (decision,)) == 0
+    with psycopg.connect(pg_database.admin_url) as admin:
+        assert admin.execute("SELECT accept FROM votes WHERE decision_id = %s", (decision,)).fetchall() == [(1,)]
+
 @contextlib.contextmanager
 def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
     """A throwaway database with every migration before `version` applied, and the later ones named
