@@ -19,6 +19,7 @@ from typing import BinaryIO
 from navmcp.protocol import InternalError, InvalidRequest, encode, error_object, rolled_back
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
+PIPE_BYTES = 1024 * 1024  # Linux's default /proc/sys/fs/pipe-max-size for unprivileged processes
 MAX_GROUP = 64  # pipelined messages that share one unit of work at most (bounds how long it holds locks)
 log = logging.getLogger("navmcp.stdio")
 
@@ -28,6 +29,7 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     lines = _Lines(stdin, max_line)
+    _widen_pipe(stdout)
     signal.signal(signal.SIGTERM, _terminate)
     try:
         while True:
@@ -66,6 +68,18 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
         return 0
     except KeyboardInterrupt:
         return 0
+
+
+def _widen_pipe(stream: BinaryIO) -> None:
+    """Let a pipe hold a whole group's replies (64 pages of a few KiB; Linux gives a pipe 64 KiB), so
+    that writing them doesn't wait for the client to read: the server goes on with the next group
+    while the client reads these. Anything but a pipe on Linux is left as it is."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (AttributeError, OSError, ValueError):  # not Linux, not a pipe, above the system's limit
+        pass
 
 
 def _answer(connection, line, max_line: int) -> bytes | None:
