@@ -83,12 +83,11 @@ def save(store: Store, session: StoredSession) -> None:
     """Store the session's navigation state if it changed since it was read (one statement: the
     /mcp hot path runs this on every call)."""
     encoded = _encode(session.state)
-    if encoded == session.stored_state:
-        return
-    store.write_one("UPDATE mcp_sessions SET state = ?, last_seen = ? WHERE id = ? AND ended_at IS NULL",
-                    (encoded, now(), session.id), user_id=session.user_id)
-    session.stored_state = encoded
-    _remember(session.id, encoded, session.state)
+    if encoded != session.stored_state:
+        store.write_one("UPDATE mcp_sessions SET state = ?, last_seen = ? WHERE id = ? AND ended_at IS NULL",
+                        (encoded, now(), session.id), user_id=session.user_id)
+        session.stored_state = encoded
+    _remember(session.id, encoded, session.state)  # also when unchanged: `_decode` handed it out
 
 
 def end(store: Store, session_id: str, user_id: str | None = None) -> bool:
