@@ -145,10 +145,11 @@ def test_a_pipe_to_stdout_is_widened_to_hold_a_group_of_replies(server):
     if not hasattr(fcntl, "F_GETPIPE_SZ"):
         pytest.skip("no pipe sizes on this platform")
     with open("/proc/sys/fs/pipe-max-size") as f:
-        allowed = int(f.read())
+        if int(f.read()) < PIPE_BYTES:
+            pytest.skip("this system caps pipes below PIPE_BYTES: the server keeps the default")
     server.send(INIT)
     assert server.receive()["id"] == 0  # the server has started serving: its pipe is set up
-    assert fcntl.fcntl(server.proc.stdout.fileno(), fcntl.F_GETPIPE_SZ) == min(PIPE_BYTES, allowed)
+    assert fcntl.fcntl(server.proc.stdout.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
 
 def test_invalid_utf8_line_is_a_parse_error(server):
     server.send(b'{"jsonrpc":"2.0","id":1,"method":"ping","x":"\xc3\x28"}')
