@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from navmcp.errors import NotFound
@@ -57,13 +58,18 @@ def view_home(req: Request) -> dict[str, Any]:
                        AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)
                      ORDER BY i.created_at DESC LIMIT ?""",
                 (studio["id"], "commitment", now_, uid, PAGE_SIZE))]
-    newest_first = lambda row: row["created_at"]  # noqa: E731
+    if len(studios) > 1:
+        # Each studio's rows came newest first (times are text that sorts as it reads, in SQLite and
+        # in PostgreSQL's "C" collation); one studio's are already the page, merged lists are cut to one.
+        newest_first = operator.itemgetter("created_at")
+        awaiting_votes = sorted(awaiting_votes, key=newest_first, reverse=True)[:PAGE_SIZE]
+        near_mass = sorted(near_mass, key=newest_first, reverse=True)[:PAGE_SIZE]
     return {
         "title": "Home",
         "breadcrumb": [HOME],
         "studios": studios,
-        "awaiting_votes": sorted(awaiting_votes, key=newest_first, reverse=True)[:PAGE_SIZE],
-        "near_mass": sorted(near_mass, key=newest_first, reverse=True)[:PAGE_SIZE],
+        "awaiting_votes": awaiting_votes,
+        "near_mass": near_mass,
     }
 
 
