@@ -101,6 +101,9 @@ class PostgresTx:
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         return self._run(sql, params).fetchone()
 
+    def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.conn.cursor(row_factory=tuple_row).execute(translate(sql), tuple(params)).fetchall()
+
     def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
         cursor = self.conn.cursor(row_factory=tuple_row).execute(translate(sql), tuple(params))
         row = cursor.fetchone()

@@ -34,6 +34,9 @@ class Tx(Protocol):
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
+    def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """Every row's values, in column order: for a page that makes its own dicts from them
+        (adding keys of its own), so no dict is made twice."""
     def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
         """The first row as (column names, values): for a join whose tables share column names,
         which a dict would keep only one of."""
@@ -129,6 +132,9 @@ class SqliteTx:
         cursor = self.cursor.execute(sql, params)
         row = cursor.fetchone()
         return None if row is None else row_maker(_names(cursor))(row)
+
+    def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.cursor.execute(sql, params).fetchall()
 
     def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
         cursor = self.cursor.execute(sql, params)

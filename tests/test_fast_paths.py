@@ -179,3 +179,15 @@ def test_a_remembered_url_locates_as_it_did_and_each_request_gets_its_own_query(
     for _ in range(2):  # a URL naming no page is refused every time, not remembered as a page
         with pytest.raises(NotFound):
             make_request(None, {}, "t", "/studios/team/zz/abc")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.dictionaries(st.text(), st.text(), max_size=4) | st.dictionaries(
+    st.text(st.characters(max_codepoint=127)), st.text(st.characters(max_codepoint=127)), max_size=4))
+def test_query_text_is_urlencode(query):
+    """The table of `query_text` against `urlencode`, on any text and on ASCII alone (its fast path)."""
+    from urllib.parse import urlencode
+
+    from navmcp.pages import query_text
+
+    assert query_text(query) == urlencode(query)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote_plus, urlsplit
 
 from navmcp.errors import NotFound
 from navmcp.store import Row, Tx
@@ -43,7 +43,7 @@ class Request:
 
     @property
     def url(self) -> str:
-        return self.path + ("?" + urlencode(self.query) if self.query else "")
+        return self.path + ("?" + query_text(self.query) if self.query else "")
 
     def page_number(self, key: str = "page") -> int:
         value = self.query.get(key)
@@ -62,7 +62,22 @@ def url_with(path: str, query: dict[str, str], **changes: Any) -> str:
     """`path` with `query` changed by `changes` (None: unchanged); page=1 and part=1 are left out."""
     query = {**query, **{k: str(v) for k, v in changes.items() if v is not None}}
     query = {k: v for k, v in query.items() if not (k in ("page", "part") and v == "1")}
-    return path + ("?" + urlencode(query) if query else "")
+    return path + ("?" + query_text(query) if query else "")
+
+
+# ASCII that `quote_plus` escapes, and how: a space becomes '+', the rest %XX.
+_QUOTE_PLUS = str.maketrans({c: "+" if c == " " else f"%{ord(c):02X}" for c in map(chr, range(128))
+                             if not (c.isascii() and c.isalnum() or c in "_.-~")})
+
+
+def query_text(query: dict[str, str]) -> str:
+    """`urlencode(query)`, text for text: ASCII is escaped by one table, not byte by byte in Python
+    (a Next link's `after=` escapes its time's colons on every feed page)."""
+    return "&".join(f"{_quoted(k)}={_quoted(v)}" for k, v in query.items())
+
+
+def _quoted(text: str) -> str:
+    return text.translate(_QUOTE_PLUS) if text.isascii() else quote_plus(text)
 
 
 @dataclass(frozen=True)

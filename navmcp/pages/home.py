@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from navmcp.errors import NotFound
@@ -30,14 +31,15 @@ def view_home(req: Request) -> dict[str, Any]:
     # One query per studio, each walking that studio's newest open items (index items_open_kind_created)
     # and stopping after a page's worth; sorting all open items of all studios would grow with the data.
     open_clause = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
-    # The kind and the studio are the same on every row of a query: set here, not read per row.
+    # Rows come as tuples and become the final dicts once; the kind and the studio are the same on
+    # every row of a query: set here, not read per row.
     awaiting_votes, near_mass = [], []
     for studio in studios:
         handle = studio["handle"]
         awaiting_votes += [
-            {"id": r["id"], "title": r["title"], "kind": "decision", "deadline": r["deadline"],
-             "created_at": r["created_at"], "studio": handle}
-            for r in tx.all(
+            {"id": id_, "title": title, "kind": "decision", "deadline": deadline, "created_at": created_at,
+             "studio": handle}
+            for id_, title, deadline, created_at in tx.tuples(
                 f"""SELECT i.id, i.title, i.deadline, i.created_at FROM items i
                      WHERE {open_clause}
                        AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
@@ -46,9 +48,9 @@ def view_home(req: Request) -> dict[str, Any]:
         # "Near" critical mass: not yet reached, and you could help reach it. The count is the one
         # kept on the item (migration 0007), not a count of participants per row walked.
         near_mass += [
-            {"id": r["id"], "title": r["title"], "kind": "commitment", "critical_mass": r["critical_mass"],
-             "created_at": r["created_at"], "studio": handle, "joined": r["participant_count"]}
-            for r in tx.all(
+            {"id": id_, "title": title, "kind": "commitment", "critical_mass": critical_mass,
+             "created_at": created_at, "studio": handle, "joined": joined}
+            for id_, title, critical_mass, created_at, joined in tx.tuples(
                 f"""SELECT i.id, i.title, i.critical_mass, i.created_at, i.participant_count
                       FROM items i
                      WHERE {open_clause}
@@ -56,13 +58,18 @@ def view_home(req: Request) -> dict[str, Any]:
                        AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)
                      ORDER BY i.created_at DESC LIMIT ?""",
                 (studio["id"], "commitment", now_, uid, PAGE_SIZE))]
-    newest_first = lambda row: row["created_at"]  # noqa: E731
+    if len(studios) > 1:
+        # Each studio's rows came newest first (times are text that sorts as it reads, in SQLite and
+        # in PostgreSQL's "C" collation); one studio's are already the page, merged lists are cut to one.
+        newest_first = operator.itemgetter("created_at")
+        awaiting_votes = sorted(awaiting_votes, key=newest_first, reverse=True)[:PAGE_SIZE]
+        near_mass = sorted(near_mass, key=newest_first, reverse=True)[:PAGE_SIZE]
     return {
         "title": "Home",
         "breadcrumb": [HOME],
         "studios": studios,
-        "awaiting_votes": sorted(awaiting_votes, key=newest_first, reverse=True)[:PAGE_SIZE],
-        "near_mass": sorted(near_mass, key=newest_first, reverse=True)[:PAGE_SIZE],
+        "awaiting_votes": awaiting_votes,
+        "near_mass": near_mass,
     }
 
 
