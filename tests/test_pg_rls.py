@@ -384,3 +384,73 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path):
             assert kept_and_counted()[commitment.rsplit("/", 1)[1]] == (before, before)
         finally:
             app.store.close()
+
+
+SUPABASE_API_ROLES = ("anon", "authenticated")  # the Data API's roles on every Supabase project
+
+
+@contextlib.contextmanager
+def _supabase_like_database():
+    """A throwaway database where, as on Supabase, every table and sequence created in `public` is
+    granted to the Data API's roles by default; migrated; (owner URL, app URL). The roles are made
+    for the test if the server lacks them, and dropped again afterwards."""
+    from store_fixtures import PG_ADMIN_URL, _url
+
+    name = f"navmcp_test_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as server:
+        made = [role for role in SUPABASE_API_ROLES
+                if not server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()]
+        for role in made:
+            with contextlib.suppress(psycopg.errors.DuplicateObject):  # another run made it meanwhile
+                server.execute(f"CREATE ROLE {role} NOLOGIN")
+        server.execute(f'CREATE DATABASE "{name}"')
+        try:
+            owner_url = _url(PG_ADMIN_URL, urlsplit(PG_ADMIN_URL).username or "postgres", name)
+            with psycopg.connect(owner_url, autocommit=True) as owner:
+                for kind in ("TABLES", "SEQUENCES"):
+                    owner.execute(f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON {kind} TO anon, authenticated")
+                owner.execute("GRANT USAGE ON SCHEMA public TO anon, authenticated")
+            migrate(owner_url)
+            yield owner_url, _url(PG_ADMIN_URL, "navmcp_app", name)
+        finally:
+            server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            for role in made:
+                with contextlib.suppress(psycopg.Error):  # still used by another run's database
+                    server.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_supabase_data_api_roles_reach_no_table(tmp_path):
+    """On Supabase a user's token also works in the Data API, as `authenticated`; there it would
+    pass navmcp's policies but none of its rules (closing someone else's decision, writing a
+    commitment's count). The migrations leave those roles no privilege on any table or sequence."""
+    with _supabase_like_database() as (owner_url, app_url):
+        app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
+        try:
+            alice = add_user(app.store, "alice")
+            app.workspace.execute(alice, "/", "create_studio", {"handle": "a", "name": "A"})
+            app.workspace.execute(alice, "/studios/a", "create_decision", {"question": "q", "options": ["o"]})
+        finally:
+            app.store.close()
+        with psycopg.connect(owner_url, autocommit=True) as owner:
+            owner.execute("CREATE TABLE probe (x int)")  # the default grant is live: a new table gets it
+            assert owner.execute("SELECT has_table_privilege('authenticated', 'probe', 'UPDATE')").fetchone()[0]
+            owner.execute("DROP TABLE probe")
+            relations = owner.execute(
+                "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')").fetchall()
+            assert {"items", "votes", "audit", "items_seq_seq"} <= {r for r, _ in relations}
+            for role in SUPABASE_API_ROLES:
+                for relation, kind in relations:
+                    if kind == "S":
+                        held = owner.execute("SELECT has_sequence_privilege(%s, %s, 'USAGE, SELECT, UPDATE')",
+                                             (role, relation)).fetchone()[0]
+                    else:
+                        held = owner.execute("SELECT has_table_privilege(%s, %s, 'SELECT, INSERT, UPDATE, DELETE,"
+                                             " TRUNCATE, REFERENCES, TRIGGER')", (role, relation)).fetchone()[0]
+                    assert not held, f"{role} holds a privilege on {relation}"
+            # What the Data API would run for alice: refused before any policy is looked at.
+            owner.execute("SET ROLE authenticated")
+            owner.execute("SELECT set_config('request.jwt.claims', %s, false)", (f'{{"sub": "{alice["id"]}"}}',))
+            for sql in ("SELECT * FROM items", "UPDATE items SET closed_at = 'now'", "DELETE FROM votes"):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    owner.execute(sql)
