@@ -55,10 +55,14 @@ def tally(tx: Tx, decision_id: str) -> list[Row]:
     )
 
 
-def options(tx: Tx, decision_id: str) -> list[Row]:
-    """The options without their tallies (what an action's rules and handler read), oldest first."""
-    return tx.all("SELECT id, title, created_at FROM options WHERE decision_id = ? ORDER BY created_at, id",
-                  (decision_id,))
+def options(tx: Tx, decision_id: str, user_id: str) -> list[Row]:
+    """The options without their tallies (what an action's rules and handler read), oldest first;
+    `mine`: whether `user_id` has a vote on it."""
+    return tx.all(
+        """SELECT o.id, o.title, o.created_at,
+                  EXISTS (SELECT 1 FROM votes v WHERE v.option_id = o.id AND v.user_id = ?) AS mine
+             FROM options o WHERE o.decision_id = ? ORDER BY o.created_at, o.id""",
+        (user_id, decision_id))
 
 
 def winners(options: list[Row]) -> list[Row]:

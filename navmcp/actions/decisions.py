@@ -61,8 +61,11 @@ def vote(req: Request, p: Vote) -> Outcome:
             raise ActionFailed(f"vote failed: no option {ballot.option!r}. Options: {names}")
         chosen[option["id"]] = (option, ballot)
     decision_id, uid, stamp = req.item["id"], req.user["id"], now()
-    replaced = req.facts["voted"]  # read in this transaction, which holds the item (see _resolve_item)
-    if replaced:
+    # Your votes as read in this transaction, which holds the item (see _resolve_item): a ballot
+    # naming every option you voted on before leaves nothing to delete.
+    mine = [o["id"] for o in options if o["mine"]]
+    replaced = bool(mine)
+    if any(option_id not in chosen for option_id in mine):
         req.tx.execute(_DELETE_LEFT_OUT[len(chosen)], (decision_id, uid, *chosen))
     req.tx.execute(_UPSERT_VOTES[len(chosen)], [  # the ballots in one statement
         value for option, ballot in chosen.values()

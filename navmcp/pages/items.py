@@ -26,7 +26,7 @@ _RESOLVE = """SELECT s.*, m.role, i.*, u.handle AS author{facts}
                WHERE s.handle = ?"""
 _FACTS = {
     "note": ", EXISTS (SELECT 1 FROM reads WHERE note_id = i.id AND user_id = ?) AS confirmed",
-    "decision": ", EXISTS (SELECT 1 FROM votes WHERE decision_id = i.id AND user_id = ?) AS voted",
+    "decision": "",  # its options carry whether they hold your vote (`domain.options`)
     # A commitment's participant count is a column of the item (migration 0007): `i.participant_count`.
     "commitment": ", EXISTS (SELECT 1 FROM participants WHERE commitment_id = i.id AND user_id = ?) AS joined",
 }
@@ -39,7 +39,8 @@ def _resolve_item(req: Request, kind: str) -> tuple:
     # the facts below (participant count, options, open or not) cannot change under the action.
     req.tx.lock("items", req.args["item"])
     uid = req.user["id"]
-    found = req.tx.record(_RESOLVE_SQL[kind], (uid, uid, req.args["item"], kind, req.args["studio"]))
+    fact_args = (uid,) if _FACTS[kind] else ()
+    found = req.tx.record(_RESOLVE_SQL[kind], (*fact_args, uid, req.args["item"], kind, req.args["studio"]))
     if found is None:
         raise no_studio(req)
     names, row = found
@@ -61,9 +62,11 @@ def resolve_note(req: Request) -> None:
 
 
 def resolve_decision(req: Request) -> None:
-    (voted,) = _resolve_item(req, "decision")
-    req.facts["options"] = (domain.options if req.acting else domain.tally)(req.tx, req.item["id"])
-    req.facts["voted"] = bool(voted)
+    _resolve_item(req, "decision")
+    if req.acting:
+        req.facts["options"] = domain.options(req.tx, req.item["id"], req.user["id"])
+    else:
+        req.facts["options"] = domain.tally(req.tx, req.item["id"])
 
 
 def resolve_commitment(req: Request) -> None:
