@@ -248,8 +248,7 @@ def measure_stdio(name: str, fx: Fixture, settings: Settings, log: Path) -> dict
         for url in fx.urls:  # warm-up: the first call loads the workspace, templates, pydantic models
             server.call("navigate", navigate_args(url))
         server.call("execute_action", vote_args(fx, 0))
-        times = [server.call_timed("navigate", navigate_args(fx.urls[n % len(fx.urls)]))
-                 for n in range(settings.sequential)]
+        times = navigate_times(server, fx, settings)
         figures["navigate_p50_ms"] = statistics.median(times)
         figures["navigate_p99_ms"] = percentile(times, 0.99)
         times = [server.call_timed("navigate", navigate_args("/help")) for n in range(settings.sequential // 2)]
@@ -265,6 +264,23 @@ def measure_stdio(name: str, fx: Fixture, settings: Settings, log: Path) -> dict
     finally:
         server.close()
     return figures
+
+
+def navigate_times(server: StdioServer, fx: Fixture, settings: Settings) -> list[float]:
+    """Sequential navigates over the benchmarked URLs, each one's round trip in ms."""
+    return [server.call_timed("navigate", navigate_args(fx.urls[n % len(fx.urls)])) for n in range(settings.sequential)]
+
+
+def navigate_p50(fx: Fixture, settings: Settings, log: Path) -> float:
+    """navmcp's sequential navigate p50 on its own, warmed up as in `measure_stdio` (the scale rounds)."""
+    server = StdioServer(SERVERS["navmcp"]["stdio"], server_env(fx), log)
+    try:
+        server.initialize()
+        for url in fx.urls:
+            server.call("navigate", navigate_args(url))
+        return statistics.median(navigate_times(server, fx, settings))
+    finally:
+        server.close()
 
 
 def page_texts(name: str, fx: Fixture, log: Path) -> dict[str, str]:
@@ -514,8 +530,9 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
     print(f"# navmcp benchmark — {results['machine']['summary']} — store: {store}", file=out)
     if not http_ok:
         print("HTTP: not available (`navmcp web --help` failed on this branch); the /mcp figure is skipped.", file=out)
+    fixtures: dict[int, Fixture] = {}
     for size in settings.sizes:
-        fx = prepare(size, settings)
+        fx = fixtures[size] = prepare(size, settings)
         seeded = f" (seeded in {fx.seed_seconds:.1f} s)" if fx.seed_seconds else " (reused)"
         print(f"\n## {size:,} items{seeded}", file=out, flush=True)
         texts = {name: page_texts(name, fx, log) for name in settings.servers}
@@ -538,11 +555,12 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
         results["sizes"][str(size)] = {"rounds": rounds, "same_pages": same, "seed_seconds": fx.seed_seconds,
                                        "summary": summarize(rounds, settings.servers)}
         print(table(results["sizes"][str(size)]["summary"], settings.servers), file=out, flush=True)
-    results["scale"] = scale(results, settings)
+    results["scale"] = scale(fixtures, settings, log)
     if results["scale"]:
         s = results["scale"]
         print(f"\nnavmcp navigate p50 at {s['large']:,} items vs {s['small']:,}: {s['ratio']:.2f}x "
-              f"(target <= {SCALE_TARGET}x: {'met' if s['met'] else 'MISSED'})", file=out)
+              f"(target <= {SCALE_TARGET}x: {'met' if s['met'] else 'MISSED'}; per-round ratios "
+              f"{', '.join(f'{r:.2f}' for r in s['ratios'])})", file=out)
     return results
 
 
@@ -598,16 +616,22 @@ def fmt(value: float | None) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
 
 
-def scale(results: dict[str, Any], settings: Settings) -> dict[str, Any] | None:
-    sizes = sorted(settings.sizes)
-    if len(sizes) < 2 or "navmcp" not in settings.servers:
+def scale(fixtures: dict[int, Fixture], settings: Settings, log: Path) -> dict[str, Any] | None:
+    """navmcp's navigate p50 on the largest database ÷ on the smallest, measured in rounds of their
+    own that alternate which goes first, like the A/B rounds: the size parts run minutes apart, and
+    the machine's speed drifts by more than this target's margin in that time."""
+    sizes = sorted(fixtures)
+    if len(sizes) < 2 or "navmcp" not in settings.servers or "stdio" not in settings.parts:
         return None
-    small = results["sizes"][str(sizes[0])]["summary"]["navigate_p50_ms"]["navmcp"]
-    large = results["sizes"][str(sizes[-1])]["summary"]["navigate_p50_ms"]["navmcp"]
-    if small is None or large is None:  # --parts http: no stdio figures
-        return None
-    ratio = large / small
-    return {"small": sizes[0], "large": sizes[-1], "ratio": ratio, "met": ratio <= SCALE_TARGET}
+    small, large = sizes[0], sizes[-1]
+    ratios, p50s = [], {small: [], large: []}
+    for r in range(settings.rounds):
+        for size in (small, large) if r % 2 == 0 else (large, small):
+            p50s[size].append(navigate_p50(fixtures[size], settings, log))
+        ratios.append(p50s[large][-1] / p50s[small][-1])
+    ratio = statistics.median(ratios)
+    return {"small": small, "large": large, "ratio": ratio, "ratios": ratios, "met": ratio <= SCALE_TARGET,
+            "p50_ms": {str(size): statistics.median(values) for size, values in p50s.items()}}
 
 
 def _pg_version(url: str) -> str:
@@ -635,7 +659,7 @@ def machine() -> dict[str, Any]:
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
     parser = argparse.ArgumentParser(prog="python -m bench", description="navmcp vs the MCP SDK, side by side.")
     parser.add_argument("--sizes", default="1000,100000,1000000", help="comma-separated item counts")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, help="alternating rounds (default 3; 1 with --quick)")
     parser.add_argument("--cold", type=int, default=5, help="cold starts per server per round")
     parser.add_argument("--sequential", type=int, default=200, help="sequential navigate calls per round")
     parser.add_argument("--sequential-execute", type=int, default=100, help="sequential execute_action calls")
@@ -648,19 +672,19 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
     parser.add_argument("--pg-prefix", default=Settings.pg_prefix,
                         help="PostgreSQL (NAVMCP_DATABASE_URL set): databases are named PREFIX<items>")
     parser.add_argument("--json", type=Path, help="also write all figures as JSON to this file")
-    parser.add_argument("--quick", action="store_true", help="tiny run for CI: 1 round, few requests")
+    parser.add_argument("--quick", action="store_true", help="tiny run for CI: 1 round unless --rounds, few requests")
     parser.add_argument("--with-bare", action="store_true",
                         help="also run bench/bare_server.py, the barest loop over the same work (stdio only)")
     args = parser.parse_args(argv)
     settings = Settings(database_url=os.environ.get("NAVMCP_DATABASE_URL") or None,
-                        sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds, cold=args.cold,
+                        sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds or (1 if args.quick else 3), cold=args.cold,
                         sequential=args.sequential, sequential_execute=args.sequential_execute,
                         pipelined=args.pipelined, http_per_session=args.http_requests, sessions=args.sessions,
                         workdir=args.workdir, parts=tuple(args.parts.split(",")), pg_prefix=args.pg_prefix)
     if args.with_bare:
         settings.servers = (*settings.servers, "bare")
     if args.quick:
-        settings.rounds, settings.cold, settings.sequential, settings.sequential_execute = 1, 1, 10, 5
+        settings.cold, settings.sequential, settings.sequential_execute = 1, 10, 5
         settings.pipelined, settings.http_per_session = 20, 5
     return settings, args.json
 

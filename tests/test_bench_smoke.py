@@ -42,6 +42,23 @@ def test_bench_runs_at_a_tiny_size(tmp_path):
     assert size["summary"]["cold_start_ms"]["ratio"] > 0
 
 
+def test_the_scale_figure_comes_from_rounds_of_its_own(tmp_path):
+    """With two sizes, navmcp's navigate p50 is measured on both in alternating rounds after the
+    size parts, and the figure is the median of those rounds' ratios."""
+    out = tmp_path / "results.json"
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--sizes", "60,30", "--quick", "--rounds", "3", "--parts", "stdio",
+         "--workdir", str(tmp_path / "work"), "--json", str(out)],
+        capture_output=True, cwd=ROOT, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    scale = json.loads(out.read_text())["scale"]
+    assert (scale["small"], scale["large"]) == (30, 60)
+    assert len(scale["ratios"]) == 3 and all(r > 0 for r in scale["ratios"])
+    assert scale["ratio"] == sorted(scale["ratios"])[1]
+    assert "navmcp navigate p50 at 60 items vs 30:" in done.stdout.decode()
+
+
 def test_bench_runs_on_postgres_at_a_tiny_size(tmp_path, pg_database):
     """With NAVMCP_DATABASE_URL (the owner's URL) the bench seeds its own database there and runs
     both servers on it as navmcp_app; stdio part only, to stay quick."""
