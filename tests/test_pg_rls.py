@@ -277,30 +277,37 @@ def test_a_vote_is_updated_in_place_only_by_its_voter_and_only_its_choice(two_st
         assert admin.execute("SELECT accept FROM votes WHERE decision_id = %s", (decision,)).fetchall() == [(1,)]
 
 @contextlib.contextmanager
-def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
-    """A throwaway database with every migration before `version` applied, and the later ones named
-    in `also` (what today's app needs to write a test's data there): (owner URL, app URL)."""
+def _throwaway_database():
+    """An empty database of its own, dropped afterwards: (server connection, owner URL, app URL)."""
     from store_fixtures import PG_ADMIN_URL, _url
 
     name = f"navmcp_test_{secrets.token_hex(4)}"
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as server:
         server.execute(f'CREATE DATABASE "{name}"')
         try:
-            owner_url = _url(PG_ADMIN_URL, urlsplit(PG_ADMIN_URL).username or "postgres", name)
-            # Marked applied, so `migrate` skips them; unmarked again afterwards.
-            skipped = [(v, n) for v, n, _ in migration_files() if v >= version and v not in also]
-            with psycopg.connect(owner_url, autocommit=True) as owner:
-                owner.execute("CREATE SCHEMA navmcp")
-                owner.execute("CREATE TABLE navmcp.schema_migrations (version TEXT PRIMARY KEY, name TEXT NOT NULL,"
-                              " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
-                for skip in skipped:
-                    owner.execute("INSERT INTO navmcp.schema_migrations (version, name) VALUES (%s, %s)", skip)
-            migrate(owner_url)
-            with psycopg.connect(owner_url, autocommit=True) as owner:
-                owner.execute("DELETE FROM navmcp.schema_migrations WHERE version = ANY(%s)", ([v for v, _ in skipped],))
-            yield owner_url, _url(PG_ADMIN_URL, "navmcp_app", name)
+            yield (server, _url(PG_ADMIN_URL, urlsplit(PG_ADMIN_URL).username or "postgres", name),
+                   _url(PG_ADMIN_URL, "navmcp_app", name))
         finally:
             server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
+    """A throwaway database with every migration before `version` applied, and the later ones named
+    in `also` (what today's app needs to write a test's data there): (owner URL, app URL)."""
+    with _throwaway_database() as (_, owner_url, app_url):
+        # Marked applied, so `migrate` skips them; unmarked again afterwards.
+        skipped = [(v, n) for v, n, _ in migration_files() if v >= version and v not in also]
+        with psycopg.connect(owner_url, autocommit=True) as owner:
+            owner.execute("CREATE SCHEMA navmcp")
+            owner.execute("CREATE TABLE navmcp.schema_migrations (version TEXT PRIMARY KEY, name TEXT NOT NULL,"
+                          " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+            for skip in skipped:
+                owner.execute("INSERT INTO navmcp.schema_migrations (version, name) VALUES (%s, %s)", skip)
+        migrate(owner_url)
+        with psycopg.connect(owner_url, autocommit=True) as owner:
+            owner.execute("DELETE FROM navmcp.schema_migrations WHERE version = ANY(%s)", ([v for v, _ in skipped],))
+        yield owner_url, app_url
 
 
 def test_the_migration_backfills_people_who_left_before_it(tmp_path):
@@ -394,29 +401,27 @@ def _supabase_like_database():
     """A throwaway database where, as on Supabase, every table and sequence created in `public` is
     granted to the Data API's roles by default; migrated; (owner URL, app URL). The roles are made
     for the test if the server lacks them, and dropped again afterwards."""
-    from store_fixtures import PG_ADMIN_URL, _url
+    from store_fixtures import PG_ADMIN_URL
 
-    name = f"navmcp_test_{secrets.token_hex(4)}"
+    made = []
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as server:
-        made = [role for role in SUPABASE_API_ROLES
-                if not server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()]
-        for role in made:
-            with contextlib.suppress(psycopg.errors.DuplicateObject):  # another run made it meanwhile
-                server.execute(f"CREATE ROLE {role} NOLOGIN")
-        server.execute(f'CREATE DATABASE "{name}"')
         try:
-            owner_url = _url(PG_ADMIN_URL, urlsplit(PG_ADMIN_URL).username or "postgres", name)
-            with psycopg.connect(owner_url, autocommit=True) as owner:
-                for kind in ("TABLES", "SEQUENCES"):
-                    owner.execute(f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON {kind} TO anon, authenticated")
-                owner.execute("GRANT USAGE ON SCHEMA public TO anon, authenticated")
-            migrate(owner_url)
-            yield owner_url, _url(PG_ADMIN_URL, "navmcp_app", name)
-        finally:
-            server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            for role in SUPABASE_API_ROLES:
+                if not server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                    with contextlib.suppress(psycopg.errors.DuplicateObject):  # another run made it meanwhile
+                        server.execute(f"CREATE ROLE {role} NOLOGIN")
+                        made.append(role)
+            with _throwaway_database() as (_, owner_url, app_url):
+                with psycopg.connect(owner_url, autocommit=True) as owner:
+                    for kind in ("TABLES", "SEQUENCES"):
+                        owner.execute(f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON {kind} TO anon, authenticated")
+                    owner.execute("GRANT USAGE ON SCHEMA public TO anon, authenticated")
+                migrate(owner_url)
+                yield owner_url, app_url
+        finally:  # the database is gone by now, and with it what the roles held there
             for role in made:
                 with contextlib.suppress(psycopg.Error):  # still used by another run's database
-                    server.execute(f"DROP ROLE IF EXISTS {role}")
+                    server.execute(f"DROP ROLE {role}")
 
 
 def test_supabase_data_api_roles_reach_no_table(tmp_path):
