@@ -251,7 +251,6 @@ def test_the_app_role_cannot_write_a_commitments_participant_count(two_studios, 
     assert counts[commitment] == counts[full.rsplit("/", 1)[1]] == (1, 1) and closed == (3,)
 
 
-
 def test_a_vote_is_updated_in_place_only_by_its_voter_and_only_its_choice(two_studios, pg_database):
     """Voting again updates your rows (ON CONFLICT DO UPDATE): the app role may update your own votes'
     accept, prefer and time, never another member's votes nor which option or decision a vote is on."""
@@ -276,16 +275,17 @@ def test_a_vote_is_updated_in_place_only_by_its_voter_and_only_its_choice(two_st
     with psycopg.connect(pg_database.admin_url) as admin:
         assert admin.execute("SELECT accept FROM votes WHERE decision_id = %s", (decision,)).fetchall() == [(1,)]
 
+
 @contextlib.contextmanager
 def _throwaway_database():
-    """An empty database of its own, dropped afterwards: (server connection, owner URL, app URL)."""
+    """An empty database of its own, dropped afterwards: (owner URL, app URL)."""
     from store_fixtures import PG_ADMIN_URL, _url
 
     name = f"navmcp_test_{secrets.token_hex(4)}"
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as server:
         server.execute(f'CREATE DATABASE "{name}"')
         try:
-            yield (server, _url(PG_ADMIN_URL, urlsplit(PG_ADMIN_URL).username or "postgres", name),
+            yield (_url(PG_ADMIN_URL, urlsplit(PG_ADMIN_URL).username or "postgres", name),
                    _url(PG_ADMIN_URL, "navmcp_app", name))
         finally:
             server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -295,7 +295,7 @@ def _throwaway_database():
 def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
     """A throwaway database with every migration before `version` applied, and the later ones named
     in `also` (what today's app needs to write a test's data there): (owner URL, app URL)."""
-    with _throwaway_database() as (_, owner_url, app_url):
+    with _throwaway_database() as (owner_url, app_url):
         # Marked applied, so `migrate` skips them; unmarked again afterwards.
         skipped = [(v, n) for v, n, _ in migration_files() if v >= version and v not in also]
         with psycopg.connect(owner_url, autocommit=True) as owner:
@@ -411,7 +411,7 @@ def _supabase_like_database():
                     with contextlib.suppress(psycopg.errors.DuplicateObject):  # another run made it meanwhile
                         server.execute(f"CREATE ROLE {role} NOLOGIN")
                         made.append(role)
-            with _throwaway_database() as (_, owner_url, app_url):
+            with _throwaway_database() as (owner_url, app_url):
                 with psycopg.connect(owner_url, autocommit=True) as owner:
                     for kind in ("TABLES", "SEQUENCES"):
                         owner.execute(f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON {kind} TO anon, authenticated")

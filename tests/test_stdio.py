@@ -137,7 +137,6 @@ def test_pipelined_requests_are_all_answered_in_order(server):
     assert server.proc.wait(timeout=10) == 0
 
 
-
 def test_a_pipe_to_stdout_is_widened_to_hold_a_group_of_replies(server):
     """On Linux the server asks for a 1 MiB stdout pipe (64 KiB by default), so that writing a
     pipelined group's replies doesn't stall until the client has read them."""
@@ -150,6 +149,7 @@ def test_a_pipe_to_stdout_is_widened_to_hold_a_group_of_replies(server):
     server.send(INIT)
     assert server.receive()["id"] == 0  # the server has started serving: its pipe is set up
     assert fcntl.fcntl(server.proc.stdout.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+
 
 def test_invalid_utf8_line_is_a_parse_error(server):
     server.send(b'{"jsonrpc":"2.0","id":1,"method":"ping","x":"\xc3\x28"}')

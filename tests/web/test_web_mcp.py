@@ -63,7 +63,6 @@ def test_navigation_state_survives_between_requests_and_processes(app, web, owne
         assert tx.scalar("SELECT client FROM audit WHERE action = 'add_comment' ORDER BY at DESC LIMIT 1") == "raw-test"
 
 
-
 def test_a_session_state_is_parsed_again_only_when_its_row_changed(app, mcp, monkeypatch):
     """The state this process wrote or read last is kept parsed; a request that leaves it as it
     was (a ping, the same page again) keeps it too, and a row changed elsewhere is parsed anew."""
@@ -81,6 +80,7 @@ def test_a_session_state_is_parsed_again_only_when_its_row_changed(app, mcp, mon
                    ('{"current_url": "/whoami", "actions": [], "history": []}', headers["Mcp-Session-Id"]))
     api.post("/mcp", json={"jsonrpc": "2.0", "id": 6, "method": "ping"}, headers=headers)
     assert [data["current_url"] for data in parsed] == ["/whoami"]
+
 
 def test_session_rules(mcp, app, web):
     api, headers = mcp
