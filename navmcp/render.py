@@ -108,11 +108,27 @@ def templates_dir() -> Path:
 @functools.cache
 def environment():
     import jinja2
+    from jinja2.compiler import CodeGenerator, optimizeconst
+    from jinja2.nodes import Slice
+
+    class _CodeGenerator(CodeGenerator):
+        # `row["key"]` compiles to a plain subscript, as Jinja compiles a slice, rather than to a
+        # call of `environment.getitem` (an attribute lookup and a call per key, hundreds a page).
+        @optimizeconst
+        def visit_Getitem(self, node, frame) -> None:
+            if isinstance(node.arg, Slice):
+                super().visit_Getitem(node, frame)
+                return
+            self.visit(node.node, frame)
+            self.write("[")
+            self.visit(node.arg, frame)
+            self.write("]")
 
     class _Environment(jinja2.Environment):
-        # Pages hand templates dicts, which templates read as `row["key"]`: one C call, where Jinja's
+        # Pages hand templates dicts, which templates read as `row["key"]`: a subscript, where Jinja's
         # getitem (and `row.key`, through getattr) is Python that tries an attribute too. A missing
-        # key raises, as StrictUndefined would have on use.
+        # key raises, as StrictUndefined would have on use (constant folding calls `getitem`).
+        code_generator_class = _CodeGenerator
         getitem = staticmethod(operator.getitem)
 
     env = _Environment(
