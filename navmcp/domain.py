@@ -42,16 +42,19 @@ def closed_reason(item: Row) -> str:
     return "it is full"
 
 
-def tally(tx: Tx, decision_id: str) -> list[Row]:
-    """Options with accept and prefer counts, best first (most accepted, then most preferred)."""
+def tally(tx: Tx, decision_id: str, user_id: str = "") -> list[Row]:
+    """Options with accept and prefer counts, best first (most accepted, then most preferred);
+    `my_accept`/`my_prefer`: `user_id`'s vote on each (None where they have none)."""
     return tx.all(
         """SELECT o.id, o.title, o.created_at,
-                  coalesce(sum(v.accept), 0) AS accepts, coalesce(sum(v.prefer), 0) AS prefers
+                  coalesce(sum(v.accept), 0) AS accepts, coalesce(sum(v.prefer), 0) AS prefers,
+                  max(CASE WHEN v.user_id = ? THEN v.accept END) AS my_accept,
+                  max(CASE WHEN v.user_id = ? THEN v.prefer END) AS my_prefer
              FROM options o LEFT JOIN votes v ON v.option_id = o.id
             WHERE o.decision_id = ?
             GROUP BY o.id, o.title, o.created_at
             ORDER BY accepts DESC, prefers DESC, o.created_at, o.id""",
-        (decision_id,),
+        (user_id, user_id, decision_id),
     )
 
 

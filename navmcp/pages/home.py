@@ -25,40 +25,44 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
     )
 
 
+# One query per studio, each walking that studio's newest open items (index items_open_kind_created)
+# and stopping after a page's worth; sorting all open items of all studios would grow with the data.
+# Only what the lists show is read (each value read is a Python object made, forty rows a page),
+# and the items' time only when several studios' lists are merged by it (`{time}`).
+_OPEN = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
+_AWAITING = ("SELECT i.id, i.title, i.deadline{time} FROM items i WHERE " + _OPEN
+             + " AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)"
+               " ORDER BY i.created_at DESC LIMIT ?")
+# "Near" critical mass: not yet reached, and you could help reach it. The count is the one kept on
+# the item (migration 0007), not a count of participants per row walked.
+_NEAR = ("SELECT i.id, i.title, i.critical_mass, i.participant_count{time} FROM items i WHERE " + _OPEN
+         + " AND i.participant_count < i.critical_mass"
+           " AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)"
+           " ORDER BY i.created_at DESC LIMIT ?")
+_HOME_SQL = {merged: (_AWAITING.format(time=", i.created_at" if merged else ""),
+                      _NEAR.format(time=", i.created_at" if merged else "")) for merged in (False, True)}
+
+
 def view_home(req: Request) -> dict[str, Any]:
     tx, uid, now_ = req.tx, req.user["id"], now()
     studios = your_studios(req)
-    # One query per studio, each walking that studio's newest open items (index items_open_kind_created)
-    # and stopping after a page's worth; sorting all open items of all studios would grow with the data.
-    open_clause = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
-    # Rows come as tuples and become the final dicts once; the kind and the studio are the same on
-    # every row of a query: set here, not read per row.
+    merged = len(studios) > 1
+    awaiting_sql, near_sql = _HOME_SQL[merged]
+    # Rows come as tuples and become the final dicts once; the studio is the same on every row of a
+    # query: set here, not read per row.
     awaiting_votes, near_mass = [], []
     for studio in studios:
         handle = studio["handle"]
-        awaiting_votes += [
-            {"id": id_, "title": title, "kind": "decision", "deadline": deadline, "created_at": created_at,
-             "studio": handle}
-            for id_, title, deadline, created_at in tx.tuples(
-                f"""SELECT i.id, i.title, i.deadline, i.created_at FROM items i
-                     WHERE {open_clause}
-                       AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
-                     ORDER BY i.created_at DESC LIMIT ?""",
-                (studio["id"], "decision", now_, uid, PAGE_SIZE))]
-        # "Near" critical mass: not yet reached, and you could help reach it. The count is the one
-        # kept on the item (migration 0007), not a count of participants per row walked.
-        near_mass += [
-            {"id": id_, "title": title, "kind": "commitment", "critical_mass": critical_mass,
-             "created_at": created_at, "studio": handle, "joined": joined}
-            for id_, title, critical_mass, created_at, joined in tx.tuples(
-                f"""SELECT i.id, i.title, i.critical_mass, i.created_at, i.participant_count
-                      FROM items i
-                     WHERE {open_clause}
-                       AND i.participant_count < i.critical_mass
-                       AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)
-                     ORDER BY i.created_at DESC LIMIT ?""",
-                (studio["id"], "commitment", now_, uid, PAGE_SIZE))]
-    if len(studios) > 1:
+        for row in tx.tuples(awaiting_sql, (studio["id"], "decision", now_, uid, PAGE_SIZE)):
+            awaiting_votes.append({"id": row[0], "title": row[1], "deadline": row[2], "studio": handle})
+            if merged:
+                awaiting_votes[-1]["created_at"] = row[3]
+        for row in tx.tuples(near_sql, (studio["id"], "commitment", now_, uid, PAGE_SIZE)):
+            near_mass.append({"id": row[0], "title": row[1], "critical_mass": row[2], "joined": row[3],
+                              "studio": handle})
+            if merged:
+                near_mass[-1]["created_at"] = row[4]
+    if merged:
         # Each studio's rows came newest first (times are text that sorts as it reads, in SQLite and
         # in PostgreSQL's "C" collation); one studio's are already the page, merged lists are cut to one.
         newest_first = operator.itemgetter("created_at")

@@ -66,7 +66,7 @@ def resolve_decision(req: Request) -> None:
     if req.acting:
         req.facts["options"] = domain.options(req.tx, req.item["id"], req.user["id"])
     else:
-        req.facts["options"] = domain.tally(req.tx, req.item["id"])
+        req.facts["options"] = domain.tally(req.tx, req.item["id"], req.user["id"])
 
 
 def resolve_commitment(req: Request) -> None:
@@ -168,19 +168,23 @@ def view_note(req: Request) -> dict[str, Any]:
 
 
 def view_decision(req: Request) -> dict[str, Any]:
-    tx, item = req.tx, req.item
+    item = req.item
     studio_id = req.studio["id"]
     data, counts = _common(req, item["id"], studio_id, item["id"], studio_id, studio_id)
     options = req.facts["options"]
     data["options"] = options
     data["voters"], data["members"] = counts["voters"], counts["members"]
     data["former_voters"] = counts["former_voters"]
-    data["your_votes"] = tx.all(
-        """SELECT o.title, v.accept, v.prefer FROM votes v JOIN options o ON o.id = v.option_id
-            WHERE v.decision_id = ? AND v.user_id = ? ORDER BY o.created_at""", (item["id"], req.user["id"]))
+    # Your vote is in the tally (its `my_` columns), in the options' own order here, oldest first.
+    data["your_votes"] = [{"title": o["title"], "accept": o["my_accept"], "prefer": o["my_prefer"]}
+                          for o in sorted(options, key=_oldest_first) if o["my_accept"] is not None]
     data["result"] = None if data["open"] else domain.winners(options)
     data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data
+
+
+def _oldest_first(option: Row) -> tuple[str, str]:
+    return option["created_at"], option["id"]
 
 
 def view_commitment(req: Request) -> dict[str, Any]:

@@ -9,7 +9,9 @@ from navmcp.errors import NotFound
 from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.home import HOME
 
-ITEM_COLUMNS = "i.id, i.kind, i.title, i.created_at, i.updated_at, i.pinned, i.closed_at, i.deadline"
+# What an item's line in a list shows (its title, URL, kind, status and last update): every value
+# read per row is a Python object made, and a feed reads twenty rows.
+ITEM_COLUMNS = "i.id, i.kind, i.title, i.updated_at, i.pinned, i.closed_at"
 
 
 def resolve_studio(req: Request) -> None:
@@ -128,7 +130,7 @@ def view_cycle(req: Request) -> dict[str, Any]:
     total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window)
     pos = after(req)
     created = tx.all(
-        f"""SELECT {ITEM_COLUMNS}, i.seq, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
+        f"""SELECT {ITEM_COLUMNS}, i.created_at, i.seq, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
              WHERE i.studio_id = ? AND i.created_at >= ? AND i.created_at < ?
              {"AND (i.created_at, i.seq) < (?, ?)" if pos else ""}
              ORDER BY i.created_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
