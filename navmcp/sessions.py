@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from navmcp.identity import now
 from navmcp.protocol import encode
@@ -117,4 +117,4 @@ def _remember(session_id: str, text: str, state: NavigationState) -> None:
     if len(_parsed) >= PARSED_STATES:
         _parsed.clear()
     # a copy: the caller's object may still change; this one must stay the parse of `text`
-    _parsed[session_id] = (text, replace(state, actions=list(state.actions), history=state.history.copy()))
+    _parsed[session_id] = (text, state.copy())

@@ -41,6 +41,10 @@ class NavigationState:
                 "or navigate to the page first. Start at '/'.")
         return self.current_url
 
+    def copy(self) -> "NavigationState":
+        """A copy that later changes to this state leave as it is."""
+        return NavigationState(self.current_url, list(self.actions), self.history.copy())
+
     def snapshot(self) -> dict[str, Any]:
         return {"current_url": self.current_url, "actions": self.actions, "history": list(self.history)}
 
