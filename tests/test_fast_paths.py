@@ -5,7 +5,9 @@
 - a tool result's structuredContent is spliced in from bytes encoded once per action
   (`protocol.Preencoded`), and a page's text from bytes escaped by `protocol.json_text`: the
   same JSON value as encoding the whole result (and the text, the very same bytes);
-- `inline` remembers what it gave for the texts seen last: the same text as computing it again.
+- `inline` remembers what it gave for the texts seen last: the same text as computing it again;
+- templates compile `row["key"]` to a subscript, not to Jinja's `environment.getitem` call: every
+  page renders as Jinja's own compiler renders it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from navmcp.protocol import Preencoded, _dumps, encode, json_text
-from navmcp.render import environment
+from navmcp.render import environment, inline
 from navmcp.workspace import action_info
 
 # The loop the layout template ran for each action before `listing` (kept here as the reference).
@@ -76,6 +78,39 @@ def test_a_spliced_page_reply_decodes_to_its_plain_encoding_whatever_its_text():
             value = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": text}],
                                                             "structuredContent": structured, "isError": is_error}}
             assert json.loads(encode(value)) == json.loads(_dumps(value)), (text, is_error)
+
+
+def test_every_page_renders_as_jinjas_own_compiler_renders_it(app, owner):
+    import jinja2
+    import pytest
+
+    ours = environment()
+    plain = jinja2.Environment(loader=ours.loader, autoescape=False, trim_blocks=True, lstrip_blocks=True,
+                               keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    plain.filters.update(ours.filters)
+    assert ours.code_generator_class is not plain.code_generator_class
+    source = ours.loader.get_source(ours, "home.md.j2")[0]
+    assert "environment.getitem(" in plain.compile(source, raw=True)
+    assert "environment.getitem(" not in ours.compile(source, raw=True)
+
+    ws = app.workspace
+    urls = seed.seed(app.store, 60)["urls"]
+    ws.execute(owner, urls["decision"], "vote", {"votes": [{"option": "March 3", "accept": True, "prefer": True}]})
+    pages = ["/", "/help", "/help/decisions", "/whoami", "/studios/bench", "/studios/bench/members",
+             "/studios/bench/audit", "/studios/bench/cycles/today", "/studios/bench/search?q=benchmark",
+             "/studios/bench/tags/planning", *urls.values()]
+    for url in pages:
+        page = ws.page(owner, url)
+        context = {**page.data, "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb,
+                   "user": page.user, "actions": page.actions}
+        assert page.markdown == plain.get_template(page.template).render(context), url
+    assert "Your vote: March 3: accept + prefer" in ws.page(owner, urls["decision"]).markdown
+    # A key a row lacks is an error either way, never an empty string on the page.
+    for env in (ours, plain):
+        with pytest.raises(Exception):
+            env.from_string('{{ row["missing"] }}').render(row={"title": "x"})
+    assert ours.from_string('{{ row["title"]|inline }} {{ row["title"][:2] }}').render(row={"title": "#x y"}) \
+        == f"{inline('#x y')} #x"
 
 
 def test_inline_skips_the_escape_table_only_when_nothing_needs_escaping():
