@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 
-from navmcp import actions as action_table
-from navmcp import seed
+import jinja2
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from navmcp import actions as action_table
+from navmcp import seed
 from navmcp.protocol import Preencoded, _dumps, encode, json_text
 from navmcp.render import environment, inline
 from navmcp.workspace import action_info
@@ -81,9 +83,6 @@ def test_a_spliced_page_reply_decodes_to_its_plain_encoding_whatever_its_text():
 
 
 def test_every_page_renders_as_jinjas_own_compiler_renders_it(app, owner):
-    import jinja2
-    import pytest
-
     ours = environment()
     plain = jinja2.Environment(loader=ours.loader, autoescape=False, trim_blocks=True, lstrip_blocks=True,
                                keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
