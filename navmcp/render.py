@@ -84,6 +84,20 @@ def crumbs(breadcrumb: list[tuple[str, str]]) -> str:
     return " › ".join(f"[{inline(label)}]({href})" for label, href in breadcrumb)
 
 
+def page_links(pager: dict[str, Any] | None) -> str:
+    """A paged list's place and links ("Page 2 of 5 (93 in all). Previous: `…`. Next page: `…`.") as a
+    paragraph, or nothing when the list fits on one page. A filter, not a macro: nearly every page
+    has a pager, and a macro call costs more than this text. The URLs are made by the page."""
+    if not pager or pager["pages"] <= 1:
+        return ""
+    text = f"Page {pager['number']} of {pager['pages']} ({pager['total']} in all)."
+    if pager["prev"]:
+        text += f" Previous: `{pager['prev']}`."
+    if pager["next"]:
+        text += f" Next page: `{pager['next']}`."
+    return text + "\n\n"
+
+
 def body_part(text: str, part: int) -> tuple[str, int]:
     """The `part`-th slice (1-based) of a long body, and how many parts there are."""
     parts = max(1, -(-len(text) // BODY_PART_CHARS))
@@ -145,6 +159,7 @@ def environment():
     env.filters["fenced"] = fenced
     env.filters["excerpt"] = excerpt
     env.filters["crumbs"] = crumbs
+    env.filters["page_links"] = page_links
     return env
 
 

@@ -7,7 +7,8 @@
   same JSON value as encoding the whole result (and the text, the very same bytes);
 - `inline` remembers what it gave for the texts seen last: the same text as computing it again;
 - templates compile `row["key"]` to a subscript, not to Jinja's `environment.getitem` call: every
-  page renders as Jinja's own compiler renders it.
+  page renders as Jinja's own compiler renders it;
+- a list's pager is the `page_links` filter, not a macro: the same text as the macro made.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from navmcp import actions as action_table
 from navmcp import seed
 from navmcp.protocol import Preencoded, _dumps, encode, json_text
-from navmcp.render import environment, inline
+from navmcp.render import environment, inline, page_links
 from navmcp.workspace import action_info
 
 # The loop the layout template ran for each action before `listing` (kept here as the reference).
@@ -42,6 +43,24 @@ def test_every_action_listing_is_what_the_template_loop_rendered():
     for info in infos:
         assert template.render(actions=[info]) == info.listing + "\n", info.name
     assert template.render(actions=infos) == "".join(info.listing + "\n" for info in infos)
+
+
+# The pager macro the templates called before `page_links` (kept here as the reference).
+_PAGER_MACRO = """{% macro pager(p) -%}
+{% if p and p["pages"] > 1 %}
+Page {{ p["number"] }} of {{ p["pages"] }} ({{ p["total"] }} in all).{% if p["prev"] %} Previous: `{{ p["prev"] }}`.{% endif %}{% if p["next"] %} Next page: `{{ p["next"] }}`.{% endif +%}
+
+{% endif %}
+{% endmacro %}
+{{ pager(p) -}}"""
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.none() | st.fixed_dictionaries({
+    "number": st.integers(1, 100_000), "pages": st.integers(1, 100_000), "total": st.integers(0, 10**7),
+    "prev": st.none() | st.text(max_size=40), "next": st.none() | st.text(max_size=40)}))
+def test_page_links_is_the_text_the_pager_macro_made(pager):
+    assert page_links(pager) == environment().from_string(_PAGER_MACRO).render(p=pager)
 
 
 def test_spliced_tool_results_decode_to_the_plain_encoding(app, owner):
@@ -95,8 +114,8 @@ def test_every_page_renders_as_jinjas_own_compiler_renders_it(app, owner):
     ws = app.workspace
     urls = seed.seed(app.store, 60)["urls"]
     ws.execute(owner, urls["decision"], "vote", {"votes": [{"option": "March 3", "accept": True, "prefer": True}]})
-    pages = ["/", "/help", "/help/decisions", "/whoami", "/studios/bench", "/studios/bench/members",
-             "/studios/bench/audit", "/studios/bench/cycles/today", "/studios/bench/search?q=benchmark",
+    pages = ["/", "/help", "/help/decisions", "/whoami", "/studios/bench", "/studios/bench?page=2",
+             "/studios/bench/members", "/studios/bench/audit", "/studios/bench/cycles/today", "/studios/bench/search?q=benchmark",
              "/studios/bench/tags/planning", *urls.values()]
     for url in pages:
         page = ws.page(owner, url)
