@@ -677,7 +677,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
                         help="also run bench/bare_server.py, the barest loop over the same work (stdio only)")
     args = parser.parse_args(argv)
     settings = Settings(database_url=os.environ.get("NAVMCP_DATABASE_URL") or None,
-                        sizes=[int(s) for s in args.sizes.split(",")], rounds=args.rounds or (1 if args.quick else 3), cold=args.cold,
+                        sizes=[int(s) for s in args.sizes.split(",")], cold=args.cold,
+                        rounds=args.rounds or (1 if args.quick else 3),
                         sequential=args.sequential, sequential_execute=args.sequential_execute,
                         pipelined=args.pipelined, http_per_session=args.http_requests, sessions=args.sessions,
                         workdir=args.workdir, parts=tuple(args.parts.split(",")), pg_prefix=args.pg_prefix)

@@ -63,10 +63,7 @@ def resolve_note(req: Request) -> None:
 
 def resolve_decision(req: Request) -> None:
     _resolve_item(req, "decision")
-    if req.acting:
-        req.facts["options"] = domain.options(req.tx, req.item["id"], req.user["id"])
-    else:
-        req.facts["options"] = domain.tally(req.tx, req.item["id"], req.user["id"])
+    req.facts["options"] = (domain.options if req.acting else domain.tally)(req.tx, req.item["id"], req.user["id"])
 
 
 def resolve_commitment(req: Request) -> None:
