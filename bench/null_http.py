@@ -1,11 +1,12 @@
-"""The HTTP ceiling: what uvicorn (h11) and the bench's client allow when the server does nothing.
+"""The HTTP ceiling: what uvicorn and the bench's client allow when the server does nothing.
 
     .venv/bin/python -m bench.null_http [--rounds 3]     # a do-nothing /mcp beside navmcp web and the SDK
 
 `--serve PORT` runs a do-nothing ASGI app that answers every POST /mcp with a canned 3 KB tool
-result (202 for notifications), on the same uvicorn and HTTP protocol as `navmcp web`. Without it,
-the three servers are driven alternately by the bench's own `/mcp` measurement (4 sessions, 100
-navigates each) on the 1,000-item database. The do-nothing figure is the most any server could
+result (202 for notifications), on the same uvicorn and HTTP protocol class as `navmcp web`
+(`navmcp.web.server.protocol_class`). Without it, the three servers are driven alternately by the
+bench's own `/mcp` measurement (4 sessions, 500 navigates each) on the 1,000-item database, which
+also reads each server's CPU time per request. The do-nothing figure is the most any server could
 reach in this harness on this machine; navmcp's distance to it is what navmcp web itself costs.
 """
 
@@ -48,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         import uvicorn
 
-        uvicorn.run(app, host="127.0.0.1", port=args.serve, log_level="warning", http="h11")
+        from navmcp.web.server import protocol_class
+
+        uvicorn.run(app, host="127.0.0.1", port=args.serve, log_level="warning", http=protocol_class())
         return 0
     from bench.run import PYTHON, SERVERS, Settings, measure_http, mint_token, prepare
 
@@ -56,12 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(sizes=[1000])
     fx = prepare(1000, settings)
     token, log = mint_token(fx), settings.workdir / "servers.log"
-    print("round | null | navmcp | sdk | navmcp ÷ sdk | null ÷ sdk  (req/s, 4 sessions)")
+    print("round | null | navmcp | sdk | navmcp ÷ sdk | null ÷ sdk  (req/s, 4 sessions; "
+          "the server's CPU ms per request in brackets)")
     for r in range(args.rounds):
         order = ("null", "navmcp", "sdk") if r % 2 == 0 else ("sdk", "navmcp", "null")
-        rps = {name: measure_http(name, fx, settings, log, None if name == "sdk" else token) for name in order}
-        print(f"{r + 1} | {rps['null']:,.0f} | {rps['navmcp']:,.0f} | {rps['sdk']:,.0f} | "
-              f"{rps['navmcp'] / rps['sdk']:.2f}x | {rps['null'] / rps['sdk']:.2f}x", flush=True)
+        got = {name: measure_http(name, fx, settings, log, None if name == "sdk" else token) for name in order}
+        rps = {name: figures["http_4_sessions_rps"] for name, figures in got.items()}
+        cpu = {name: figures["http_cpu_ms_per_request"] for name, figures in got.items()}
+        print(f"{r + 1} | " + " | ".join(f"{rps[n]:,.0f} ({cpu[n]:.3f})" for n in ("null", "navmcp", "sdk"))
+              + f" | {rps['navmcp'] / rps['sdk']:.2f}x | {rps['null'] / rps['sdk']:.2f}x", flush=True)
     return 0
 
 

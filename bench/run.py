@@ -54,6 +54,9 @@ FIGURES = {
     "execute_pipelined_rps": ("req/s", "higher", 15.0),
     "peak_rss_mb": ("MiB", "lower", 0.45),
     "http_4_sessions_rps": ("req/s", "higher", 3.0),
+    # The server's CPU time (user + system) per /mcp request in that run: what its throughput
+    # follows while it is the bottleneck (it runs at ~100% of a core there), less moved by the client.
+    "http_cpu_ms_per_request": ("ms", "lower", None),
 }
 SCALE_TARGET = 1.5  # navmcp navigate p50 at the largest size / at the smallest
 
@@ -377,8 +380,22 @@ def wait_for_port(port: int, proc: subprocess.Popen, seconds: float = 60) -> Non
     raise RuntimeError(f"HTTP server did not listen on {port} within {seconds} s")
 
 
-def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: str | None) -> float:
-    """Requests per second over `sessions` concurrent sessions on /mcp, each navigating in a loop."""
+def cpu_seconds(pid: int) -> float:
+    """The CPU time of a process's live threads so far, user and system, to the nanosecond
+    (/proc/PID/task/*/schedstat; /proc/PID/stat counts in 10 ms ticks, too coarse for a short run).
+    The SDK server runs its tools in worker threads, which live as long as it does."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):  # a thread that ended just now
+            pass
+    return total / 1e9
+
+
+def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: str | None) -> dict[str, float]:
+    """Requests per second over `sessions` concurrent sessions on /mcp, each navigating in a loop,
+    and the server's CPU milliseconds per request meanwhile."""
     port = free_port()
     command = [part.replace("{port}", str(port)) for part in SERVERS[name]["http"]]
     with open(log, "ab") as stderr:
@@ -404,16 +421,19 @@ def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: s
         threads = [threading.Thread(target=work, args=(s, k), daemon=True) for k, s in enumerate(sessions)]
         for t in threads:
             t.start()
+        cpu = cpu_seconds(proc.pid)
         barrier.wait()
         started = time.perf_counter()
         for t in threads:
             t.join(TIMEOUT)
         elapsed = time.perf_counter() - started
+        cpu = cpu_seconds(proc.pid) - cpu
         if errors:
             raise RuntimeError(f"HTTP session failed: {errors[0]!r}")
         for s in sessions:
             s.close()
-        return settings.sessions * settings.http_per_session / elapsed
+        requests = settings.sessions * settings.http_per_session
+        return {"http_4_sessions_rps": requests / elapsed, "http_cpu_ms_per_request": cpu * 1000 / requests}
     finally:
         proc.terminate()
         try:
@@ -549,7 +569,7 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
                 for name in order:
                     if (name == "navmcp" and not http_ok) or "http" not in SERVERS[name]:
                         continue
-                    figures[name]["http_4_sessions_rps"] = measure_http(name, fx, settings, log, token)
+                    figures[name].update(measure_http(name, fx, settings, log, token))
             rounds.append(figures)
             print(f"round {r + 1}/{settings.rounds} done ({' then '.join(order)})", file=out, flush=True)
         results["sizes"][str(size)] = {"rounds": rounds, "same_pages": same, "seed_seconds": fx.seed_seconds,
@@ -643,11 +663,13 @@ def _pg_version(url: str) -> str:
 
 def machine() -> dict[str, Any]:
     cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    try:  # the first processor's name, family and model (a VM's name alone may say only "AMD EPYC")
+        first = Path("/proc/cpuinfo").read_text().split("\n\n", 1)[0]
+        fields = dict(line.split(":", 1) for line in first.splitlines() if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        cpu = fields.get("model name", "unknown")
+        if "cpu family" in fields:
+            cpu += f", family {fields['cpu family']} model {fields.get('model', '?')}"
     except OSError:
         pass
     info = {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
