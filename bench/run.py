@@ -55,7 +55,7 @@ FIGURES = {
     "peak_rss_mb": ("MiB", "lower", 0.45),
     "http_4_sessions_rps": ("req/s", "higher", 3.0),
     # The server's CPU time (user + system) per /mcp request in that run: what its throughput
-    # follows while it is the bottleneck (it runs at ~100% of a core there), less moved by the client.
+    # follows while it is the bottleneck (both servers run at ~100% of a core there).
     "http_cpu_ms_per_request": ("ms", "lower", None),
 }
 SCALE_TARGET = 1.5  # navmcp navigate p50 at the largest size / at the smallest
