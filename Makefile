@@ -9,6 +9,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'
+	@# An editable install leaves navmcp's modules uncompiled; where PYTHONDONTWRITEBYTECODE is set
+	@# (on this project's machines, and in many container images) every server start compiles them again.
+	$(VENV)/bin/python -m compileall -q navmcp > /dev/null
 	touch $(STAMP)
 
 demo: $(STAMP)
