@@ -30,3 +30,26 @@ def test_initialize_imports_nothing_heavy(home):
     heavy = sorted(m for m in imported if m.split(".")[0] in {"pydantic", "pydantic_core", "jinja2", "sqlite3", "hashlib", "_hashlib"})
     assert heavy == []
     assert not (home / "navmcp.db").exists()  # nor opened the database
+
+
+def test_the_first_page_builds_only_the_params_models_it_lists(home):
+    """Params models are built on first use (pydantic's `defer_build`): the first navigate of a
+    new process pays for the models of the actions its page lists, not for the whole table."""
+    code = """
+import json
+from navmcp.app import App
+from navmcp.actions import ACTIONS
+app = App()
+page = app.workspace.page(app.authenticate(None), "/")
+models = {a.params for a in ACTIONS}
+listed = {a.params for a in ACTIONS if a.name in {info.name for info in page.actions}}
+print(json.dumps({"built": sorted(m.__name__ for m in models if m.__pydantic_complete__),
+                  "listed": sorted(m.__name__ for m in listed), "models": len(models)}))
+"""
+    env = {**os.environ, "NAVMCP_HOME": str(home)}
+    env.pop("NAVMCP_DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    seen = json.loads(done.stdout)
+    assert seen["listed"] and set(seen["built"]) <= set(seen["listed"])
+    assert len(seen["built"]) < seen["models"]

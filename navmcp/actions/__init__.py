@@ -26,9 +26,11 @@ Rule = Callable[[Request], "str | None"]
 
 
 class Params(BaseModel):
-    """Base of every params model: unknown parameters are an error, not silently dropped."""
+    """Base of every params model: unknown parameters are an error, not silently dropped.
+    Each model's validator is built when it is first used, not at import: a server process that
+    lists or runs a few actions does not pay for all of them before its first page."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
 
 
 class NoParams(Params):
