@@ -665,8 +665,7 @@ def machine() -> dict[str, Any]:
     cpu = "unknown"
     try:  # the first processor's name, family and model (a VM's name alone may say only "AMD EPYC")
         first = Path("/proc/cpuinfo").read_text().split("\n\n", 1)[0]
-        fields = dict(line.split(":", 1) for line in first.splitlines() if ":" in line)
-        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in first.splitlines() if ":" in line)}
         cpu = fields.get("model name", "unknown")
         if "cpu family" in fields:
             cpu += f", family {fields['cpu family']} model {fields.get('model', '?')}"

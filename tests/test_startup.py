@@ -14,11 +14,17 @@ import sys
 from tests.conftest import ROOT
 
 
+def _embedded(home) -> dict[str, str]:
+    """The environment of a server process on the embedded store in `home`."""
+    env = {**os.environ, "NAVMCP_HOME": str(home)}
+    env.pop("NAVMCP_DATABASE_URL", None)
+    return env
+
+
 def test_initialize_imports_nothing_heavy(home):
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}}
-    env = {**os.environ, "NAVMCP_HOME": str(home)}
-    env.pop("NAVMCP_DATABASE_URL", None)
+    env = _embedded(home)
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "navmcp", "serve"],
                           input=json.dumps(request).encode() + b"\n", capture_output=True, env=env, cwd=ROOT,
                           timeout=60)
@@ -46,8 +52,7 @@ listed = {a.params for a in ACTIONS if a.name in {info.name for info in page.act
 print(json.dumps({"built": sorted(m.__name__ for m in models if m.__pydantic_complete__),
                   "listed": sorted(m.__name__ for m in listed), "models": len(models)}))
 """
-    env = {**os.environ, "NAVMCP_HOME": str(home)}
-    env.pop("NAVMCP_DATABASE_URL", None)
+    env = _embedded(home)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     seen = json.loads(done.stdout)
