@@ -26,6 +26,16 @@ from navmcp.identity import add_user, mint_token
 PARTICIPANT_COUNTS = """SELECT i.id, i.participant_count AS kept,
                                (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS counted
                           FROM items i"""
+# Every tag row's copies of its item's studio, time and seq (migration 0008) beside the item's own.
+TAG_COPIES = """SELECT t.studio_id, t.updated_at, t.seq, i.studio_id AS s, i.updated_at AS u, i.seq AS q
+                  FROM item_tags t JOIN items i ON i.id = t.item_id"""
+
+
+def tag_copies_exact(rows) -> bool:
+    """Rows of TAG_COPIES (dicts), some, and each carrying its item's values."""
+    return bool(rows) and all((r["studio_id"], r["updated_at"], r["seq"]) == (r["s"], r["u"], r["q"]) for r in rows)
+
+
 PG_ADMIN_URL = os.environ.get("NAVMCP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 

@@ -16,7 +16,7 @@ from navmcp.config import Config
 from navmcp.errors import ActionUnavailable
 from navmcp.identity import add_user
 from navmcp.pgstore import PostgresStore, migrate, migration_files
-from store_fixtures import PARTICIPANT_COUNTS
+from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 TABLES = ["users", "settings", "studios", "memberships", "studio_people", "items", "item_tags", "options", "votes",
           "participants", "comments", "reads", "links", "audit", "mcp_sessions"]
@@ -251,6 +251,28 @@ def test_the_app_role_cannot_write_a_commitments_participant_count(two_studios, 
     assert counts[commitment] == counts[full.rsplit("/", 1)[1]] == (1, 1) and closed == (3,)
 
 
+def test_tag_rows_carry_their_items_studio_whatever_the_app_role_writes(two_studios, pg_database):
+    """A tag row's studio, time and seq are its item's, set by the trigger as the owner (migration
+    20261124000017): the app role cannot move a tag row into another studio's tag pages, nor tag
+    another studio's item by naming its own studio."""
+    app, alice, bob = two_studios
+    with psycopg.connect(pg_database.admin_url) as admin:
+        studio_a, studio_b = (admin.execute("SELECT id FROM studios WHERE handle = %s", (h,)).fetchone()[0]
+                              for h in ("a", "b"))
+        bobs_note = admin.execute("SELECT item_id FROM item_tags WHERE tag = 'tag-bob'").fetchone()[0]
+    with app.store.write(user_id=alice["id"]) as tx:  # her own tag row: allowed, and put back
+        assert tx.execute("UPDATE item_tags SET studio_id = ?, updated_at = '2000', seq = 0", (studio_b,)) == 1
+    for studio in (studio_a, studio_b):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            with app.store.write(user_id=alice["id"]) as tx:
+                tx.execute("INSERT INTO item_tags (item_id, tag, studio_id) VALUES (?, 'planted', ?)", (bobs_note, studio))
+    with psycopg.connect(pg_database.admin_url, row_factory=psycopg.rows.dict_row) as admin:
+        assert tag_copies_exact(admin.execute(TAG_COPIES).fetchall())
+        assert [r["tag"] for r in admin.execute("SELECT tag FROM item_tags WHERE studio_id = %s", (studio_b,))] == ["tag-bob"]
+    assert [i["title"] for i in app.workspace.page(alice, "/studios/a/tags/tag-alice").data["items"]] == ["secret of alice"]
+    assert _visible(app, bob, "SELECT tag FROM item_tags") == {"tag-bob"}
+
+
 def test_a_vote_is_updated_in_place_only_by_its_voter_and_only_its_choice(two_studios, pg_database):
     """Voting again updates your rows (ON CONFLICT DO UPDATE): the app role may update your own votes'
     accept, prefer and time, never another member's votes nor which option or decision a vote is on."""
@@ -389,6 +411,34 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path):
             assert kept_and_counted()[commitment.rsplit("/", 1)[1]] == (before + 1, before + 1)
             app.workspace.execute(member, commitment, "leave_commitment", {})
             assert kept_and_counted()[commitment.rsplit("/", 1)[1]] == (before, before)
+        finally:
+            app.store.close()
+
+
+def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path):
+    """A database at the migration before `tag_order`, seeded as `navmcp seed` does (COPY as the
+    owner), gets its tag rows' copies; a member's tag page, under row-level security, then counts
+    and lists what the join of items and tags gives."""
+    from navmcp import seed
+
+    (version,) = [v for v, name, _ in migration_files() if name == "tag_order"]
+    with _database_migrated_up_to(version) as (owner_url, app_url):
+        with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
+            conn = seed._PgConn(raw)
+            _, rng, new_id, start, span, counts = seed._plan(7)
+            seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
+        assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= version]
+        with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as owner:
+            assert tag_copies_exact(owner.execute(TAG_COPIES).fetchall())
+            tagged = owner.execute("""SELECT i.id FROM items i JOIN item_tags t ON t.item_id = i.id
+                                       WHERE t.tag = 'q1' ORDER BY i.updated_at DESC, i.seq DESC""").fetchall()
+        app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
+        try:
+            with app.store.read() as tx:
+                member = tx.find_user("old-member-01")
+            page = app.workspace.page(member, "/studios/old/tags/q1")
+            assert [i["id"] for i in page.data["items"]] == [r["id"] for r in tagged][:20] != []
+            assert page.data["pager"]["total"] == len(tagged)
         finally:
             app.store.close()
 

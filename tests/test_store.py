@@ -10,7 +10,7 @@ import textwrap
 from navmcp.store import SqliteStore, migrations
 from navmcp.walkthrough import StdioClient
 from nav_helpers import text_of
-from store_fixtures import PARTICIPANT_COUNTS
+from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 WRITER = textwrap.dedent("""
     import sys
@@ -156,15 +156,14 @@ def test_a_read_left_mid_result_holds_no_snapshot_after_its_transaction(tmp_path
     store.close()
 
 
-def test_the_participant_count_migration_counts_existing_participants(tmp_path):
-    """A database at the migration before `participant_count` (a seeded studio, its commitments
-    with 0 to 4 participants each) gets every commitment's count on opening, and joins counted after."""
+def _seeded_before(tmp_path, version: int, items: int = 300):
+    """A database file at the migrations before `version`, holding a seeded studio of `items` items
+    (`navmcp seed`'s own generator) and its owner; returns its path and the seed's counts."""
     import sqlite3
 
     from navmcp import seed
     from navmcp.store import _split_sql
 
-    (version,) = [v for v, sql in migrations() if "ADD COLUMN participant_count" in sql]
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row
@@ -178,11 +177,19 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path):
             conn.execute("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00.000Z')", (earlier,))
     conn.execute("INSERT INTO users (id, handle, name, created_at) VALUES ('owner', 'olive', 'Olive', '2026')")
     _, rng, new_id, start, span, counts = seed._plan(7)
-    seed._fill(conn, rng, new_id, "owner", 300, "old", 8, start, span, counts)
+    seed._fill(conn, rng, new_id, "owner", items, "old", 8, start, span, counts)
     conn.execute("COMMIT")
     conn.close()
+    return path, counts
 
-    store = SqliteStore(path)  # opening it applies the pending migration
+
+def test_the_participant_count_migration_counts_existing_participants(tmp_path):
+    """A database at the migration before `participant_count` (a seeded studio, its commitments
+    with 0 to 4 participants each) gets every commitment's count on opening, and joins counted after."""
+    (version,) = [v for v, sql in migrations() if "ADD COLUMN participant_count" in sql]
+    path, counts = _seeded_before(tmp_path, version)
+
+    store = SqliteStore(path)  # opening it applies the pending migrations
     with store.read() as tx:
         assert tx.scalar("SELECT max(version) FROM schema_migrations") == migrations()[-1][0]
         rows = tx.all(PARTICIPANT_COUNTS)
@@ -196,4 +203,46 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path):
                    (fixture["id"],))
         assert tx.scalar("SELECT participant_count FROM items WHERE id = ?", (fixture["id"],)) == \
             fixture["participant_count"] + 1
+    store.close()
+
+
+# The tag page's list before migration 0008, from the items: what the page must still show.
+TAGGED_BY_ITEMS = """SELECT i.id FROM items i JOIN item_tags t ON t.item_id = i.id
+                      WHERE i.studio_id = ? AND t.tag = ? ORDER BY i.updated_at DESC, i.seq DESC"""
+
+
+def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path):
+    """A database at the migration before `tag_order` gets its tag rows' copies on opening, and
+    every tag page then lists and counts what the join of items and tags gives, walking the new
+    index rather than the studio's items."""
+    from navmcp.pages import PAGE_SIZE
+    from navmcp.seed import TAGS
+    from navmcp.workspace import Workspace
+
+    (version,) = [v for v, sql in migrations() if "CREATE INDEX item_tags_studio_tag" in sql]
+    path, counts = _seeded_before(tmp_path, version, items=1200)  # some tags on two pages
+    store = SqliteStore(path)  # opening it applies the migration
+    with store.read() as tx:
+        assert tag_copies_exact(tx.all(TAG_COPIES)) and tx.scalar("SELECT count(*) FROM item_tags") == counts["tags"]
+        studio = tx.scalar("SELECT id FROM studios WHERE handle = 'old'")
+        expected = {tag: [r["id"] for r in tx.all(TAGGED_BY_ITEMS, (studio, tag))] for tag in TAGS}
+    assert sum(map(len, expected.values())) == counts["tags"] and max(map(len, expected.values())) > PAGE_SIZE
+    with store.read() as tx:
+        owner = tx.one("SELECT * FROM users WHERE id = 'owner'")
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)  # each statement with its values in place
+    for tag, ids in expected.items():  # every page, by the Next links (keyset) as an agent walks them
+        url, listed = f"/studios/old/tags/{tag}", []
+        while url:
+            page = Workspace(store).page(owner, url)
+            listed += [item["id"] for item in page.data["items"]]
+            assert page.data["pager"]["total"] == len(ids)
+            url = page.data["pager"]["next"]
+        assert listed == ids
+    store.conn.set_trace_callback(None)
+    tagged = {s for s in statements if "item_tags" in s}
+    assert len(tagged) > 2 * len(TAGS)
+    for sql in tagged:
+        plan = " ".join(row["detail"] for row in store.conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "item_tags_studio_tag" in plan and "items_studio" not in plan, plan
     store.close()

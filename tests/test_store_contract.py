@@ -18,7 +18,7 @@ from navmcp.pages import ROUTES
 from navmcp.pages.home import HELP_TOPICS
 from navmcp.state import NavigationState
 from navmcp.web.html import render_page
-from store_fixtures import PARTICIPANT_COUNTS
+from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
@@ -244,6 +244,49 @@ def test_participant_counts_stay_exact(any_app, team, new_user, store_kind, requ
     assert full_id not in _participant_counts(any_app, alice)
     with any_app.store.read(alice["id"]) as tx:
         assert tx.scalar("SELECT count(*) FROM participants WHERE commitment_id = ?", (full_id,)) == 0
+
+
+def _tag_copies_exact(app, user) -> bool:
+    with app.store.read(user["id"]) as tx:
+        return tag_copies_exact(tx.all(TAG_COPIES))
+
+
+def test_tag_pages_follow_their_items(any_app, team, store_kind, request):
+    """A tag page counts and orders its items by the copies their tag rows carry (migration 0008):
+    the studio's items with the tag, last updated first, after every change to an item."""
+    ws, alice, bob, carol = team
+    ws.execute(carol, "/", "create_studio", {"handle": "other", "name": "Other"})
+    ws.execute(carol, "/studios/other", "create_note", {"title": "Elsewhere", "body": "x", "tags": ["plan"]})
+    new = lambda action, params: ws.execute(alice, "/studios/team", action, params).url.rsplit("/", 1)[1]  # noqa: E731
+    note = new("create_note", {"title": "First", "body": "x", "tags": ["plan", "q1"]})
+    decision = new("create_decision", {"question": "Second?", "options": ["a"], "tags": ["plan"]})
+    commitment = new("create_commitment", {"title": "Third", "critical_mass": 2, "tags": ["plan"]})
+    new("create_note", {"title": "Untagged", "body": "x"})
+
+    def listed(tag: str = "plan") -> tuple[list[str], int]:
+        page = ws.page(bob, f"/studios/team/tags/{tag}")
+        return [item["id"] for item in page.data["items"]], page.data["pager"]["total"]
+
+    assert listed() == ([commitment, decision, note], 3) and listed("q1") == ([note], 1)
+    assert _tag_copies_exact(any_app, alice) and _tag_copies_exact(any_app, carol)
+    ws.execute(bob, f"/studios/team/n/{note}", "add_comment", {"body": "bumps it"})
+    assert listed() == ([note, commitment, decision], 3)
+    ws.execute(alice, f"/studios/team/d/{decision}", "add_option", {"title": "b"})
+    assert listed() == ([decision, note, commitment], 3)
+    ws.execute(alice, f"/studios/team/n/{note}", "edit_note", {"title": "First, edited", "tags": ["q2"]})
+    assert listed() == ([decision, commitment], 2) and listed("q1") == ([], 0) and listed("q2") == ([note], 1)
+    ws.execute(alice, f"/studios/team/c/{commitment}", "close_commitment", {})
+    assert listed() == ([commitment, decision], 2)
+    assert _tag_copies_exact(any_app, alice)
+    # A writer that gives other values (no action does) gets the item's all the same.
+    _as_owner(any_app, store_kind, request, "UPDATE item_tags SET updated_at = '2000', studio_id = 'x', seq = 0", ())
+    assert _tag_copies_exact(any_app, alice) and _tag_copies_exact(any_app, carol)
+    assert listed() == ([commitment, decision], 2)
+    # Deleting an item takes its tag rows with it (cascade).
+    with any_app.store.write(alice["id"]) as tx:
+        assert tx.execute("DELETE FROM items WHERE id = ?", (commitment,)) == 1
+    assert listed() == ([decision], 1)
+    assert [i["title"] for i in ws.page(carol, "/studios/other/tags/plan").data["items"]] == ["Elsewhere"]
 
 
 def test_cycles_search_audit(any_app, team):

@@ -193,13 +193,17 @@ def view_search(req: Request) -> dict[str, Any]:
 def view_tag(req: Request) -> dict[str, Any]:
     tag = req.args["tag"]
     args = (req.studio["id"], tag)
-    total = req.tx.scalar(
-        "SELECT count(*) FROM items i JOIN item_tags t ON t.item_id = i.id WHERE i.studio_id = ? AND t.tag = ?", args)
+    # The tag rows carry their item's studio, time and seq (migration 0008): the count and the page
+    # are both a walk of one index, however many items the studio holds, and an offset (?page=N
+    # without its `after`) is skipped in that index before any item is read.
+    total = req.tx.scalar("SELECT count(*) FROM item_tags WHERE studio_id = ? AND tag = ?", args)
     start = after(req)
     items = req.tx.all(
-        f"""SELECT {ITEM_COLUMNS}, i.seq FROM items i JOIN item_tags t ON t.item_id = i.id
-             WHERE i.studio_id = ? AND t.tag = ? {"AND (i.updated_at, i.seq) < (?, ?)" if start else ""}
-             ORDER BY i.updated_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
+        f"""SELECT {ITEM_COLUMNS}, i.seq FROM (
+                SELECT item_id, updated_at, seq FROM item_tags
+                 WHERE studio_id = ? AND tag = ? {"AND (updated_at, seq) < (?, ?)" if start else ""}
+                 ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?) t
+              JOIN items i ON i.id = t.item_id ORDER BY t.updated_at DESC, t.seq DESC""",
         (*args, *(start or ()), PAGE_SIZE, 0 if start else paginate(req, total)["offset"]),
     )
     pager = paginate(req, total, position(items, "updated_at"))
