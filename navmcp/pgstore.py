@@ -133,22 +133,12 @@ class PostgresTx:
         tsq = ts_query(query)
         if tsq is None:
             return [], 0
-        # Items and comments ranked together (higher ts_rank first); a comment hit names its item.
-        hits = """
-            WITH q AS (SELECT to_tsquery('english', %(q)s) AS q),
-            hits AS (
-                SELECT i.id AS item_id, NULL::text AS comment_id, ts_rank(i.fts, q.q) AS rank
-                  FROM items i, q WHERE i.studio_id = %(s)s AND i.fts @@ q.q
-                UNION ALL
-                SELECT c.item_id, c.id, ts_rank(c.fts, q.q)
-                  FROM comments c, q WHERE c.studio_id = %(s)s AND c.fts @@ q.q
-            )
-        """
-        args = {"q": tsq, "s": studio_id, "limit": limit, "offset": offset}
-        rows = self.conn.execute(
-            hits + "SELECT item_id, comment_id FROM hits ORDER BY rank DESC, item_id, comment_id NULLS FIRST"
-                   " LIMIT %(limit)s OFFSET %(offset)s", args).fetchall()
-        total = self.conn.execute(hits + "SELECT count(*) AS n FROM hits", args).fetchone()["n"]
+        # One call, as the owner (migration 20261124000018): under row-level security the GIN index
+        # would not be used. It gives the page's hits in order, and their number.
+        found = self.conn.execute("SELECT * FROM navmcp.search_page(%s, %s, %s, %s)",
+                                  (studio_id, tsq, limit, offset)).fetchone()
+        rows = [{"item_id": i, "comment_id": c} for i, c in zip(found["item_ids"], found["comment_ids"])]
+        total = found["total"]
         return rows, total
 
 

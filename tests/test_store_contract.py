@@ -303,6 +303,9 @@ def test_cycles_search_audit(any_app, team):
     # Title hits rank above body hits; the comment hit names its item; unrelated items never match.
     assert search.markdown.index("Standup ritual") < search.markdown.index("Misc")
     assert "Unrelated" not in search.markdown and "keep them short" in search.markdown
+    assert len(search.data["results"]) == search.data["pager"]["total"] == 3
+    beyond = ws.page(bob, "/studios/team/search?q=standup&page=5")  # past the last page: none, and still counted
+    assert beyond.data["results"] == [] and beyond.data["pager"]["total"] == 3
     assert "Standup ritual" in ws.page(bob, "/studios/team/search?q=stand").markdown   # last word is a prefix
     assert "Standup ritual" in ws.page(bob, "/studios/team/search?q=daily%20nin").markdown
     assert "Standup ritual" not in ws.page(bob, "/studios/team/search?q=daily%20lunch").markdown  # all words
