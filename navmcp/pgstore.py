@@ -137,9 +137,8 @@ class PostgresTx:
         # would not be used. It gives the page's hits in order, and their number.
         found = self.conn.execute("SELECT * FROM navmcp.search_page(%s, %s, %s, %s)",
                                   (studio_id, tsq, limit, offset)).fetchone()
-        rows = [{"item_id": i, "comment_id": c} for i, c in zip(found["item_ids"], found["comment_ids"])]
-        total = found["total"]
-        return rows, total
+        hits = [{"item_id": i, "comment_id": c} for i, c in zip(found["item_ids"], found["comment_ids"])]
+        return hits, found["total"]
 
 
 class PostgresStore:
