@@ -226,9 +226,8 @@ def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path):
         assert tag_copies_exact(tx.all(TAG_COPIES)) and tx.scalar("SELECT count(*) FROM item_tags") == counts["tags"]
         studio = tx.scalar("SELECT id FROM studios WHERE handle = 'old'")
         expected = {tag: [r["id"] for r in tx.all(TAGGED_BY_ITEMS, (studio, tag))] for tag in TAGS}
-    assert sum(map(len, expected.values())) == counts["tags"] and max(map(len, expected.values())) > PAGE_SIZE
-    with store.read() as tx:
         owner = tx.one("SELECT * FROM users WHERE id = 'owner'")
+    assert sum(map(len, expected.values())) == counts["tags"] and max(map(len, expected.values())) > PAGE_SIZE
     statements: list[str] = []
     store.conn.set_trace_callback(statements.append)  # each statement with its values in place
     for tag, ids in expected.items():  # every page, by the Next links (keyset) as an agent walks them
