@@ -163,6 +163,9 @@ def _no_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
+# The decoder's C scanner, called directly: `JSONDecoder.decode` wraps it in two Python frames and
+# two whitespace regexes, which a frame that starts with its value and ends with it never needs.
+_SCAN = _DECODER.scan_once
 
 
 def decode(data: bytes) -> Any:
@@ -176,7 +179,12 @@ def decode(data: bytes) -> Any:
     except UnicodeDecodeError:
         raise ParseError("Parse error: invalid UTF-8") from None
     try:
-        value = _DECODER.decode(text)
+        try:
+            value, end = _SCAN(text, 0)
+        except StopIteration:  # no value at the first character: leading whitespace, or not JSON
+            end = -1
+        if end != len(text):  # whitespace around the value, or more after it: the decoder's full rules
+            value = _DECODER.decode(text)
     except (ValueError, RecursionError):
         raise ParseError("Parse error: not valid JSON") from None
     if _SURROGATE_ESCAPE.search(data if isinstance(data, (bytes, bytearray)) else text.encode("utf-8", "replace")):

@@ -8,7 +8,9 @@
 - `inline` remembers what it gave for the texts seen last: the same text as computing it again;
 - templates compile `row["key"]` to a subscript, not to Jinja's `environment.getitem` call: every
   page renders as Jinja's own compiler renders it;
-- a list's pager is the `page_links` filter, not a macro: the same text as the macro made.
+- a list's pager is the `page_links` filter, not a macro: the same text as the macro made;
+- a frame is decoded by the JSON decoder's C scanner alone when it is one value and nothing else:
+  the same value, or the same refusal, as the whole decoder.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from hypothesis import strategies as st
 
 from navmcp import actions as action_table
 from navmcp import seed
-from navmcp.protocol import Preencoded, _dumps, encode, json_text
+from navmcp.protocol import ParseError, Preencoded, _DECODER, _dumps, decode, encode, json_text
 from navmcp.render import environment, inline, page_links
 from navmcp.workspace import action_info
 
@@ -244,3 +246,24 @@ def test_query_text_is_urlencode(query):
     from navmcp.pages import query_text
 
     assert query_text(query) == urlencode(query)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.sampled_from(["", " ", "\n", "\t\r\n "]), st.sampled_from(["", " ", "\r\n", "x", "{}", " 1", "]"]),
+       st.integers(min_value=0, max_value=3))
+def test_a_frame_decodes_as_the_whole_decoder_decodes_it(value, before, after, cut):
+    text = before + json.dumps(value, indent=None if cut % 2 else 1) + after
+    text = text[:len(text) - cut] if cut > 1 else text  # sometimes cut short: no valid JSON at all
+    try:
+        expected = _DECODER.decode(text)
+    except ValueError:
+        with pytest.raises(ParseError):
+            decode(text.encode())
+    else:
+        assert decode(text.encode()) == expected

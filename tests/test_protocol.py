@@ -156,7 +156,9 @@ def test_responses_sent_to_the_server_are_ignored(conn):
 
 
 @pytest.mark.parametrize("raw", [b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', b"",
-                                 b"[1, 2", b"\"unterminated", b"{\"a\":" + b"[" * 100_000])
+                                 b"[1, 2", b"\"unterminated", b"{\"a\":" + b"[" * 100_000,
+                                 b'{"jsonrpc": "2.0", "id": 1, "method": "ping"} {}', b'{"jsonrpc": "2.0"} x',
+                                 b'  {"a": 1} ]', b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}', b"  ", b"\x0c{}"])
 def test_parse_error_has_null_id(conn, raw):
     reply = json.loads(conn.receive_bytes(raw))
     assert reply == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": reply["error"]["message"]}}
@@ -169,6 +171,12 @@ def test_invalid_utf8_is_a_parse_error(conn, raw):
     reply = json.loads(conn.receive_bytes(raw))
     assert reply["id"] is None and reply["error"]["code"] == -32700
     assert "UTF-8" in reply["error"]["message"]
+
+
+@pytest.mark.parametrize("raw", [b'{"jsonrpc":"2.0","id":1,"method":"ping"}', b' \t{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
+                                 b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\r\n ', b'\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n'])
+def test_json_whitespace_around_a_frame_is_fine(conn, raw):
+    assert json.loads(conn.receive_bytes(raw)) == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 
 def test_utf16_json_is_not_accepted_as_utf8(conn):
