@@ -140,6 +140,11 @@ class PostgresTx:
         hits = [{"item_id": i, "comment_id": c} for i, c in zip(found["item_ids"], found["comment_ids"])]
         return hits, found["total"]
 
+    def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
+        # As the owner (migration 20261124000019): the votes and participants policies would scan
+        # every item of the user's studios for each count.
+        return self.conn.execute("SELECT * FROM navmcp.cycle_activity(%s, %s, %s)", (studio_id, since, till)).fetchone()
+
 
 class PostgresStore:
     """A connection pool; each `read()`/`write()` is one transaction as `navmcp_app` for one user."""

@@ -65,6 +65,11 @@ def test_unfiltered_queries_as_alice_see_nothing_of_bobs_studio(two_studios, pg_
     # Search as well as plain SQL: bob's words are not found from alice's side.
     with app.store.read(user_id=alice["id"]) as tx:
         assert tx.search(bob_studio, "secret", 20, 0) == ([], 0)
+        # ...nor counted in a cycle's activity (a function that runs as the owner), while bob's are.
+        window = ("2000-01-01", "9999-12-31")
+        assert tx.cycle_activity(bob_studio, *window) == {"comments": 0, "votes": 0, "joins": 0}
+    with app.store.read(user_id=bob["id"]) as tx:
+        assert tx.cycle_activity(bob_studio, *window) == {"comments": 1, "votes": 1, "joins": 1}
 
 
 def test_without_a_user_nothing_is_visible(two_studios):

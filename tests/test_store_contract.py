@@ -318,6 +318,26 @@ def test_cycles_search_audit(any_app, team):
         ws.page(bob, "/studios/team/audit")
 
 
+def test_a_cycles_activity_counts_this_studios_comments_ballots_and_joins(any_app, team):
+    ws, alice, bob, carol = team
+    ws.execute(carol, "/", "create_studio", {"handle": "other", "name": "Other"})
+    decisions = {}
+    for user, studio in ((alice, "team"), (bob, "team"), (carol, "other")):
+        decision = decisions[user["handle"]] = ws.execute(user, f"/studios/{studio}", "create_decision",
+                              {"question": f"{user['handle']}'s question", "options": ["Yes", "No"]}).url
+        # A ballot naming two options, then another replacing it: one ballot (of this voter, here).
+        ws.execute(user, decision, "vote", {"votes": [{"option": "Yes"}, {"option": "No", "accept": False}]})
+        ws.execute(user, decision, "vote", {"votes": [{"option": "No"}]})
+        ws.execute(user, decision, "add_comment", {"body": "voted"})
+        commitment = ws.execute(user, f"/studios/{studio}", "create_commitment", {"title": "Show up", "critical_mass": 5}).url
+        ws.execute(user, commitment, "join_commitment", {})
+    ws.execute(bob, decisions["alice"], "add_comment", {"body": "on alice's decision"})
+    today = ws.page(bob, "/studios/team/cycles/today").data["activity"]
+    assert today == {"comments": 3, "votes": 2, "joins": 2}
+    assert ws.page(carol, "/studios/other/cycles/today").data["activity"] == {"comments": 1, "votes": 1, "joins": 1}
+    assert ws.page(bob, "/studios/team/cycles/yesterday").data["activity"] == {"comments": 0, "votes": 0, "joins": 0}
+
+
 def test_a_former_members_work_stays_with_the_studio(any_app, team):
     """bob writes, comments, reads, votes and joins, then is removed: the studio keeps all of it under
     his handle for those still in it, and bob no longer sees the studio. (On PostgreSQL the users

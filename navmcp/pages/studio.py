@@ -142,18 +142,7 @@ def view_cycle(req: Request) -> dict[str, Any]:
              WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ? ORDER BY i.closed_at DESC LIMIT ?""",
         (*window, PAGE_SIZE),
     )
-    activity = {
-        "comments": tx.scalar("SELECT count(*) FROM comments WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window),
-        # CROSS JOIN fixes SQLite's join order: walk the window's votes and joins (indexes of migration
-        # 0004), not every item. The join condition sits in WHERE, the form PostgreSQL accepts too.
-        "votes": tx.scalar("""SELECT count(DISTINCT v.decision_id || ':' || v.user_id) FROM votes v
-                               CROSS JOIN items i
-                              WHERE i.id = v.decision_id AND i.studio_id = ?
-                                AND v.created_at >= ? AND v.created_at < ?""", window),
-        "joins": tx.scalar("""SELECT count(*) FROM participants p CROSS JOIN items i
-                              WHERE i.id = p.commitment_id AND i.studio_id = ?
-                                AND p.joined_at >= ? AND p.joined_at < ?""", window),
-    }
+    activity = tx.cycle_activity(*window)
     base = f"/studios/{req.studio['handle']}"
     return {"title": f"{req.studio['name']}: {cycle.replace('-', ' ')}",
             "breadcrumb": crumbs(req, (cycle, f"{base}/cycles/{cycle}")),
