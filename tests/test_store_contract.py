@@ -325,9 +325,9 @@ def test_a_cycles_activity_counts_this_studios_comments_ballots_and_joins(any_ap
     for user, studio in ((alice, "team"), (bob, "team"), (carol, "other")):
         decision = decisions[user["handle"]] = ws.execute(user, f"/studios/{studio}", "create_decision",
                               {"question": f"{user['handle']}'s question", "options": ["Yes", "No"]}).url
-        # A ballot naming two options, then another replacing it: one ballot (of this voter, here).
+        # A ballot naming both options (two vote rows), then another replacing it: still one ballot.
         ws.execute(user, decision, "vote", {"votes": [{"option": "Yes"}, {"option": "No", "accept": False}]})
-        ws.execute(user, decision, "vote", {"votes": [{"option": "No"}]})
+        ws.execute(user, decision, "vote", {"votes": [{"option": "No"}, {"option": "Yes", "accept": False}]})
         ws.execute(user, decision, "add_comment", {"body": "voted"})
         commitment = ws.execute(user, f"/studios/{studio}", "create_commitment", {"title": "Show up", "critical_mass": 5}).url
         ws.execute(user, commitment, "join_commitment", {})
