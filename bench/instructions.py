@@ -17,6 +17,8 @@ from a working process's enough that it once moved a figure by half.) Targets:
 - `vote:group`, `call:cycle:group` — the same calls as `vote` and `call:cycle`, received as a
   pipelining client's are: GROUP at a time in one `Connection.group()` (one transaction); the
   figure is per call
+- `vote:work` — the same vote's own work with nothing of navmcp's around it, GROUP at a time in
+  one transaction (`bench.vote_work`): `vote:group` minus this is what navmcp's layers cost
 - `call:cycle`, `mcp:cycle` — one `navigate` cycling over the benchmarked URLs (the session moves
   on every call, as in the bench's /mcp figure): through the protocol core, and as a whole `/mcp`
   POST through `navmcp web`'s ASGI app in-process (Bearer token, Mcp-Session-Id; no sockets, no
@@ -48,16 +50,17 @@ GROUP = 50  # calls per group in the `:group` targets (a pipelined burst; navmcp
 
 def targets_for(urls: list[str]) -> list[str]:
     return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + [
-        "vote", "vote:group", "call:cycle", "call:cycle:group", "mcp:cycle"]
+        "vote", "vote:group", "vote:work", "call:cycle", "call:cycle:group", "mcp:cycle"]
 
 
 def per_call(target: str) -> int:
     """How many calls one run of `target` makes."""
-    return GROUP if target.endswith(":group") else 1
+    return GROUP if target.endswith((":group", ":work")) else 1
 
 
 def inner(args) -> int:
     """Set up, warm up every target, then run `--calls` calls of `--target`."""
+    from bench.vote_work import work_group
     from bench.profile import connected, frame, seeded_workspace
     from bench.profile_http import McpClient, navigate_frame
 
@@ -92,6 +95,7 @@ def inner(args) -> int:
                 call()
 
     calls["vote:group"] = lambda: grouped(calls["vote"])
+    calls["vote:work"] = work_group(app, fx, vote, GROUP)
     calls["call:cycle:group"] = lambda: grouped(calls["call:cycle"])
     if args.list:
         print("\n".join(calls))

@@ -58,14 +58,15 @@ def tally(tx: Tx, decision_id: str, user_id: str = "") -> list[Row]:
     )
 
 
+OPTIONS_SQL = """SELECT o.id, o.title, o.created_at,
+                        EXISTS (SELECT 1 FROM votes v WHERE v.option_id = o.id AND v.user_id = ?) AS mine
+                   FROM options o WHERE o.decision_id = ? ORDER BY o.created_at, o.id"""
+
+
 def options(tx: Tx, decision_id: str, user_id: str) -> list[Row]:
     """The options without their tallies (what an action's rules and handler read), oldest first;
     `mine`: whether `user_id` has a vote on it."""
-    return tx.all(
-        """SELECT o.id, o.title, o.created_at,
-                  EXISTS (SELECT 1 FROM votes v WHERE v.option_id = o.id AND v.user_id = ?) AS mine
-             FROM options o WHERE o.decision_id = ? ORDER BY o.created_at, o.id""",
-        (user_id, decision_id))
+    return tx.all(OPTIONS_SQL, (user_id, decision_id))
 
 
 def winners(options: list[Row]) -> list[Row]:

@@ -99,6 +99,10 @@ class Result:
         return {"ok": self.ok, "message": self.message, "url": self.url, "actions": self.actions}
 
 
+AUDIT_SQL = ("INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
+             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
 @functools.cache
 def action_info(action: action_table.Action) -> ActionInfo:
     """What a page lists about an action: static per action, so built once per process."""
@@ -165,11 +169,8 @@ class Workspace:
     def _audit(self, tx, user_id, client, studio_id, url, name, params, outcome, started) -> None:
         # json.dumps(sorted(params)) without its Python-level encoder: a JSON object's keys are strings.
         names = "[" + ", ".join(map(encode_basestring_ascii, sorted(params))) + "]" if isinstance(params, dict) else "[]"
-        tx.execute(
-            "INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (now(), user_id, client[:100], studio_id, url[:500], name[:100], names[:1000], outcome[:300],
-             round((time.perf_counter() - started) * 1000, 3)))
+        tx.execute(AUDIT_SQL, (now(), user_id, client[:100], studio_id, url[:500], name[:100], names[:1000],
+                               outcome[:300], round((time.perf_counter() - started) * 1000, 3)))
 
     def _audit_refusal(self, user_id, client, studio_id, url, name, params, error: NavError, started) -> None:
         kind = {ActionUnavailable: "refused", InvalidParams: "invalid params", ActionFailed: "failed"}.get(

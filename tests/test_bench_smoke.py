@@ -103,3 +103,14 @@ def test_bench_runs_the_floor_beside_the_two(tmp_path):
     (round_,) = size["rounds"]
     assert round_["bare"]["navigate_pipelined_rps"] > 0 and round_["bare"]["execute_pipelined_rps"] > 0
     assert size["summary"]["navigate_pipelined_rps"]["bare_ratio"] > 0
+
+
+def test_a_votes_own_work_answers_as_navmcp_does(tmp_path):
+    """bench/vote_work.py runs a vote's statements with nothing around them; it must keep giving
+    navmcp's reply, byte for byte, or its figure would stop being the same vote's work."""
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.vote_work", "--size", "100", "--calls", "3", "--workdir", str(tmp_path / "work")],
+        capture_output=True, cwd=ROOT, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    assert "navmcp ÷ own work, group by group: median" in done.stdout.decode()
