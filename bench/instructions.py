@@ -60,9 +60,9 @@ def per_call(target: str) -> int:
 
 def inner(args) -> int:
     """Set up, warm up every target, then run `--calls` calls of `--target`."""
-    from bench.vote_work import work_group
     from bench.profile import connected, frame, seeded_workspace
     from bench.profile_http import McpClient, navigate_frame
+    from bench.vote_work import work_group
 
     _, fx = seeded_workspace("bench.instructions", __doc__, ["--size", str(args.size), "--workdir", args.workdir])
     app, conn, user = connected("instructions")
