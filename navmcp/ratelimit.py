@@ -118,6 +118,7 @@ _STUDIO_URL = re.compile(r"^(?:https?://[^/]*)?/studios/([a-z0-9][a-z0-9-]{0,31}
 
 def record(store: "Store", user: "Row", client: str, tool: str, arguments: dict[str, Any], error: RateLimited) -> None:
     from navmcp.identity import now
+    from navmcp.workspace import AUDIT_SQL  # on the refusal path only: the calls that pass never import it here
 
     url = arguments.get("url") if isinstance(arguments.get("url"), str) else ""
     action = arguments.get("action") if tool == "execute_action" and isinstance(arguments.get("action"), str) else tool
@@ -128,8 +129,5 @@ def record(store: "Store", user: "Row", client: str, tool: str, arguments: dict[
         studio_id = m and tx.scalar(
             "SELECT s.id FROM studios s JOIN memberships m ON m.studio_id = s.id AND m.user_id = ? WHERE s.handle = ?",
             (user["id"], m.group(1)))
-        tx.execute(
-            "INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
-            (now(), user["id"], client[:100], studio_id or None, url[:500], action[:100], names[:1000],
-             f"rate limited: {error.message}"[:300]))
+        tx.execute(AUDIT_SQL, (now(), user["id"], client[:100], studio_id or None, url[:500], action[:100],
+                               names[:1000], f"rate limited: {error.message}"[:300], 0))
