@@ -89,8 +89,19 @@ def test_spliced_tool_results_decode_to_the_plain_encoding(app, owner):
 
 @settings(max_examples=3000, deadline=None)
 @given(st.text(alphabet=st.sampled_from('ab "\\/\n\t\r\x00\x1f\x7f\u00e9\u2028\u203a\ud800\U0001f600')))
-def test_a_page_text_is_escaped_to_the_encoders_bytes(text):
-    assert json_text(text) == _dumps(text)
+def test_a_page_text_is_escaped_as_json_dumps_writes_it_in_utf8(text):
+    data = json_text(text)
+    assert json.loads(data) == text
+    try:
+        assert data == json.dumps(text, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escaped, as everything `_dumps` writes
+        assert data == _dumps(text)
+
+
+def test_replies_are_ascii_except_a_pages_text():
+    reply = _dumps({"text": "\u2713 caf\u00e9 \U0001f600", "lone": "\ud800"})
+    assert reply.isascii() and json.loads(reply) == {"text": "\u2713 caf\u00e9 \U0001f600", "lone": "\ud800"}
+    assert json_text("\u2713 caf\u00e9") == '"\u2713 caf\u00e9"'.encode("utf-8")
 
 
 def test_a_spliced_page_reply_decodes_to_its_plain_encoding_whatever_its_text():
