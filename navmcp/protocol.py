@@ -106,7 +106,7 @@ def _not_json(value: Any) -> Any:
 
 # `_ENCODER.encode`'s own C encoder, made once instead of on every call: without the circular-
 # reference check (our values are trees: decoded JSON and dicts built here) it keeps no state.
-_C_ENCODE = (json.encoder.c_make_encoder(None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",",
+_C_ENCODE = (json.encoder.c_make_encoder(None, _not_json, encode_basestring_ascii, None, ":", ",",
                                          False, False, False)
              if json.encoder.c_make_encoder is not None else None)
 

@@ -67,9 +67,10 @@ def vote(req: Request, p: Vote) -> Outcome:
     replaced = bool(mine)
     if any(option_id not in chosen for option_id in mine):
         req.tx.execute(_DELETE_LEFT_OUT[len(chosen)], (decision_id, uid, *chosen))
-    req.tx.execute(_UPSERT_VOTES[len(chosen)], [  # the ballots in one statement
-        value for option, ballot in chosen.values()
-        for value in (decision_id, option["id"], uid, int(ballot.accept), int(ballot.prefer), stamp)])
+    values = []  # the ballots in one statement
+    for option, ballot in chosen.values():
+        values += (decision_id, option["id"], uid, int(ballot.accept), int(ballot.prefer), stamp)
+    req.tx.execute(_UPSERT_VOTES[len(chosen)], values)
     summary = ", ".join(
         f"{o['title']!r}: {'accept' if b.accept else 'reject'}{' + prefer' if b.prefer else ''}" for o, b in chosen.values())
     return Outcome(("Vote replaced: " if replaced else "Vote recorded: ") + summary + ".", req.path)
