@@ -52,8 +52,8 @@ def main() -> int:
                               "isError": False}
             except NavError as e:
                 result = {"content": [{"type": "text", "text": e.message}], "isError": True}
-        out.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result},
-                             ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        out.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result},  # ASCII, json's default
+                             separators=(",", ":")).encode() + b"\n")
         out.flush()
     return 0
 
