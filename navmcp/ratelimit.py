@@ -125,7 +125,7 @@ def record(store: "Store", user: "Row", client: str, tool: str, arguments: dict[
     params = arguments.get("params")
     names = json.dumps(sorted(params)) if isinstance(params, dict) else "[]"
     m = _STUDIO_URL.match(url)
-    with store.write() as tx:
+    with store.write(user_id=user["id"]) as tx:  # as the user: the hosted store's audit policy checks it
         studio_id = m and tx.scalar(
             "SELECT s.id FROM studios s JOIN memberships m ON m.studio_id = s.id AND m.user_id = ? WHERE s.handle = ?",
             (user["id"], m.group(1)))

@@ -6,17 +6,21 @@ The last test runs one scripted session on both stores and compares the pages th
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
 from navmcp import actions as action_table
 from navmcp import sessions
+from navmcp.app import App
 from navmcp.domain import CYCLES
 from navmcp.errors import ActionFailed, ActionUnavailable, NotFound
 from navmcp.pages import ROUTES
 from navmcp.pages.home import HELP_TOPICS
+from navmcp.identity import mint_token
 from navmcp.state import NavigationState
+from navmcp.tools import Session
 from navmcp.web.html import render_page
 from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
@@ -316,6 +320,25 @@ def test_cycles_search_audit(any_app, team):
     assert "create\\_note" in audit and "add\\_comment" in audit and "@bob" in audit
     with pytest.raises(NotFound, match="admins"):
         ws.page(bob, "/studios/team/audit")
+
+
+def test_a_rate_limited_call_is_refused_and_its_audit_row_is_on_the_studios_audit_page(any_app, team):
+    """The refusal's audit row is written by `ratelimit.record`, apart from the workspace's own; on
+    PostgreSQL too (its duration, 0 as a parameter, goes into DOUBLE PRECISION)."""
+    ws, alice, bob, carol = team
+    limited = App(dataclasses.replace(any_app.config, rate_limit="2/60s"))  # the same database and secret
+    try:
+        session = Session(limited, mint_token(limited.secret, bob["id"]))
+        for _ in range(2):
+            assert session.call_tool("navigate", {"url": "/studios/team"})["isError"] is False
+        refused = session.call_tool("execute_action", {"action": "create_note", "url": "/studios/team",
+                                                       "params": {"title": "One too many", "body": "x"}})
+        assert refused["isError"] is True and "retry in" in refused["content"][0]["text"]
+    finally:
+        limited.store.close()
+    assert "One too many" not in ws.page(alice, "/studios/team").markdown
+    rows = ws.page(alice, "/studios/team/audit").data["entries"]
+    assert [(r["action"], r["outcome"][:13]) for r in rows[:1]] == [("create_note", "rate limited:")], rows[:1]
 
 
 def test_a_cycles_activity_counts_this_studios_comments_ballots_and_joins(any_app, team):
