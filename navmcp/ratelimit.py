@@ -13,7 +13,6 @@ with `Retry-After: ceil(retry_after)`. Every refusal is written to the audit log
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -117,17 +116,14 @@ _STUDIO_URL = re.compile(r"^(?:https?://[^/]*)?/studios/([a-z0-9][a-z0-9-]{0,31}
 
 
 def record(store: "Store", user: "Row", client: str, tool: str, arguments: dict[str, Any], error: RateLimited) -> None:
-    from navmcp.identity import now
-    from navmcp.workspace import AUDIT_SQL  # on the refusal path only: the calls that pass never import it here
+    from navmcp.workspace import write_audit  # on the refusal path only: the calls that pass never import it here
 
     url = arguments.get("url") if isinstance(arguments.get("url"), str) else ""
     action = arguments.get("action") if tool == "execute_action" and isinstance(arguments.get("action"), str) else tool
-    params = arguments.get("params")
-    names = json.dumps(sorted(params)) if isinstance(params, dict) else "[]"
     m = _STUDIO_URL.match(url)
     with store.write(user_id=user["id"]) as tx:  # as the user: the hosted store's audit policy checks it
         studio_id = m and tx.scalar(
             "SELECT s.id FROM studios s JOIN memberships m ON m.studio_id = s.id AND m.user_id = ? WHERE s.handle = ?",
             (user["id"], m.group(1)))
-        tx.execute(AUDIT_SQL, (now(), user["id"], client[:100], studio_id or None, url[:500], action[:100],
-                               names[:1000], f"rate limited: {error.message}"[:300], 0))
+        write_audit(tx, user["id"], client, studio_id or None, url, action, arguments.get("params"),
+                    f"rate limited: {error.message}", None)

@@ -103,6 +103,17 @@ AUDIT_SQL = ("INSERT INTO audit (at, user_id, client, studio_id, url, action, pa
              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
+def write_audit(tx, user_id: str, client: str, studio_id: str | None, url: str, action: str,
+                params: Any, outcome: str, started: float | None) -> None:
+    """One audit row, each text cut to its column's bound: every audited attempt is written here
+    (an action, its refusal, a rate-limited call). Parameters are recorded by name only; the
+    duration runs from `started` (`time.perf_counter()`), or is 0 for a call refused before any work."""
+    # json.dumps(sorted(params)) without its Python-level encoder: a JSON object's keys are strings.
+    names = "[" + ", ".join(map(encode_basestring_ascii, sorted(params))) + "]" if isinstance(params, dict) else "[]"
+    tx.execute(AUDIT_SQL, (now(), user_id, client[:100], studio_id, url[:500], action[:100], names[:1000],
+                           outcome[:300], 0 if started is None else round((time.perf_counter() - started) * 1000, 3)))
+
+
 @functools.cache
 def action_info(action: action_table.Action) -> ActionInfo:
     """What a page lists about an action: static per action, so built once per process."""
@@ -147,7 +158,7 @@ class Workspace:
                     after = valid  # judged by `check` on the very facts the action left as they were
                 else:
                     after = self._actions_after(spec, req, outcome.url)
-                self._audit(tx, user_id, client, studio_id, target, name, params, "ok", started)
+                write_audit(tx, user_id, client, studio_id, target, name, params, "ok", started)
             return Result(True, outcome.message, outcome.url, after)
         except AuthError:
             raise  # no such user (deleted a moment ago): nobody to audit the attempt for
@@ -166,18 +177,12 @@ class Workspace:
         spec.resolve(req)
         return [a.name for a in action_table.available(spec.name, req)]
 
-    def _audit(self, tx, user_id, client, studio_id, url, name, params, outcome, started) -> None:
-        # json.dumps(sorted(params)) without its Python-level encoder: a JSON object's keys are strings.
-        names = "[" + ", ".join(map(encode_basestring_ascii, sorted(params))) + "]" if isinstance(params, dict) else "[]"
-        tx.execute(AUDIT_SQL, (now(), user_id, client[:100], studio_id, url[:500], name[:100], names[:1000],
-                               outcome[:300], round((time.perf_counter() - started) * 1000, 3)))
-
     def _audit_refusal(self, user_id, client, studio_id, url, name, params, error: NavError, started) -> None:
         kind = {ActionUnavailable: "refused", InvalidParams: "invalid params", ActionFailed: "failed"}.get(
             type(error), "error")
         try:
             with self.store.write(user_id=user_id) as tx:
-                self._audit(tx, user_id, client, studio_id, url, name, params, f"{kind}: {error.message}", started)
+                write_audit(tx, user_id, client, studio_id, url, name, params, f"{kind}: {error.message}", started)
         except Exception:  # the audit must never turn a clear refusal into an internal error
             log.exception("could not audit a refused action")
 

@@ -16,9 +16,9 @@ from navmcp import sessions
 from navmcp.app import App
 from navmcp.domain import CYCLES
 from navmcp.errors import ActionFailed, ActionUnavailable, NotFound
+from navmcp.identity import mint_token
 from navmcp.pages import ROUTES
 from navmcp.pages.home import HELP_TOPICS
-from navmcp.identity import mint_token
 from navmcp.state import NavigationState
 from navmcp.tools import Session
 from navmcp.web.html import render_page
@@ -323,8 +323,9 @@ def test_cycles_search_audit(any_app, team):
 
 
 def test_a_rate_limited_call_is_refused_and_its_audit_row_is_on_the_studios_audit_page(any_app, team):
-    """The refusal's audit row is written by `ratelimit.record`, apart from the workspace's own; on
-    PostgreSQL too (its duration, 0 as a parameter, goes into DOUBLE PRECISION)."""
+    """The refusal's audit row is written by `ratelimit.record`, outside the workspace's actions; on
+    PostgreSQL it must be written as the refused user, or the audit policy refuses the row (it did
+    until 31b6783, and the refusal went unaudited)."""
     ws, alice, bob, carol = team
     limited = App(dataclasses.replace(any_app.config, rate_limit="2/60s"))  # the same database and secret
     try:
