@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from navmcp import actions as action_table
 from navmcp import sessions
 from navmcp.app import App
-from navmcp.domain import CYCLES
+from navmcp.domain import CYCLES, cycle_window
 from navmcp.errors import ActionFailed, ActionUnavailable, NotFound
 from navmcp.identity import mint_token
 from navmcp.pages import ROUTES
@@ -340,6 +341,41 @@ def test_a_rate_limited_call_is_refused_and_its_audit_row_is_on_the_studios_audi
     assert "One too many" not in ws.page(alice, "/studios/team").markdown
     rows = ws.page(alice, "/studios/team/audit").data["entries"]
     assert [(r["action"], r["outcome"][:13]) for r in rows[:1]] == [("create_note", "rate limited:")], rows[:1]
+
+
+def test_a_passed_deadline_closes_an_item_in_every_list_and_in_its_cycle(any_app, team, store_kind, request):
+    """A deadline closes an item without a write: every list shows it closed, as its own page does,
+    and the cycle in which the deadline passed counts and lists it among the closed items."""
+    ws, alice, bob, carol = team
+    lunch = ws.execute(alice, "/studios/team", "create_decision",
+                       {"question": "Lunch?", "options": ["pizza"], "deadline": "2099-01-01", "tags": ["food"]}).url
+    by_hand = ws.execute(alice, "/studios/team", "create_decision", {"question": "Manual?", "tags": ["food"]}).url
+    ws.execute(alice, by_hand, "close_decision", {})
+    ws.execute(alice, "/studios/team", "create_decision", {"question": "Still open?", "deadline": "2099-01-01"})
+    start, _ = cycle_window("today")
+    passed = max(start, (datetime.now(timezone.utc) - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+    _as_owner(any_app, store_kind, request, "UPDATE items SET deadline = ? WHERE id = ?", (passed, lunch.rsplit("/", 1)[1]))
+
+    def line(url: str, title: str) -> str:
+        return next(x for x in ws.page(bob, url).markdown.splitlines() if f"[{title}]" in x)
+
+    assert "**Closed**: its deadline passed" in ws.page(bob, lunch).markdown
+    for url in ("/studios/team", "/studios/team/tags/food", "/studios/team/search?q=lunch"):
+        assert "— decision, closed," in line(url, "Lunch?"), url
+    assert "— decision, closed," in line("/studios/team", "Manual?")
+    assert "closed" not in line("/studios/team", "Still open?")
+    today = ws.page(bob, "/studios/team/cycles/today")
+    assert "| 3 | 2 |" in today.markdown
+    closed = today.markdown.split("## Closed", 1)[1]
+    assert "[Lunch?]" in closed and "[Manual?]" in closed and "Still open?" not in closed
+    assert "Lunch?" not in ws.page(bob, "/studios/team/cycles/yesterday").markdown
+    # More closed than a page lists: the count is all of them, and the list says it is the latest.
+    for n in range(20):
+        ws.execute(alice, ws.execute(alice, "/studios/team", "create_decision", {"question": f"Q{n}?"}).url,
+                   "close_decision", {})
+    today = ws.page(bob, "/studios/team/cycles/today").markdown
+    assert "| 23 | 22 |" in today and "The 20 most recently closed of 22:" in today
+    assert "[Q19?]" in today.split("## Closed", 1)[1] and "[Lunch?]" not in today.split("## Closed", 1)[1]
 
 
 def test_a_cycles_activity_counts_this_studios_comments_ballots_and_joins(any_app, team):

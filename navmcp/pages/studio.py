@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
+from navmcp.domain import CYCLES, KIND_LETTER, cycle_window, deadline_passed
 from navmcp.errors import NotFound
+from navmcp.identity import now
 from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.home import HOME
 
 # What an item's line in a list shows (its title, URL, kind, status and last update): every value
-# read per row is a Python object made, and a feed reads twenty rows.
-ITEM_COLUMNS = "i.id, i.kind, i.title, i.updated_at, i.pinned, i.closed_at"
+# read per row is a Python object made, and a feed reads twenty rows. The deadline is read for the
+# status: a passed deadline closes an item without a write (domain.is_open).
+ITEM_COLUMNS = "i.id, i.kind, i.title, i.updated_at, i.pinned, i.closed_at, i.deadline"
 
 
 def resolve_studio(req: Request) -> None:
@@ -39,9 +41,13 @@ def crumbs(req: Request, *more: tuple[str, str]) -> list[tuple[str, str]]:
 
 
 def with_urls(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    base = f"/studios/{req.studio['handle']}"
+    """Each row's URL, and for a list's rows (ITEM_COLUMNS) whether the item is closed: closed by
+    hand or by its limit, or past its deadline, as its own page says."""
+    base, at = f"/studios/{req.studio['handle']}", now()
     for row in rows:
         row["url"] = f"{base}/{KIND_LETTER[row['kind']]}/{row['id']}"
+        if "closed_at" in row:
+            row["closed"] = bool(row["closed_at"]) or deadline_passed(row, at)
     return rows
 
 
@@ -123,6 +129,18 @@ def resolve_cycle(req: Request) -> None:
         raise NotFound(f"no cycle {req.args['cycle']!r}: cycles are {', '.join(CYCLES)}")
 
 
+# Closed in a cycle's window: by hand or by a limit (closed_at), or by a deadline that passed in it
+# with the item still unclosed (no write marks that moment). Each half walks its own index.
+CLOSED_BY_HAND = "FROM items i WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ?"
+CLOSED_BY_DEADLINE = "FROM items i WHERE i.studio_id = ? AND i.closed_at IS NULL AND i.deadline >= ? AND i.deadline < ?"
+CLOSED_COUNT = f"SELECT (SELECT count(*) {CLOSED_BY_HAND}) + (SELECT count(*) {CLOSED_BY_DEADLINE})"
+CLOSED_LIST = f"""
+    SELECT * FROM (SELECT {ITEM_COLUMNS}, i.closed_at AS ended {CLOSED_BY_HAND} ORDER BY i.closed_at DESC LIMIT ?) AS h
+    UNION ALL
+    SELECT * FROM (SELECT {ITEM_COLUMNS}, i.deadline AS ended {CLOSED_BY_DEADLINE} ORDER BY i.deadline DESC LIMIT ?) AS d
+    ORDER BY ended DESC, id LIMIT ?"""
+
+
 def view_cycle(req: Request) -> dict[str, Any]:
     tx, sid, cycle = req.tx, req.studio["id"], req.args["cycle"]
     start, end = cycle_window(cycle)
@@ -137,17 +155,15 @@ def view_cycle(req: Request) -> dict[str, Any]:
         (*window, *(pos or ()), PAGE_SIZE, 0 if pos else paginate(req, total)["offset"]),
     )
     pager = paginate(req, total, position(created, "created_at"))
-    closed = tx.all(
-        f"""SELECT {ITEM_COLUMNS} FROM items i
-             WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ? ORDER BY i.closed_at DESC LIMIT ?""",
-        (*window, PAGE_SIZE),
-    )
+    passed = (sid, start, min(end, now()))  # a deadline still to come closes nothing yet
+    closed_count = tx.scalar(CLOSED_COUNT, (*window, *passed))
+    closed = tx.all(CLOSED_LIST, (*window, PAGE_SIZE, *passed, PAGE_SIZE, PAGE_SIZE))
     activity = tx.cycle_activity(*window)
     base = f"/studios/{req.studio['handle']}"
     return {"title": f"{req.studio['name']}: {cycle.replace('-', ' ')}",
             "breadcrumb": crumbs(req, (cycle, f"{base}/cycles/{cycle}")),
             "cycle": cycle, "start": start, "end": end, "cycles": CYCLES, "base": base,
-            "created": with_urls(req, created), "closed": with_urls(req, closed),
+            "created": with_urls(req, created), "closed": with_urls(req, closed), "closed_count": closed_count,
             "activity": activity, "pager": pager}
 
 
