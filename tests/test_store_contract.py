@@ -92,6 +92,26 @@ def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
         ws.execute(carol, "/", "create_studio", {"handle": "team", "name": "Mine"})
 
 
+def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_app, team, store_kind, request):
+    """`navmcp user delete` keeps a user's work and memberships: the members page says the account
+    is deleted, an admin can remove it, and a deleted admin keeps no studio administered."""
+    ws, alice, bob, carol = team
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol", "role": "admin"})
+    for handle in ("bob", "carol"):  # what identity.delete_user writes
+        _as_owner(any_app, store_kind, request, "UPDATE users SET deleted_at = ? WHERE handle = ?",
+                  ("2026-01-01T00:00:00.000000Z", handle))
+    members = ws.page(alice, "/studios/team/members").markdown
+    assert "| @bob (account deleted) |" in members and "| @alice |" in members
+    with pytest.raises(ActionFailed, match="at least one admin"):  # carol's role administers nothing
+        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "alice", "role": "member"})
+    with pytest.raises(ActionFailed, match="at least one admin"):
+        ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "alice"})
+    assert "Removed @bob" in ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"}).message
+    assert "Removed @carol" in ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"}).message
+    members = ws.page(alice, "/studios/team/members").markdown
+    assert "@bob" not in members and "@carol" not in members
+
+
 def test_notes_comments_reads_links_pins(any_app, team):
     ws, alice, bob, carol = team
     first = ws.execute(alice, "/studios/team", "create_note",

@@ -62,7 +62,10 @@ class RemoveMember(Params):
 
 def remove_member(req: Request, p: RemoveMember) -> Outcome:
     _lock_members(req)
-    user = user_by_handle(req.tx, p.handle)
+    # Found among this studio's members, deleted accounts included: an admin must be able to
+    # remove someone whose account was deleted (user_by_handle no longer finds them).
+    user = req.tx.one("SELECT u.id FROM memberships m JOIN users u ON u.id = m.user_id"
+                      " WHERE m.studio_id = ? AND u.handle = ?", (req.studio["id"], p.handle))
     removed = user and req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?",
                                       (req.studio["id"], user["id"]))
     if not removed:
@@ -85,8 +88,10 @@ def _lock_members(req: Request) -> None:
 def _keep_an_admin(req: Request) -> None:
     # Two admins demoting each other at once would each still see the other; the studio row lock
     # taken above makes the second wait and count again (the hosted store's READ COMMITTED).
-    if not req.tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ? AND role = 'admin'", (req.studio["id"],)):
-        raise ActionFailed("refused: a studio must keep at least one admin")
+    # A deleted account's admin role administers nothing: it does not count.
+    if not req.tx.scalar("SELECT count(*) FROM memberships m JOIN users u ON u.id = m.user_id"
+                         " WHERE m.studio_id = ? AND m.role = 'admin' AND u.deleted_at IS NULL", (req.studio["id"],)):
+        raise ActionFailed("refused: a studio must keep at least one admin whose account is not deleted")
 
 
 class CreateNote(Params):

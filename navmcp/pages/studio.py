@@ -114,7 +114,7 @@ def view_members(req: Request) -> dict[str, Any]:
     total = req.tx.scalar("SELECT count(*) FROM memberships WHERE studio_id = ?", (req.studio["id"],))
     pager = paginate(req, total)
     members = req.tx.all(
-        """SELECT u.handle, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+        """SELECT u.handle, u.name, u.deleted_at, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
             WHERE m.studio_id = ? ORDER BY m.role, u.handle LIMIT ? OFFSET ?""",
         (req.studio["id"], PAGE_SIZE, pager["offset"]),
     )
