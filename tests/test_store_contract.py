@@ -121,12 +121,18 @@ def test_notes_comments_reads_links_pins(any_app, team):
     page = ws.page(alice, first)
     assert "Linked from" in page.markdown and "Follow-up" in page.markdown
     assert {"add_comment", "confirm_read", "edit_note", "pin"} <= names(page)
-    ws.execute(bob, first, "add_comment", {"body": "Mondays are busy for me"})
+    agenda = ws.execute(alice, "/studios/team", "create_note", {"title": "Agenda", "body": "1. dates"}).url
+    ws.execute(bob, first, "add_comment", {"body": f"Mondays are busy for me, see {second}"})
     ws.execute(bob, first, "confirm_read", {})
     assert "confirm_read" not in names(ws.page(bob, first))
-    ws.execute(alice, first, "edit_note", {"title": "Kick-off (edited)", "body": "We meet on Tuesdays."})
+    ws.execute(alice, first, "edit_note", {"title": "Kick-off (edited)", "body": f"On Tuesdays: {agenda}"})
     page = ws.page(bob, first)
     assert "Kick-off (edited)" in page.markdown and "Tuesdays" in page.markdown
+    # A new body's mentions replace the old body's; the comment's mention stays linked.
+    assert sorted(link["title"] for link in page.data["links_to"]) == ["Agenda", "Follow-up"]
+    ws.execute(alice, first, "edit_note", {"body": "We meet on Tuesdays."})
+    assert [link["title"] for link in ws.page(bob, first).data["links_to"]] == ["Follow-up"]
+    assert "Kick-off" not in ws.page(bob, agenda).markdown
     assert "Mondays are busy for me" in page.markdown and "@bob" in page.markdown
     with pytest.raises(ActionUnavailable):
         ws.execute(bob, first, "edit_note", {"title": "mine now"})

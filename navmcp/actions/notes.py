@@ -53,8 +53,11 @@ def edit_note(req: Request, p: EditNote) -> Outcome:
     body = item["body"] if p.body is None else p.body
     req.tx.execute("UPDATE items SET title = ?, body = ?, updated_at = ? WHERE id = ?", (title, body, now(), item["id"]))
     if p.body is not None:
+        # The note links what its body and its comments mention: the links are made again from the
+        # new body and the comments, which the edit leaves as they were.
         req.tx.execute("DELETE FROM links WHERE from_item = ?", (item["id"],))
-        domain.link_mentions(req.tx, req.studio, item["id"], body)
+        comments = req.tx.all("SELECT body FROM comments WHERE item_id = ? AND body LIKE '%/studios/%'", (item["id"],))
+        domain.link_mentions(req.tx, req.studio, item["id"], "\n".join([body, *(c["body"] for c in comments)]))
     if p.tags is not None:
         req.tx.execute("DELETE FROM item_tags WHERE item_id = ?", (item["id"],))
         domain.set_tags(req.tx, item["id"], p.tags)
