@@ -152,6 +152,11 @@ def test_decisions_vote_replace_close(any_app, team):
     ws, alice, bob, carol = team
     url = ws.execute(alice, "/studios/team", "create_decision",
                      {"question": "Where is the offsite?", "options": ["Lisbon", "Berlin"]}).url
+    bare = ws.execute(alice, "/studios/team", "create_decision", {"question": "What to cook?"}).url
+    # Home lists what awaits your vote: a decision with no options yet offers no vote.
+    assert "Where is the offsite?" in ws.page(bob, "/").markdown and "What to cook?" not in ws.page(bob, "/").markdown
+    ws.execute(bob, bare, "add_option", {"title": "Soup"})
+    assert "What to cook?" in ws.page(bob, "/").markdown
     ws.execute(bob, url, "add_option", {"title": "Online"})
     with pytest.raises(ActionFailed, match="already exists"):
         ws.execute(bob, url, "add_option", {"title": "Online"})
@@ -193,6 +198,8 @@ def test_commitments_join_limit_leave_close(any_app, team, new_user):
     assert "now closed" in ws.execute(bob, full, "join_commitment", {}).message
     with pytest.raises(ActionUnavailable, match="full|closed"):
         ws.execute(dave, full, "join_commitment", {})
+    # A closed commitment offers no join, to those who joined it either.
+    assert names(ws.page(alice, full)) == {"add_comment"}
     assert "Critical mass reached" in ws.page(dave, full).markdown
     open_one = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Run together", "critical_mass": 3}).url
     ws.execute(dave, open_one, "join_commitment", {})

@@ -28,11 +28,6 @@ def join_commitment(req: Request, p: Params) -> Outcome:
     return Outcome(message, req.path)
 
 
-def join_open(req: Request) -> str | None:
-    # Joining twice is harmless, even once the commitment has closed behind you.
-    return None if req.facts.get("joined") else rules.is_open(req)
-
-
 def leave_commitment(req: Request, p: Params) -> Outcome:
     req.tx.execute("DELETE FROM participants WHERE commitment_id = ? AND user_id = ?", (req.item["id"], req.user["id"]))
     domain.touch(req.tx, req.item["id"])
@@ -56,7 +51,7 @@ def not_closed(req: Request) -> str | None:
 
 ACTIONS = [
     Action("join_commitment", ("commitment",), "Join; joining twice is harmless.", join_commitment,
-           who=rules.member, when=join_open),
+           who=rules.member, when=rules.is_open),
     Action("leave_commitment", ("commitment",), "Leave a commitment you joined.", leave_commitment,
            who=rules.member, when=joined_and_open),
     Action("close_commitment", ("commitment",), "Close the commitment to new participants.", close_commitment,

@@ -30,8 +30,10 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
 # Only what the lists show is read (each value read is a Python object made, forty rows a page),
 # and the items' time only when several studios' lists are merged by it (`{time}`).
 _OPEN = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
+# Awaiting your vote: a decision you can vote on (it has options) and have not voted on.
 _AWAITING = ("SELECT i.id, i.title, i.deadline{time} FROM items i WHERE " + _OPEN
-             + " AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)"
+             + " AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)"
+               " AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)"
                " ORDER BY i.created_at DESC LIMIT ?")
 # "Near" critical mass: not yet reached, and you could help reach it. The count is the one kept on
 # the item (migration 0007), not a count of participants per row walked.
