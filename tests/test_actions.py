@@ -392,6 +392,9 @@ def test_deadline_must_be_in_the_future(ws, people):
         act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "next friday"})
     r = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "2099-06-01T12:00:00+02:00"})
     assert "2099-06-01 10:00 UTC" in ws.page(people["owner"], r.url).markdown
+    for bare in ("2099-06-01", "20990601", "2099-W23-1"):  # a date without a time: the end of that day
+        r = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": bare})
+        assert "2099-06-01 23:59 UTC" in ws.page(people["owner"], r.url).markdown, bare
 
 
 # --- commitments --------------------------------------------------------------------------------

@@ -20,6 +20,15 @@ def _no_nul(value: str) -> str:
     return value
 
 
+def _is_date(value: str) -> bool:
+    """A date without a time, in any ISO form (2026-12-01, 20261201, 2026-W49-2)."""
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
 def _deadline(value: object) -> str:
     """An ISO date or date-time in the future, stored as UTC text."""
     if isinstance(value, str):
@@ -33,7 +42,7 @@ def _deadline(value: object) -> str:
         moment = datetime(value.year, value.month, value.day)
     else:
         raise ValueError("must be an ISO 8601 date or date-time string")
-    if isinstance(value, str) and len(value) == 10:  # a bare date means the end of that day
+    if isinstance(value, str) and _is_date(value):  # a bare date means the end of that day
         moment = moment.replace(hour=23, minute=59, second=59)
     try:
         moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
