@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp.domain import CYCLES, KIND_LETTER, cycle_window, deadline_passed
+from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NotFound
 from navmcp.identity import now
 from navmcp.pages import PAGE_SIZE, Request, url_with
@@ -43,11 +43,13 @@ def crumbs(req: Request, *more: tuple[str, str]) -> list[tuple[str, str]]:
 def with_urls(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each row's URL, and for a list's rows (ITEM_COLUMNS) whether the item is closed: closed by
     hand or by its limit, or past its deadline, as its own page says."""
-    base, at = f"/studios/{req.studio['handle']}", now()
+    base = f"/studios/{req.studio['handle']}"
+    at = now() if rows and "closed_at" in rows[0] else None
     for row in rows:
         row["url"] = f"{base}/{KIND_LETTER[row['kind']]}/{row['id']}"
-        if "closed_at" in row:
-            row["closed"] = bool(row["closed_at"]) or deadline_passed(row, at)
+        if at:  # domain.deadline_passed, inlined: it ran for every row of every list
+            deadline = row["deadline"]
+            row["closed"] = row["closed_at"] is not None or (deadline is not None and deadline <= at)
     return rows
 
 
