@@ -8,7 +8,8 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
   user (`user_id=None`) sees only what the policies grant to nobody in particular: nothing.
 - The core's SQL (`?` placeholders, the SQLite/Postgres common subset) is translated once per
   statement to psycopg's `%s`.
-- Full-text search runs on `tsvector` columns with GIN indexes, ranked by `ts_rank`.
+- Full-text search runs on `tsvector` columns with GIN indexes, ranked by `ts_rank`, with words
+  read as SQLite's FTS5 reads them (migration 20261125000021: every word kept, accents dropped).
 - A write transaction that acts on an item locks the item's row first (`lock`), so
   concurrent joins, votes and comments queue per item: a commitment's limit is never exceeded
   and nothing is lost. Transient failures at the transaction edges (serialization, deadlock,
@@ -65,11 +66,14 @@ def ts_query(text: str) -> str | None:
     """A user's words as a safe `to_tsquery` string: every word must match, the last as a prefix.
 
     Words are `\\w+` runs, quoted, so no user text reaches tsquery syntax (`&`, `|`, `!`, `:`).
+    They go as typed: `to_tsquery` lowercases them as the columns' words were, with the server's
+    rules. Python's `str.lower` has others ("İ" -> "i" + a combining dot, a final "Σ" -> "ς"),
+    and a title typed as written missed its own note.
     """
     words = _WORD.findall(text)[:16]
     if not words:
         return None
-    quoted = ["'" + w.lower() + "'" for w in words]
+    quoted = ["'" + w + "'" for w in words]
     quoted[-1] += ":*"
     return " & ".join(quoted)
 

@@ -166,6 +166,8 @@ class SqliteTx:
         if match is None:
             return [], 0
         # Items and comments ranked together by bm25 (lower is better); a comment hit names its item.
+        # Equal ranks in PostgreSQL's order (navmcp.search_page): an item before its comments, then
+        # by comment id, so no hit moves between pages from one request to the next.
         # CROSS JOIN keeps the full-text index as the outer loop: left to itself the planner may walk
         # every item of the studio and run the MATCH once per item (minutes at a million items).
         sql = """
@@ -178,7 +180,7 @@ class SqliteTx:
                   FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
                  WHERE comments_fts MATCH ? AND c.studio_id = ?
             )
-            SELECT * FROM hits ORDER BY rank, item_id LIMIT ? OFFSET ?
+            SELECT * FROM hits ORDER BY rank, item_id, comment_id NULLS FIRST LIMIT ? OFFSET ?
         """
         rows = self.all(sql, (match, studio_id, match, studio_id, limit, offset))
         total = self.scalar(
