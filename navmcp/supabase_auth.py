@@ -16,7 +16,7 @@ from typing import Any
 
 import jwt
 
-from navmcp.errors import AuthError, NavError
+from navmcp.errors import AuthError, NavError, echo
 from navmcp.identity import AUDIENCE as NAVMCP_AUDIENCE
 from navmcp.identity import HANDLE_RE, create_user, user_by_id
 from navmcp.store import Row, Store
@@ -61,10 +61,10 @@ class SupabaseAuth:
                 raise AuthError(f"Supabase token signed with {alg} but SUPABASE_URL (for its JWKS) is not set")
             try:
                 key = self.jwks.get_signing_key_from_jwt(token).key
-            except jwt.PyJWKClientError as e:
-                raise AuthError(f"token signing key not found in the project's JWKS: {e}") from None
-        else:
-            raise AuthError(f"token algorithm {alg!r} not accepted for Supabase tokens")
+            except jwt.PyJWKClientError as e:  # its message quotes the token's unverified `kid`: cut
+                raise AuthError(f"token signing key not found in the project's JWKS: {echo(e, 120)}") from None
+        else:  # `alg` is the token's unverified header: quoted, cut
+            raise AuthError(f"token algorithm {echo(repr(alg), 40)} not accepted for Supabase tokens")
         try:
             return jwt.decode(
                 token, key, algorithms=[alg], audience=self.audience, issuer=self.issuer,

@@ -16,15 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adversarial import figures, fuzz, world
-from adversarial.http import HEADERS, Http, HttpDriver, WebProcess, open_session
+from adversarial.http import HEADERS, INIT, Http, HttpDriver, WebProcess, open_session
 from navmcp.web import create_app
 
 FUZZ = settings(max_examples=figures.pick(120, 4000), deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
                                        HealthCheck.function_scoped_fixture])
 REAL_FUZZ = settings(FUZZ, max_examples=figures.pick(60, 2000))
-
-
 
 
 @pytest.fixture(scope="module")
@@ -339,7 +337,9 @@ def test_regression_action_api_strict_json(adv_world, tmp_path, body):
 
 def test_regression_internal_error_on_mcp_is_json_rpc(adv_world, tmp_path, monkeypatch, logged_errors):
     """An internal error on /mcp was answered with the web app's JSON error body, which MCP clients
-    can't read: it is a JSON-RPC error (id null) with status 500, details only in the log."""
+    can't read; then as a JSON-RPC error with code -32600 (Invalid Request) and id null even once
+    the request's id was known. It is -32603 (internal error), status 500, with the request's id
+    once the body is decoded; the details are only in the log."""
     import asyncio
 
     import httpx
@@ -356,20 +356,28 @@ def test_regression_internal_error_on_mcp_is_json_rpc(adv_world, tmp_path, monke
         monkeypatch.setattr(sessions, "load", lambda *a, **k: 1 / 0)
         monkeypatch.setattr(sessions, "load_in", lambda *a, **k: 1 / 0)
         monkeypatch.setattr(sessions, "load_with_user", lambda *a, **k: 1 / 0)
+        monkeypatch.setattr(sessions, "create", lambda *a, **k: 1 / 0)
 
-        async def post():
+        async def post(body: bytes, with_session: bool = True):
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=web), base_url="http://127.0.0.1") as c:
-                return await c.post("/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                return await c.post("/mcp", content=body,
                                     headers={**HEADERS, "authorization": f"Bearer {w.tokens['author']}",
-                                             "mcp-session-id": session})
+                                             **({"mcp-session-id": session} if with_session else {})})
 
-        reply = asyncio.run(post())
-        assert reply.status_code == 500
-        body = reply.json()
-        assert body["jsonrpc"] == "2.0" and body["id"] is None and "internal error" in body["error"]["message"]
-        assert "ZeroDivision" not in reply.text and "Traceback" not in reply.text
-        assert logged_errors and "ZeroDivisionError" in logged_errors[-1]
-        logged_errors.clear()
+        def check(reply, id_):
+            assert reply.status_code == 500
+            body = reply.json()
+            assert body == {"jsonrpc": "2.0", "id": id_, "error": {"code": -32603, "message": body["error"]["message"]}}
+            assert "internal error" in body["error"]["message"].lower()
+            assert "ZeroDivision" not in reply.text and "Traceback" not in reply.text
+            assert logged_errors and "ZeroDivisionError" in logged_errors[-1]
+            logged_errors.clear()
+
+        # The token was verified before: the session is read with its user, before the body is.
+        check(asyncio.run(post(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')), None)
+        web._verified.clear()  # now the session is read after the body: the reply carries the id
+        check(asyncio.run(post(b'{"jsonrpc":"2.0","id":"p-2","method":"ping"}')), "p-2")
+        check(asyncio.run(post(json.dumps({**INIT, "id": 3}).encode(), with_session=False)), 3)  # the new session's row
     finally:
         http.close()
         app.store.close()

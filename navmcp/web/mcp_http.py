@@ -10,24 +10,31 @@ restart loses nothing. The HTTP rules live here and only here:
 - `initialize` issues `Mcp-Session-Id`; later requests must send it (missing: 400; unknown or
   ended: 404); DELETE ends it; GET (an SSE stream we don't offer) answers 405;
 - `MCP-Protocol-Version`, when sent, must be a supported version (400 otherwise);
-- replies are `application/json`; a POST of only notifications or responses gets 202.
+- replies are `application/json`; a POST of only notifications or responses gets 202 when
+  accepted, and an HTTP error status (400, with the JSON-RPC error) when refused;
+- a server fault once the body is decoded is a JSON-RPC internal error (-32603) carrying the
+  request's id, status 500; the details go to the log only.
 Host/Origin checks and the body-size limit (413) are done by the web app before this runs.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from navmcp import __version__, sessions
 from navmcp.app import INSTRUCTIONS
 from navmcp.errors import AuthError
-from navmcp.protocol import SUPPORTED_VERSIONS, Connection, ParseError, decode, encode, error_object
+from navmcp.protocol import (SUPPORTED_VERSIONS, Connection, InternalError, ParseError, decode, encode,
+                             error_object)
 from navmcp.tools import Session
 from navmcp.web.app import Response
 from navmcp.web.auth import bearer_token
 
 if TYPE_CHECKING:
     from navmcp.web.app import Request, WebApp
+
+log = logging.getLogger("navmcp.web")
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
@@ -39,15 +46,29 @@ def _json(status: int, value: Any, headers: list[tuple[str, str]] | None = None)
 
 def fault(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> Response:
     """An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect."""
-    return _json(status, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status != 404 else -32001,
-                                                                   "message": message}}, headers)
+    code = -32603 if status >= 500 else -32001 if status == 404 else -32600
+    return _json(status, {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, headers)
 
 
 def _unauthorized(message: str, bad_token: bool) -> Response:
     challenge = 'Bearer realm="navmcp"'
     if bad_token:
-        challenge += ', error="invalid_token", error_description="' + message.replace('"', "'") + '"'
+        challenge += ', error="invalid_token", error_description="' + _header_text(message) + '"'
     return fault(401, f"Unauthorized: {message}", [("www-authenticate", challenge)])
+
+
+def _header_text(message: str, limit: int = 200) -> str:
+    """`message` as an RFC 6750 error_description: printable ASCII but `"` and `\\`. The message may
+    quote a token's unverified header, and a header value that is not Latin-1 can't be sent at all."""
+    text = message.replace('"', "'")[:limit]
+    return "".join(c if " " <= c <= "~" and c != "\\" else "?" for c in text)
+
+
+def _holds_request(value: Any) -> bool:
+    """Does the POST carry a request (a message to answer)? Without one, a refusal is an HTTP error
+    status, not a 200 (MCP Streamable HTTP, "Sending Messages to the Server")."""
+    return any(isinstance(m, dict) and "id" in m and "method" in m
+               for m in (value if isinstance(value, list) else (value,)))
 
 
 async def handle(web: "WebApp", req: "Request") -> Response:
@@ -93,7 +114,21 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     except ParseError as e:
         return _json(400, error_object(e))
 
-    if isinstance(value, dict) and value.get("method") == "initialize":
+    try:
+        return _receive(web, token, user, session_id, stored, looked_up, value)
+    except Exception:  # here, not in the web app: the id is known, so the client can match the error
+        log.exception("internal error on POST /mcp")
+        id_ = value.get("id") if isinstance(value, dict) else None
+        if not isinstance(id_, (str, int)) or isinstance(id_, bool):
+            id_ = None
+        return _json(500, error_object(InternalError("Internal error (details are in the server log)"), id_))
+
+
+def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | None, stored: Any,
+             looked_up: bool, value: Any) -> Response:
+    """A decoded POST: the handshake, or messages of the stored session `session_id`."""
+    store = web.app.store
+    if isinstance(value, dict) and value.get("method") == "initialize" and "id" in value:  # not a notification
         return _initialize(web, token, user, value)
 
     if not session_id:
@@ -110,9 +145,16 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     connection.protocol_version = stored.protocol_version
     connection.client_info = {"name": stored.client}
     response = connection.receive(value)
-    sessions.save(store, stored)  # if the call moved it
+    try:
+        sessions.save(store, stored)  # if the call moved it
+    except Exception:
+        # The call's work is committed; a 500 now would have the client send it again. The state is
+        # a convenience (every call can name its url), so the reply stands.
+        log.exception("could not save the navigation state of MCP session %s", stored.id)
     if response is None:
         return _accepted()
+    if not _holds_request(value):  # a refused notification (or an empty batch): nothing to answer with 200
+        return _json(400, response, [("mcp-session-id", stored.id)])
     return _json(200, response, [("mcp-session-id", stored.id)])
 
 

@@ -72,6 +72,12 @@ def open_session(http: Http, token: str, client: str = "adv-http") -> str:
     return session
 
 
+def holds_request(value) -> bool:
+    """A message with an id and a method, alone or in a batch: what a 200 answers."""
+    messages = value if isinstance(value, list) else [value]
+    return any(isinstance(m, dict) and "id" in m and "method" in m for m in messages)
+
+
 class HttpDriver:
     """`drivers.Driver` over POST /mcp in one initialized session."""
 
@@ -85,6 +91,9 @@ class HttpDriver:
         return self.http.request("POST", "/mcp", content=frame, headers=self.headers)
 
     def send(self, frame: bytes) -> list[bytes]:
+        """MCP Streamable HTTP's status rule (2025-06-18, "Sending Messages to the Server"): a POST
+        holding no request is answered 202 when accepted, else with an HTTP error status; a 200
+        answers a request. A 400 is a frame that is not JSON, or such a refusal."""
         reply = self.post(frame)
         if reply.status_code == 202:
             assert reply.content == b"", reply.content[:200]
@@ -92,8 +101,11 @@ class HttpDriver:
         assert reply.status_code in (200, 400), (reply.status_code, reply.text[:300])
         assert reply.headers["content-type"].startswith("application/json"), reply.headers
         assert reply.content, "an empty answer that is not 202"
-        if reply.status_code == 400:  # only a frame that is not JSON at all is a 400
-            assert json.loads(reply.content)["error"]["code"] == -32700, reply.text[:300]
+        body = json.loads(reply.content)
+        if reply.status_code == 200:  # the server decoded the frame, so json.loads can too
+            assert holds_request(json.loads(frame)), ("200 for a POST without a request", frame[:300], reply.text[:300])
+        elif not (isinstance(body, dict) and body.get("error", {}).get("code") == -32700):
+            assert not holds_request(json.loads(frame)), ("400 for a request", frame[:300], reply.text[:300])
         return [reply.content]
 
     def ping_ok(self) -> bool:
