@@ -622,8 +622,15 @@ class WebApp:
 
 
 def _local_path(url: str) -> str:
-    """Where to go after signing in: a path of this site only (no open redirect)."""
-    return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else ""
+    """Where to go after signing in: a path of this site only (no open redirect), else "" (home).
+
+    Printable ASCII without spaces, as our own `?next=` sends it (percent-encoded): browsers drop
+    tabs and newlines from a Location ("/\\t/evil.example" is "//evil.example"), CR/LF breaks the
+    header and a non-Latin-1 character can't be sent; "\\" counts as "/" in a browser."""
+    if not url.startswith("/") or url.startswith("//") or "\\" in url or not all("!" <= c <= "~" for c in url):
+        return ""
+    parts = urlsplit(url)
+    return url if not parts.scheme and not parts.netloc else ""
 
 
 def _run_to_completion(coroutine) -> Any:
