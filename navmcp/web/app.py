@@ -170,8 +170,12 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
     def header_list(self) -> list[tuple[bytes, bytes]]:
-        """The ASGI header list: ours, the content type and length, and the security headers."""
+        """The ASGI header list: ours, the content type and length, and the security headers.
+        ValueError for a value that can't be sent: not Latin-1 (UnicodeEncodeError), or holding a
+        line break, which the server would refuse only once the answer is on its way."""
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers]
+        if any(b"\r" in v or b"\n" in v or b"\0" in v for _, v in headers):
+            raise ValueError(f"a header value holds a line break: {self.headers!r:.300}")
         if self.content_type:
             headers.append((b"content-type", self.content_type.encode("latin-1")))
         headers.append((b"content-length", b"%d" % len(self.body)))
@@ -299,7 +303,13 @@ class WebApp:
         except Exception:
             log.exception("internal error on %s %s", req.method, req.path)
             response = self.refuse(req, 500, "internal error (details are in the server log)")  # JSON-RPC on /mcp
-        await send({"type": "http.response.start", "status": response.status, "headers": response.header_list()})
+        try:
+            headers = response.header_list()
+        except ValueError:  # a fault of ours: still an answer the client can read, never a dropped one
+            log.exception("unsendable header in the answer to %s %s", req.method, req.path)
+            response = self.refuse(req, 500, "internal error (details are in the server log)")
+            headers = response.header_list()
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
 
     async def _lifespan(self, receive, send) -> None:

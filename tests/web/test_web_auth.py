@@ -240,3 +240,21 @@ def test_emailed_code_sign_in_never_redirects_off_site(web, anon, owner_token, n
     signed = anon.post("/login/code", data={"email": "o@example.com", "code": "123456", "next": nxt})
     assert signed.status_code == 303 and signed.headers["location"] == expected
     assert anon.get("/whoami").status_code == 200
+
+
+@pytest.mark.parametrize("value", ["/\u20ac", "/a\r\nset-cookie: x=1", "/a\nb"], ids=["not-latin-1", "crlf", "lf"])
+def test_an_answer_whose_header_cannot_be_sent_is_a_500_the_client_reads(web, anon, monkeypatch, value, logged_errors):
+    """A header value that is not Latin-1 raised outside the app's error handling (no answer but
+    the server's own 500), and a line break made uvicorn drop the connection. Whatever the source,
+    the answer is the app's own error, and the fault is in the log."""
+    from navmcp.web.app import redirect
+
+    async def bad(req):
+        return redirect(value)
+
+    monkeypatch.setattr(type(web), "healthz", lambda self, req: bad(req))
+    reply = anon.get("/healthz")
+    assert reply.status_code == 500 and "internal error" in reply.text
+    assert "location" not in reply.headers and "set-cookie" not in reply.headers
+    assert logged_errors and "unsendable header" in logged_errors[-1]
+    logged_errors.clear()
