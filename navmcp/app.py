@@ -101,6 +101,9 @@ class App:
 
     def _check_tokenless(self, token: str | None) -> None:
         if token is None and not self.embedded:
+            from navmcp.store import check_database_url
+
+            check_database_url(self.config.database_url)
             raise AuthError("a token is required with a hosted store: set NAVMCP_TOKEN")
 
     def connection(self, token: str | None):

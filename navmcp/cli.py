@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import signal
 import sys
@@ -88,7 +89,10 @@ def _named_user(app, handle: str):
         ensure_owner(app.store)
     with app.store.read() as tx:
         user = user_by_handle(tx, handle)
-    if user is None:
+        deleted = user is None and tx.one("SELECT 1 FROM users WHERE handle = ? AND deleted_at IS NOT NULL", (handle,))
+    if deleted:  # `user add` would refuse the handle: it stays with the deleted account's work
+        print(f"navmcp: @{handle} was deleted (`navmcp user delete`); handles are not reused", file=sys.stderr)
+    elif user is None:
         print(f"navmcp: no user {handle!r}; create one with `navmcp user add {handle}`", file=sys.stderr)
     return user
 
@@ -220,6 +224,21 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(value: str) -> float:
+    """A finite number greater than 0 (days, minutes): nan, inf and -1 made tracebacks or dead links."""
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
+    return number
+
+
+def _port(value: str) -> int:
+    port = int(value)
+    if not 1 <= port <= 65535:  # 99999 was bound as 99999 % 65536, and the printed link led nowhere
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port (1-65535)")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="navmcp", description="A team workspace for agents and people, "
                                      "served as pages over MCP.")
@@ -239,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     delete.set_defaults(func=cmd_user_delete)
     token = sub.add_parser("token", help="print a JWT that acts as a user (set it as NAVMCP_TOKEN)")
     token.add_argument("handle")
-    token.add_argument("--days", type=float, default=30)
+    token.add_argument("--days", type=_positive, default=30)
     token.set_defaults(func=cmd_token)
     mig = sub.add_parser("migrate", help="apply the PostgreSQL migrations to NAVMCP_DATABASE_URL (harmless twice)")
     mig.add_argument("--url", help="database URL with a role that may create tables (default: NAVMCP_DATABASE_URL)")
@@ -248,18 +267,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--home", help="where the demo workspace lives (default: a folder beside NAVMCP_HOME's default)")
     demo.add_argument("--no-serve", action="store_true", help="stop after the walkthrough (don't start the web app)")
     demo.add_argument("--host", default="127.0.0.1")
-    demo.add_argument("--port", type=int, default=8765)
+    demo.add_argument("--port", type=_port, default=8765)
     demo.set_defaults(func=cmd_demo)
     web = sub.add_parser("web", help="serve the web app and MCP over Streamable HTTP (/mcp)")
     web.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
-    web.add_argument("--port", type=int, default=8765)
+    web.add_argument("--port", type=_port, default=8765)
     web.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                      help="another host name accepted in Host/Origin headers (DNS-rebinding protection)")
     web.set_defaults(func=cmd_web)
     link = sub.add_parser("login-link", help="print a one-time web login link for a user")
     link.add_argument("handle")
     link.add_argument("--base-url", default="http://127.0.0.1:8765", help="where `navmcp web` is reached")
-    link.add_argument("--minutes", type=float, default=LINK_MINUTES, help="how long the link stays valid")
+    link.add_argument("--minutes", type=_positive, default=LINK_MINUTES, help="how long the link stays valid")
     link.set_defaults(func=cmd_login_link)
     seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); on PostgreSQL connect as the owner")
     seed.add_argument("--items", type=int, required=True, help="how many notes, decisions and commitments")

@@ -247,8 +247,15 @@ class SqliteStore:
                 time.sleep(min(0.005 * 2**attempt, 0.2))
 
     def migrate(self) -> None:
-        """Apply pending migrations, each in its own exclusive transaction (safe to race)."""
-        for version, sql in migrations():
+        """Apply pending migrations, each in its own exclusive transaction (safe to race). A plain
+        read first: a database that has them all opens without queueing for the write lock (a
+        reader's open waited for another process's write transaction, every time)."""
+        pending = migrations()
+        try:
+            applied = {row["version"] for row in self.conn.execute("SELECT version FROM schema_migrations")}
+        except sqlite3.OperationalError:  # no such table yet: a new file
+            applied = set()
+        for version, sql in [(v, sql) for v, sql in pending if v not in applied]:
             def apply(version=version, sql=sql):
                 self.conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -459,8 +466,19 @@ def _split_sql(script: str) -> list[str]:
 
 def open_store(home: Path, database_url: str | None = None) -> Store:
     """The store named by the configuration: a Postgres URL, else the SQLite file in NAVMCP_HOME."""
-    if database_url and database_url.startswith(("postgres://", "postgresql://")):
+    if database_url:
+        check_database_url(database_url)
         from navmcp.pgstore import PostgresStore  # only the hosted store pays for the driver
 
         return PostgresStore(database_url)
     return SqliteStore(home / "navmcp.db")
+
+
+def check_database_url(database_url: str) -> None:
+    """A set NAVMCP_DATABASE_URL names the hosted store; any other value is refused, not read as
+    "embedded" (it was, here, while the rest of the app took it for a hosted store)."""
+    if not database_url.startswith(("postgres://", "postgresql://")):
+        from navmcp.errors import NavError
+
+        raise NavError(f"server misconfigured: NAVMCP_DATABASE_URL={database_url[:100]!r} is not a postgresql:// URL;"
+                       " unset it to use the embedded SQLite store")

@@ -102,7 +102,8 @@ def text_of(result: dict[str, Any]) -> str:
 
 def run(home: Path, say: Callable[[str], None] = print) -> dict[str, str]:
     """The demo walkthrough. Returns the URLs it created."""
-    env: dict[str, str | None] = {"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": None, "NAVMCP_DATABASE_URL": None}
+    env: dict[str, str | None] = {"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": None, "NAVMCP_DATABASE_URL": None,
+                              "NAVMCP_RATE_LIMIT": None}
     created: dict[str, str] = {}
 
     def show(label: str, result: dict[str, Any], lines: int = 14) -> None:

@@ -58,6 +58,43 @@ def test_user_add_refuses_bad_and_duplicate_handles(tmp_path):
     assert dup.returncode == 1 and b"already exists" in dup.stderr and dup.stdout == b""
 
 
+def test_cli_refuses_what_it_cannot_honour_with_one_line(tmp_path):
+    """Each of these ended in a traceback, a dead link or token, or a wrong store: a junk database
+    URL was read as the embedded store by `user add` and as a hosted one by `get`; nan/inf/negative
+    days or minutes and out-of-range ports were taken; a deleted handle was to be re-added."""
+    home = tmp_path / "home"
+    for args in (["token", "owner", "--days", "nan"], ["token", "owner", "--days", "-1"],
+                 ["login-link", "owner", "--minutes", "inf"], ["web", "--port", "99999"], ["demo", "--port", "0"]):
+        out = cli(home, *args)
+        assert out.returncode == 2 and out.stdout == b"" and b"Traceback" not in out.stderr, args
+    for args in (["user", "add", "zed"], ["get", "/"], ["token", "zed"]):
+        out = cli(home, *args, env={"NAVMCP_DATABASE_URL": "mysql://x/y"})
+        assert out.returncode == 1 and out.stdout == b"" and b"is not a postgresql:// URL" in out.stderr, (args, out.stderr)
+    assert not (home / "navmcp.db").exists()
+    assert cli(home, "user", "add", "bob").returncode == 0 and cli(home, "user", "delete", "bob").returncode == 0
+    out = cli(home, "token", "bob")
+    assert out.returncode == 1 and out.stdout == b"" and b"@bob was deleted" in out.stderr and b"user add" not in out.stderr
+
+
+def test_opening_a_migrated_database_does_not_wait_for_another_writer(tmp_path):
+    """Every open took the write lock once per migration, applied or not: a reader (`navmcp get`,
+    a server's first call) queued behind any other process's write transaction."""
+    import sqlite3
+
+    home = tmp_path / "home"
+    assert cli(home, "get", "/").returncode == 0  # creates and migrates the file
+    writer = sqlite3.connect(home / "navmcp.db", isolation_level=None, timeout=0)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        out = cli(home, "get", "/")
+        assert out.returncode == 0 and b"# Home" in out.stdout
+        assert time.monotonic() - started < 5  # the busy timeout it used to wait out is 10 s
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
 def test_get_with_a_bad_token_is_refused_not_downgraded(tmp_path):
     home = tmp_path / "home"
     owner_page = cli(home, "get", "/whoami")

@@ -21,8 +21,10 @@ def demo_env(tmp_path):
 
 
 def test_demo_without_serving(tmp_path):
+    # The caller's own rate limit is not the demo server's (it made the walkthrough crash).
     done = subprocess.run([sys.executable, "-m", "navmcp", "demo", "--no-serve", "--home", str(tmp_path / "demo")],
-                          env=demo_env(tmp_path), capture_output=True, text=True, timeout=120)
+                          env={**demo_env(tmp_path), "NAVMCP_RATE_LIMIT": "2/1h"}, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     assert re.search(r"decision\s+/studios/demo/d/\w+", done.stdout)
     assert "claude mcp add navmcp -- " in done.stdout and "navmcp web" in done.stdout
