@@ -291,4 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     _setup_logging()
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except OSError as e:  # NAVMCP_HOME a file, unwritable, a full disk: say so, not a traceback
+        logging.getLogger("navmcp.cli").debug("command failed", exc_info=True)
+        print(f"navmcp: {e.strerror or e}{f': {e.filename}' if e.filename else ''}", file=sys.stderr)
+        return 1

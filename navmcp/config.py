@@ -12,6 +12,19 @@ def default_home() -> Path:
     return Path(base) / "navmcp"
 
 
+def ensure_home(home: Path) -> Path:
+    """The data directory, made if missing; a clear refusal when it can't be (a file in its place, no
+    right to create it), in the CLI and as a tool error over MCP, instead of an internal error."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from navmcp.errors import NavError
+
+        raise NavError(f"server misconfigured: cannot use {str(home)!r} as the data directory (NAVMCP_HOME):"
+                       f" {e.strerror or e}") from None
+    return home
+
+
 @dataclass(frozen=True)
 class Config:
     home: Path

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from navmcp.config import ensure_home
+
 log = logging.getLogger("navmcp.store")
 
 Row = dict[str, Any]
@@ -221,7 +223,7 @@ class SqliteStore:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_home(self.path.parent)
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
         self.conn.row_factory = _dict_row  # for direct users of the connection (seeding, checks)
         self.conn.execute("PRAGMA foreign_keys = ON")

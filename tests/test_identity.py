@@ -76,6 +76,18 @@ def test_cli_refuses_what_it_cannot_honour_with_one_line(tmp_path):
     assert out.returncode == 1 and out.stdout == b"" and b"@bob was deleted" in out.stderr and b"user add" not in out.stderr
 
 
+def test_a_home_that_is_a_file_is_named_not_a_traceback_or_an_internal_error(tmp_path):
+    home = tmp_path / "home"
+    home.write_text("not a directory")
+    out = cli(home, "get", "/")
+    assert out.returncode == 1 and out.stdout == b"" and b"Traceback" not in out.stderr
+    assert b"cannot use" in out.stderr and b"NAVMCP_HOME" in out.stderr
+    with StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": None, "NAVMCP_DATABASE_URL": None}) as agent:
+        agent.initialize()
+        result = agent.navigate("/")
+        assert result["isError"] is True and "NAVMCP_HOME" in text_of(result)
+
+
 def test_opening_a_migrated_database_does_not_wait_for_another_writer(tmp_path):
     """Every open took the write lock once per migration, applied or not: a reader (`navmcp get`,
     a server's first call) queued behind any other process's write transaction."""
