@@ -160,6 +160,12 @@ class PostgresStore:
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int | None = None):
         self.url = url
+        # One direct connection first: an unreachable or refusing server is named at once, where the
+        # pool retried for its whole timeout (30 s) and then raised PoolTimeout without the reason.
+        try:
+            psycopg.connect(url, connect_timeout=10).close()
+        except psycopg.Error as e:
+            raise NavError(f"cannot connect to PostgreSQL at {_redact(url)}: {str(e).strip()[:300]}") from None
         max_size = max_size or int(os.environ.get("NAVMCP_PG_POOL_SIZE", "5"))
         self.pool = ConnectionPool(
             url, min_size=min_size, max_size=max(min_size, max_size), open=False,

@@ -71,6 +71,11 @@ def test_cli_refuses_what_it_cannot_honour_with_one_line(tmp_path):
         out = cli(home, *args, env={"NAVMCP_DATABASE_URL": "mysql://x/y"})
         assert out.returncode == 1 and out.stdout == b"" and b"is not a postgresql:// URL" in out.stderr, (args, out.stderr)
     assert not (home / "navmcp.db").exists()
+    # A server that refuses: named at once (the pool waited 30 s, then raised PoolTimeout).
+    started = time.monotonic()
+    out = cli(home, "user", "add", "zed", env={"NAVMCP_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"})
+    assert out.returncode == 1 and b"cannot connect to PostgreSQL" in out.stderr and b"Traceback" not in out.stderr
+    assert time.monotonic() - started < 15
     assert cli(home, "user", "add", "bob").returncode == 0 and cli(home, "user", "delete", "bob").returncode == 0
     out = cli(home, "token", "bob")
     assert out.returncode == 1 and out.stdout == b"" and b"@bob was deleted" in out.stderr and b"user add" not in out.stderr
