@@ -527,6 +527,11 @@ class WebApp:
     async def page(self, req: Request) -> Response:
         rendition, path = self.rendition(req)
         target, action = _split_action_path(path)
+        if action and req.method in ("GET", "HEAD") and rendition == "html":
+            # A browser on an action's URL (a refused form leaves it there; a reload GETs it): the
+            # page the action belongs to, not a 405 in JSON.
+            back = _local_path(target + ("?" + req.query_string if req.query_string else "")) or "/"
+            return redirect(back)
         if target is not None:  # the action API answers JSON; an HTML form's POST is answered with a page
             is_form = (req.header("content-type") or "").startswith("application/x-www-form-urlencoded")
             rendition = "html" if is_form and req.method == "POST" and rendition == "html" else "json"
@@ -563,7 +568,7 @@ class WebApp:
         return await self.run_action(req, caller, url, action, rendition)
 
     def show(self, caller: Caller, url: str, rendition: str, *, error: NavError | None = None,
-             action: str | None = None) -> Response:
+             action: str | None = None, form: dict[str, list[str]] | None = None) -> Response:
         try:
             page = self.app.workspace.page(caller.user, url, caller.client)
         except NavError as e:
@@ -578,7 +583,7 @@ class WebApp:
         if error is not None:
             shown_error = {"action": action, "status": error.status, "message": error.message}
         body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
-                                error=shown_error)
+                                error=shown_error, submitted=form if error is not None else None)
         return text(error.status if error else 200, body, RENDITIONS["html"],
                     headers=[*headers, ("content-security-policy", HTML_CSP)])
 
@@ -623,7 +628,8 @@ class WebApp:
         except NavError as e:
             if answer == "json":
                 return error_response("json", e.status, e.message, url=e.url or url, actions=e.available)
-            return self.show(caller, url, "html", error=e, action=name)
+            return self.show(caller, url, "html", error=e, action=name,
+                             form=await req.form() if is_form else None)
         if answer == "json":
             return json_response(200, result.structured())
         if caller.session is not None:

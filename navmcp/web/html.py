@@ -12,6 +12,7 @@ decision (accept / prefer checkboxes).
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from typing import Any
 
@@ -44,9 +45,13 @@ def render(template: str, context: dict[str, Any]) -> str:
 
 
 def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str | None = None,
-                error: dict[str, Any] | None = None) -> str:
+                error: dict[str, Any] | None = None, submitted: dict[str, list[str]] | None = None) -> str:
+    """`submitted`: the form of the refused action (`error["action"]`), whose inputs are filled
+    from it again, so what the user typed is not lost."""
     template = "html/" + page.template.replace(".md.j2", ".html.j2")
-    forms = [{"action": a, "fields": form_fields(a, page)} for a in page.actions]
+    refused = (error or {}).get("action")
+    forms = [{"action": a, "fields": form_fields(a, page, submitted if a.name == refused else None)}
+             for a in page.actions]
     extra = {"help_html": help_html(page.markdown)} if page.name.startswith("help") else {}
     return render(template.removeprefix("html/"), {**extra,
         **page.data, "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb, "user": page.user,
@@ -121,8 +126,9 @@ def _deref(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return prop
 
 
-def form_fields(action: ActionInfo, page: Page) -> list[dict[str, Any]]:
-    """The inputs of `action`'s form, one per parameter, in schema order."""
+def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+    """The inputs of `action`'s form, one per parameter, in schema order; filled from `submitted`
+    (a refused form, sent again) when given."""
     schema = action.input_schema
     defs = schema.get("$defs", {})
     required = set(schema.get("required", []))
@@ -149,6 +155,12 @@ def form_fields(action: ActionInfo, page: Page) -> list[dict[str, Any]]:
         else:
             field.update(kind="text", maxlength=prop.get("maxLength"), pattern=prop.get("pattern"))
         field["value"] = _current(action, name, page)
+        # an edit form also carries a digest of what it was filled with, so the fields left as they
+        # were are left out of the params (`params_from_form`): "unchanged", not "replaced by itself"
+        field["was"] = _digest(field["value"]) if action.name.startswith("edit_") and field["kind"] in (
+            "text", "textarea", "lines") else None
+        if submitted is not None:
+            _refill(field, submitted)
         fields.append(field)
     return fields
 
@@ -162,6 +174,29 @@ def _current(action: ActionInfo, name: str, page: Page) -> str:
     item = page.data.get("item") or {}
     value = item.get(name)
     return value if isinstance(value, str) else ""
+
+
+def _refill(field: dict[str, Any], submitted: dict[str, list[str]]) -> None:
+    """Put what the user submitted back into a field of the form (the `.was` digest is kept)."""
+    name, kind = field["name"], field["kind"]
+    values = submitted.get(name, [])
+    if kind == "checkbox":
+        field["checked"] = bool(values) and values[0] not in ("", "0", "false", "off")
+    elif kind == "ballot":
+        for o in field["rows"]["options"]:
+            o["checked"] = {f["name"]: o["id"] in submitted.get(f"{name}.{f['name']}", [])
+                            for f in field["rows"]["flags"]}
+    elif kind == "select":
+        if values and values[0] in field["choices"]:
+            field["default"] = values[0]
+    elif kind == "lines":
+        field["value"] = "\n".join(v.replace("\r\n", "\n") for v in values)
+    else:
+        field["value"] = values[0].replace("\r\n", "\n") if values else ""
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _ballot_rows(items: dict[str, Any], page: Page) -> dict[str, Any]:
@@ -181,8 +216,16 @@ def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str
     """A submitted form as the action's params, read with the schema that generated the form.
 
     Empty optional inputs are left out (the model's default applies); anything malformed is passed
-    on as text, so the action's own model refuses it with its usual teaching message.
+    on as text, so the action's own model refuses it with its usual teaching message. An edit form
+    (edit_*) differs: a list input present but emptied is an empty list (clear the tags), and an
+    input still holding what the form was filled with (its `NAME.was` digest) is left out.
     """
+    edit = action.name.startswith("edit_")
+
+    def unchanged(name: str, value: str) -> bool:
+        was = form.get(f"{name}.was")
+        return bool(edit and was and was[0] == _digest(value))
+
     schema = action.input_schema
     defs = schema.get("$defs", {})
     params: dict[str, Any] = {}
@@ -204,7 +247,9 @@ def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str
                     params[name] = ballots
             else:
                 lines = [line.strip() for v in values for line in v.splitlines() if line.strip()]
-                if lines:
+                if unchanged(name, "\n".join(lines)):
+                    continue
+                if lines or (edit and name in form):
                     params[name] = lines
         elif value.strip() == "":
             continue
@@ -214,5 +259,7 @@ def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str
             except ValueError:
                 params[name] = value
         else:
-            params[name] = value.replace("\r\n", "\n")
+            value = value.replace("\r\n", "\n")
+            if not unchanged(name, value):
+                params[name] = value
     return params

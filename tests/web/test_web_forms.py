@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as htmllib
 import re
 
 from test_web_renditions import visible_text
@@ -86,3 +87,57 @@ def test_edit_form_starts_from_what_it_edits(seeded, browser, api):
     assert reply.status_code == 303
     md = api.get(seeded["note"] + ".md").text
     assert md.startswith("# Standup, renamed") and "New body" in md and "#weekly" in md
+
+
+def test_get_of_an_action_url_from_a_browser_goes_to_its_page(seeded, browser, api):
+    """A refused form leaves the browser on …/actions/NAME; a reload GETs it: the page, not JSON."""
+    for url, action in ((seeded["decision"], "vote"), ("/studios/team", "create_note")):
+        reply = browser.get(f"{url}/actions/{action}")
+        assert reply.status_code == 303 and reply.headers["location"] == url
+        assert browser.request("HEAD", f"{url}/actions/{action}").status_code == 303
+    # the action API keeps its JSON answers
+    assert api.get(seeded["decision"] + "/actions/vote", headers={"Accept": "application/json"}).status_code == 405
+    assert api.get(seeded["decision"] + "/actions").status_code == 200
+
+
+def _submit(form_html: str) -> dict[str, str]:
+    """What a browser sends for a form as it stands: its inputs and text areas, pre-filled values kept."""
+    fields = {}
+    for name, value in re.findall(r'<input type="(?:hidden|text)"[^>]*name="([^"]+)" value="([^"]*)"', form_html):
+        fields[name] = value
+    for name, value in re.findall(r'<textarea[^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', form_html, re.S):
+        fields[name] = value.replace("\n", "\r\n")
+    return {k: htmllib.unescape(v) for k, v in fields.items()}
+
+
+def test_edit_form_sends_only_what_changed_and_can_clear_tags(seeded, browser, api):
+    page = browser.get(seeded["note"]).text
+    form = _submit(form_of(page, "edit_note"))
+    assert form["tags"] == "meetings" and "tags.was" in form and "body.was" in form
+    reply = browser.post(seeded["note"] + "/actions/edit_note", data={**form, "title": "Renamed only"})
+    assert reply.status_code == 303
+    assert "✓ Updated the note's title." in visible_text(browser.get(seeded["note"]).text)
+    md = api.get(seeded["note"] + ".md").text
+    assert md.startswith("# Renamed only") and "#meetings" in md and "Body <script>" in md
+    # emptying the tags clears them (an empty list, not "unchanged")
+    form = _submit(form_of(browser.get(seeded["note"]).text, "edit_note"))
+    reply = browser.post(seeded["note"] + "/actions/edit_note", data={**form, "tags": ""})
+    assert reply.status_code == 303
+    assert "✓ Updated the note's tags." in visible_text(browser.get(seeded["note"]).text)
+    md = api.get(seeded["note"] + ".md").text
+    assert "#meetings" not in md and md.startswith("# Renamed only")
+
+
+def test_refused_form_keeps_what_was_typed(browser, seeded):
+    token = csrf_of(browser.get("/studios/team").text)
+    bad = browser.post("/studios/team/actions/create_commitment",
+                       data={"csrf_token": token, "title": "Keep <me>", "description": "typed\r\ntext",
+                             "critical_mass": "0", "limit": "", "tags": "a\r\nb"})
+    assert bad.status_code == 422
+    refused = form_of(bad.text, "create_commitment")
+    assert 'value="Keep &lt;me&gt;"' in refused
+    assert re.search(r'name="critical_mass" value="0"', refused)
+    assert re.search(r'<textarea[^>]*name="description"[^>]*>typed\ntext</textarea>', refused)
+    assert re.search(r'<textarea[^>]*name="tags"[^>]*>a\nb</textarea>', refused)
+    # the other forms on the page stay empty
+    assert "Keep" not in form_of(bad.text, "create_note")

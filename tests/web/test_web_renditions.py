@@ -176,3 +176,27 @@ def test_canonical_error_bodies(api, seeded):
     assert set(body) == {"ok", "status", "error", "message", "url", "actions"}
     assert (body["ok"], body["status"], body["error"], body["url"]) == (False, 409, "Conflict", seeded["decision"])
     assert body["actions"] == ["add_comment"]
+
+
+def test_item_page_shows_cut_comments_and_more_links(seeded, api, browser):
+    """What the markdown marks (a cut comment and its full URL, links beyond those listed, the way
+    back from one comment) the HTML page shows too, as links."""
+    def act(url, action, **params):
+        reply = api.post(f"{url}/actions/{action}", json=params)
+        assert reply.status_code == 200, reply.text
+        return reply.json()["url"]
+
+    targets = [act("/studios/team", "create_note", title=f"Target {i:02}", body="x") for i in range(22)]
+    hub = act("/studios/team", "create_note", title="Hub", body="\n".join(targets))
+    act(hub, "add_comment", body="long " * 300)
+    md = api.get(hub + ".md").text
+    assert "- and 2 more" in md and "[cut: the comment continues at" in md
+    page = browser.get(hub).text
+    seen = visible_text(page)
+    assert "and 2 more" in seen
+    full_url = re.search(r"\?comment=([\w-]+)", md).group(0)
+    assert f'href="{hub}{full_url}"' in page and "the comment continues" in seen
+    assert "and 1 more" not in visible_text(browser.get(targets[0]).text)  # nothing beyond: no mark
+    single = browser.get(hub + full_url).text
+    assert f'<a href="{hub}">all comments</a>' in single and "the comment continues" not in single
+    assert ("long " * 300).strip() in htmllib.unescape(single)
