@@ -9,12 +9,11 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from adversarial.http import HEADERS, Http, open_session
+from test_supabase_auth import jwks_server  # noqa: F401 (a fixture: a loopback JWKS endpoint)
 from navmcp import sessions
 from navmcp.app import App
 from navmcp.config import Config
@@ -124,45 +123,15 @@ def _forged(header: dict) -> str:
     return _b64(header) + "." + _b64({"sub": "x", "aud": "authenticated", "exp": 9999999999}) + ".c2ln"
 
 
-@pytest.fixture(scope="module")
-def jwks_url():
-    """A loopback stand-in for a Supabase project's JWKS endpoint (one RSA key, kid "k1")."""
-    import jwt
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(
-        rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key()))
-    body = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.mark.parametrize("header", [
     {"alg": "HS256\u20ac", "typ": "JWT"},
     {"alg": "x" * 5000 + '"\\\u00e9\r\n'},
     {"alg": "RS256", "kid": "\u20ac" * 300 + '"\\\r\n'},
 ], ids=["alg-not-latin-1", "alg-long-with-quotes", "kid-not-in-jwks"])
-def test_a_forged_supabase_token_header_is_a_401(home, jwks_url, header):
+def test_a_forged_supabase_token_header_is_a_401(home, jwks_server, header):
     """A non-Latin-1 `alg` went, quoted, into WWW-Authenticate; encoding that header raised outside
     the app's error handling, so /mcp answered 500."""
-    app = App(Config(home=home, database_url=None, token=None, supabase_jwt_secret="s" * 40, supabase_url=jwks_url))
+    app = App(Config(home=home, database_url=None, token=None, supabase_jwt_secret="s" * 40, supabase_url=jwks_server[0]))
     http = Http(create_app(app))
     try:
         reply = http.request("POST", "/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
