@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except OSError as e:  # NAVMCP_HOME a file, unwritable, a full disk: say so, not a traceback
+    except OSError as e:  # a file it may not write, a full disk: one line, not a traceback
         logging.getLogger("navmcp.cli").debug("command failed", exc_info=True)
         print(f"navmcp: {e.strerror or e}{f': {e.filename}' if e.filename else ''}", file=sys.stderr)
         return 1
