@@ -39,10 +39,9 @@ class App:
 
     @functools.cached_property
     def secret(self) -> bytes:
-        from navmcp.config import ensure_home
         from navmcp.identity import load_secret
 
-        return load_secret(ensure_home(self.config.home))
+        return load_secret(self.config.home)
 
     @functools.cached_property
     def workspace(self) -> "Workspace":

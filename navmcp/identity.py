@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from navmcp.config import ensure_home
 from navmcp.errors import AuthError, NavError
 from navmcp.store import Row, Store, Tx
 
@@ -63,9 +64,9 @@ def load_secret(home: Path) -> bytes:
     path = home / "secret"
     try:
         return _checked_secret(path, path.read_bytes().strip())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # not yet made; or a file where home should be
         pass
-    home.mkdir(parents=True, exist_ok=True)
+    ensure_home(home)
     value = secrets.token_hex(32).encode()
     tmp = home / f".secret-{os.getpid()}-{secrets.token_hex(4)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
