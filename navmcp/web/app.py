@@ -175,7 +175,7 @@ class Response:
         line break, which the server would refuse only once the answer is on its way."""
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers]
         if any(b"\r" in v or b"\n" in v or b"\0" in v for _, v in headers):
-            raise ValueError(f"a header value holds a line break: {self.headers!r:.300}")
+            raise ValueError(f"a header value holds a line break or NUL: {self.headers!r:.300}")
         if self.content_type:
             headers.append((b"content-type", self.content_type.encode("latin-1")))
         headers.append((b"content-length", b"%d" % len(self.body)))
