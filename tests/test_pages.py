@@ -101,6 +101,12 @@ def test_url_forms_are_canonical(ws, world):
     assert ws.page(owner, "//studios//team").url == STUDIO
     assert ws.page(owner, f"http://localhost:8765{STUDIO}").url == STUDIO
     assert ws.page(owner, f"{STUDIO}?junk=2").url == STUDIO  # unknown query keys dropped
+    # Every name in a path is lowercase by construction: capitals name the same page, not an empty one.
+    assert ws.page(owner, "/Studios/TEAM").url == STUDIO
+    tagged = ws.page(owner, f"{STUDIO}/tags/OffSite")
+    assert tagged.url == f"{STUDIO}/tags/offsite" and world["decision"] in tagged.markdown
+    assert ws.page(owner, world["note"].upper()).url == world["note"]
+    assert ws.page(owner, f"{STUDIO}/search?q=Monday").data["q"] == "Monday"  # the query keeps its case
 
 
 @pytest.mark.parametrize("url", ["/nope", "/studios", "/studios/nope", "/studios/team/n/nope",

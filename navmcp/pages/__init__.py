@@ -135,7 +135,9 @@ def _canonical_path(path: str) -> str:
         path = path.rstrip("/")
     if path.endswith(".md"):
         path = path[:-3] or "/"
-    return path
+    # Every name in a path is lowercase by construction (handles, tags, ids, cycles, topics), so a
+    # path typed with capitals ('/studios/Team/tags/Food') names the same page, not an empty one.
+    return path.lower()
 
 
 def route(path: str) -> tuple[PageSpec, dict[str, str]]:
