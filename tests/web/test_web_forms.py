@@ -141,3 +141,22 @@ def test_refused_form_keeps_what_was_typed(browser, seeded):
     assert re.search(r'<textarea[^>]*name="tags"[^>]*>a\nb</textarea>', refused)
     # the other forms on the page stay empty
     assert "Keep" not in form_of(bad.text, "create_note")
+
+
+def test_refused_ballot_keeps_what_was_ticked(browser, seeded):
+    """A refused vote comes back with the boxes as the user left them, not as the last vote stood."""
+    page = browser.get(seeded["decision"]).text
+    ids = dict((title, oid) for oid, title in
+               re.findall(r'name="votes.accept" value="([a-z0-9]+)" aria-label="accept ([^"]+)"', page))
+    # the owner's standing vote is Lisbon: accept + prefer; this ballot ticks Berlin alone, and names
+    # an option that is not there, so it is refused
+    bad = browser.post(seeded["decision"] + "/actions/vote", data={
+        "csrf_token": csrf_of(page), "votes.option": [*ids.values(), "nosuchopt"],
+        "votes.accept": [ids["Berlin"]], "votes.prefer": [ids["Berlin"]]})
+    assert bad.status_code in (409, 422) and "no option 'nosuchopt'" in visible_text(bad.text)
+    ballot = form_of(bad.text, "vote")
+    checked = set(re.findall(r'name="votes\.(accept|prefer)" value="[a-z0-9]+" aria-label="\w+ ([^"]+)" checked',
+                             ballot))
+    assert checked == {("accept", "Berlin"), ("prefer", "Berlin")}
+    # and the standing vote is untouched
+    assert re.search(r'aria-label="prefer Lisbon" checked', form_of(browser.get(seeded["decision"]).text, "vote"))
