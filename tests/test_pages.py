@@ -102,7 +102,7 @@ def test_url_forms_are_canonical(ws, world):
     assert ws.page(owner, f"http://localhost:8765{STUDIO}").url == STUDIO
     assert ws.page(owner, f"{STUDIO}?junk=2").url == STUDIO  # unknown query keys dropped
     # Every name in a path is lowercase by construction: capitals name the same page, not an empty one.
-    assert ws.page(owner, "/Studios/TEAM").url == STUDIO
+    assert ws.page(owner, "/Studios/TEAM").url == ws.page(owner, "/studios/team.MD").url == STUDIO
     tagged = ws.page(owner, f"{STUDIO}/tags/OffSite")
     assert tagged.url == f"{STUDIO}/tags/offsite" and world["decision"] in tagged.markdown
     assert ws.page(owner, world["note"].upper()).url == world["note"]

@@ -127,6 +127,9 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
 
 
 def _canonical_path(path: str) -> str:
+    # Every name in a path is lowercase by construction (handles, tags, ids, cycles, topics), so a
+    # path typed with capitals ('/studios/Team/tags/Food') names the same page, not an empty one.
+    path = path.lower()
     if not path.startswith("/"):
         path = "/" + path
     if "//" in path:
@@ -135,9 +138,7 @@ def _canonical_path(path: str) -> str:
         path = path.rstrip("/")
     if path.endswith(".md"):
         path = path[:-3] or "/"
-    # Every name in a path is lowercase by construction (handles, tags, ids, cycles, topics), so a
-    # path typed with capitals ('/studios/Team/tags/Food') names the same page, not an empty one.
-    return path.lower()
+    return path
 
 
 def route(path: str) -> tuple[PageSpec, dict[str, str]]:
