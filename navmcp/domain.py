@@ -44,10 +44,11 @@ def closed_reason(item: Row) -> str:
 
 def tally(tx: Tx, decision_id: str, user_id: str = "") -> list[Row]:
     """Options with accept and prefer counts, best first (most accepted, then most preferred);
-    `my_accept`/`my_prefer`: `user_id`'s vote on each (None where they have none)."""
+    `my_accept`/`my_prefer`: `user_id`'s vote on each (None where they have none). A prefer counts
+    only with an accept (a ballot can no longer pair a prefer with a reject; older rows may)."""
     return tx.all(
         """SELECT o.id, o.title, o.created_at,
-                  coalesce(sum(v.accept), 0) AS accepts, coalesce(sum(v.prefer), 0) AS prefers,
+                  coalesce(sum(v.accept), 0) AS accepts, coalesce(sum(v.accept * v.prefer), 0) AS prefers,
                   max(CASE WHEN v.user_id = ? THEN v.accept END) AS my_accept,
                   max(CASE WHEN v.user_id = ? THEN v.prefer END) AS my_prefer
              FROM options o LEFT JOIN votes v ON v.option_id = o.id
@@ -112,9 +113,10 @@ def insert_item(tx: Tx, studio: Row, user: Row, kind: str, title: str, body: str
 
 def insert_option(tx: Tx, user: Row, decision_id: str, title: str) -> Row:
     from navmcp.errors import ActionFailed
+    from navmcp.render import quoted
 
     if tx.one("SELECT 1 FROM options WHERE decision_id = ? AND title = ?", (decision_id, title)):
-        raise ActionFailed(f"an option titled {title!r} already exists")
+        raise ActionFailed(f"an option titled {quoted(title)} already exists")
     row = {"id": new_id(), "decision_id": decision_id, "title": title, "created_by": user["id"], "created_at": now()}
     tx.execute("INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES (?, ?, ?, ?, ?)",
                tuple(row.values()))

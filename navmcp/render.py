@@ -55,6 +55,12 @@ def inline(value: Any) -> str:
     return _inline(str(value if value is not None else ""))
 
 
+def quoted(value: Any) -> str:
+    """User text inside a message (an action's reply, a refusal): in quotes, on one line and inert,
+    as on a page. A reply is read as markdown too: a title must not become a link or an image there."""
+    return f"'{inline(value)}'"
+
+
 def _inline(text: str) -> str:
     # str methods rather than regexes: this filter runs dozens of times per page. Most titles and
     # names have nothing to escape (skip the per-character table; eleven substring tests cost less

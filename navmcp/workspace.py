@@ -148,11 +148,12 @@ class Workspace:
                 spec.resolve(req)
                 studio_id = req.studio["id"] if req.studio else None
                 action, valid = action_table.check(spec.name, name, req)
+                params_given = action.parse(params, req, valid)
                 try:
-                    outcome = action.run(req, action.parse(params, req, valid))
-                except ActionFailed as e:
-                    e.url, e.available = req.url, valid
-                    raise
+                    outcome = action.run(req, params_given)
+                except (ActionFailed, InvalidParams) as e:  # the handler knows the reason, not the page
+                    raise type(e)(f"{name} failed: {e.message.rstrip('.')}. {action_table.valid_here(valid)}",
+                                  url=req.url, available=valid) from None
                 studio_id = req.studio["id"] if req.studio else None
                 if outcome.url == req.path and not action.changes_facts:
                     after = valid  # judged by `check` on the very facts the action left as they were

@@ -108,6 +108,12 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     act(ws, owner, c, "join_commitment")  # the limit is reached: closed
     check(owner, c, {"add_comment"})  # closed: joining is over, for those who joined too
     check(bob, c, {"add_comment"})
+
+    due = act(ws, bob, STUDIO, "create_commitment", {"title": "Due", "critical_mass": 3, "deadline": "2100-01-01"}).url
+    check(bob, due, {"add_comment", "join_commitment", "close_commitment"})
+    with app.store.write() as tx:  # closed by its deadline: closing it by hand would rewrite when it closed
+        tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (due.rsplit("/", 1)[1],))
+    check(bob, due, {"add_comment"})
     check(carol, c, {"add_comment"})
 
     # every action was offered (and accepted) somewhere
@@ -173,12 +179,18 @@ def test_members_add_change_remove(ws, people):
     assert ws.page(eve, STUDIO).title == "Team"
     act(ws, owner, members, "add_member", {"handle": "eve", "role": "admin"})
     assert "| @eve | eve | admin |" in ws.page(owner, members).markdown
+    # adding someone who is in already, with no role, makes sure they are in: it never demotes
+    assert act(ws, owner, members, "add_member", {"handle": "eve"}).message == "@eve was already an admin; nothing changed."
+    assert "| @eve | eve | admin |" in ws.page(owner, members).markdown
     act(ws, eve, members, "remove_member", {"handle": "bob"})
     with pytest.raises(NotFound):
         ws.page(people["bob"], STUDIO)
-    with pytest.raises(ActionFailed, match="not a member"):
+    # a handle that names nobody here is a bad parameter (422), and the refusal says what is valid
+    with pytest.raises(InvalidParams) as e:
         act(ws, owner, members, "remove_member", {"handle": "bob"})
-    with pytest.raises(ActionFailed, match="no user 'nobody'"):
+    assert e.value.message == ("remove_member failed: 'handle': @bob is not a member of this studio. "
+                               "Available here: add_member, remove_member.")
+    with pytest.raises(InvalidParams, match=r"^add_member failed: 'handle': no user 'nobody' .*Available here: "):
         act(ws, owner, members, "add_member", {"handle": "nobody"})
 
 
@@ -323,20 +335,52 @@ def test_voters_who_left_are_counted_apart_from_the_members(ws, people, decision
 
 
 def test_vote_with_unknown_option_lists_the_options(ws, people, decision):
-    with pytest.raises(ActionFailed) as e:
-        act(ws, people["bob"], decision, "vote", {"votes": [{"option": "lisbon"}]})  # titles are exact
-    assert "no option 'lisbon'" in e.value.message and "(Lisbon)" in e.value.message
+    with pytest.raises(InvalidParams) as e:  # a parameter naming nothing: 422, and which one it is
+        act(ws, people["bob"], decision, "vote", {"votes": [{"option": "Berlin"}, {"option": "lisbon"}]})  # titles are exact
+    assert e.value.message.startswith("vote failed: 'votes.1.option': no option 'lisbon'. Options: ")
+    assert "('Lisbon')" in e.value.message and e.value.message.endswith("Available here: add_comment, add_option, vote.")
     assert e.value.url == decision and "vote" in e.value.available
     assert tally(ws, people["bob"], decision)["Lisbon"] == (0, 0)  # nothing written
 
 
 @pytest.mark.parametrize("params,field", [({}, "votes"), ({"votes": []}, "votes"),
                                            ({"votes": [{"accept": True}]}, "votes.0.option"),
-                                           ({"votes": [{"option": "Lisbon", "accept": "maybe"}]}, "votes.0.accept")])
+                                           ({"votes": [{"option": "Lisbon", "accept": "maybe"}]}, "votes.0.accept"),
+                                           # a prefer tips ties between accepted options: not on a rejected one
+                                           ({"votes": [{"option": "Lisbon", "accept": False, "prefer": True}]}, "votes.0")])
 def test_vote_parameter_errors(ws, people, decision, params, field):
     with pytest.raises(InvalidParams) as e:
         act(ws, people["bob"], decision, "vote", params)
     assert f"'{field}'" in e.value.message
+
+
+def test_a_prefer_on_a_rejected_option_does_not_count(app, ws, people, decision):
+    """Ballots can no longer pair a prefer with a reject; a row written before that must not tip a tie."""
+    owner, bob, carol = people["owner"], people["bob"], people["carol"]
+    for voter in (owner, bob):
+        act(ws, voter, decision, "vote", {"votes": [{"option": "Lisbon"}, {"option": "Berlin"}]})
+    act(ws, carol, decision, "vote", {"votes": [{"option": "Lisbon", "accept": False}, {"option": "Berlin", "accept": False}]})
+    with app.store.write() as tx:
+        tx.execute("UPDATE votes SET prefer = 1 WHERE user_id = ? AND option_id IN"
+                   " (SELECT id FROM options WHERE title = 'Berlin')", (carol["id"],))
+    assert tally(ws, owner, decision)["Berlin"] == (2, 0)
+    assert act(ws, owner, decision, "close_decision").message == "Decision closed. Result: 'Lisbon' / 'Berlin'."
+
+
+def test_replies_quote_user_text_inertly(ws, people, decision):
+    """A title in an action's reply is escaped as on a page: no link, image or code span of its author's."""
+    evil = "Nice ![t](http://evil.example/p.png) [see](http://evil.example) ``` ok"
+    shown = "'Nice !\\[t\\](http://evil.example/p.png) \\[see\\](http://evil.example) \\`\\`\\` ok'"
+    assert act(ws, people["bob"], decision, "add_option", {"title": evil}).message == f"Added option {shown}."
+    with pytest.raises(ActionFailed) as e:
+        act(ws, people["carol"], decision, "add_option", {"title": evil})
+    assert e.value.message == (f"add_option failed: an option titled {shown} already exists. "
+                               "Available here: add_comment, add_option, vote.")
+    r = act(ws, people["carol"], decision, "vote", {"votes": [{"option": evil}]})
+    assert r.message == f"Vote recorded: {shown}: accept."
+    assert act(ws, people["owner"], decision, "close_decision").message == f"Decision closed. Result: {shown}."
+    r = act(ws, people["bob"], STUDIO, "create_note", {"title": "[x](http://evil.example)", "body": "b"})
+    assert r.message == "Created note '\\[x\\](http://evil.example)'."
 
 
 def test_add_option_refuses_a_duplicate(ws, people, decision):
@@ -430,7 +474,7 @@ def test_reaching_the_limit_closes_and_refuses_a_third(ws, people):
         act(ws, people["owner"], c, "join_commitment")
     assert "the commitment is closed" in e.value.message and e.value.available == ["add_comment"]
     assert ws.page(people["owner"], c).data["count"] == 2
-    with pytest.raises(ActionUnavailable, match="already closed"):
+    with pytest.raises(ActionUnavailable, match="the commitment is closed"):
         act(ws, people["owner"], c, "close_commitment")
 
 

@@ -16,7 +16,7 @@ from navmcp import actions as action_table
 from navmcp import sessions
 from navmcp.app import App
 from navmcp.domain import CYCLES, cycle_window
-from navmcp.errors import ActionFailed, ActionUnavailable, NotFound
+from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NotFound
 from navmcp.identity import mint_token
 from navmcp.pages import ROUTES
 from navmcp.pages.home import HELP_TOPICS
@@ -83,7 +83,7 @@ def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
     ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"})
     with pytest.raises(NotFound):
         ws.page(carol, "/studios/team")
-    with pytest.raises(ActionFailed, match="no user 'nobody'"):
+    with pytest.raises(InvalidParams, match="no user 'nobody'"):
         ws.execute(alice, "/studios/team/members", "add_member", {"handle": "nobody"})
     with pytest.raises(ActionFailed, match="at least one admin"):
         ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "alice"})

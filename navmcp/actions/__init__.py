@@ -171,14 +171,14 @@ def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
     action = BY_PAGE.get(page, {}).get(name)
     if action is None:
         raise ActionUnavailable(
-            f"{echo(name)} is not an action of {req.path}. " + _valid_here(valid), url=req.url, available=valid)
+            f"{echo(name)} is not an action of {req.path}. " + valid_here(valid), url=req.url, available=valid)
     if refused:
         reason, forbidden = refused
         raise ActionUnavailable(
-            f"{name} is not available: {reason}. " + _valid_here(valid),
+            f"{name} is not available: {reason}. " + valid_here(valid),
             url=req.url, available=valid, forbidden=forbidden)
     return action, valid
 
 
-def _valid_here(valid: list[str]) -> str:
+def valid_here(valid: list[str]) -> str:
     return f"Available here: {', '.join(valid)}." if valid else "No actions are available here for you."

@@ -45,15 +45,11 @@ def close_commitment(req: Request, p: Params) -> Outcome:
                    f"short of critical mass ({req.facts['count']} of {req.item['critical_mass']})."), req.path)
 
 
-def not_closed(req: Request) -> str | None:
-    return "it is already closed" if req.item["closed_at"] else None
-
-
 ACTIONS = [
     Action("join_commitment", ("commitment",), "Join; joining twice is harmless.", join_commitment,
            who=rules.member, when=rules.is_open),
     Action("leave_commitment", ("commitment",), "Leave a commitment you joined.", leave_commitment,
            who=rules.member, when=joined_and_open),
     Action("close_commitment", ("commitment",), "Close the commitment to new participants.", close_commitment,
-           who=rules.creator, when=not_closed),
+           who=rules.creator, when=rules.is_open),
 ]

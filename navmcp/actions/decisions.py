@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from navmcp import domain
 from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
 from navmcp.actions.fields import Title
-from navmcp.errors import ActionFailed
+from navmcp.errors import InvalidParams
 from navmcp.identity import now
 from navmcp.pages import Request
+from navmcp.render import quoted
 
 
 class AddOption(Params):
@@ -20,13 +21,21 @@ class AddOption(Params):
 def add_option(req: Request, p: AddOption) -> Outcome:
     domain.insert_option(req.tx, req.user, req.item["id"], p.title)
     domain.touch(req.tx, req.item["id"])
-    return Outcome(f"Added option {p.title!r}.", req.path)
+    return Outcome(f"Added option {quoted(p.title)}.", req.path)
 
 
 class Ballot(Params):
     option: str = Field(min_length=1, max_length=200, description="an option's id or its exact title")
     accept: bool = Field(True, description="you could live with this option")
-    prefer: bool = Field(False, description="this is the option you want most")
+    prefer: bool = Field(False, description="this is the option you want most (only an option you accept)")
+
+    @model_validator(mode="after")
+    def _prefer_what_you_accept(self) -> "Ballot":
+        # A prefer breaks ties between accepted options: on a rejected one it would tip a result
+        # the voter voted against.
+        if self.prefer and not self.accept:
+            raise ValueError("prefer needs accept: you can only prefer an option you accept")
+        return self
 
 
 MAX_BALLOTS = 20
@@ -54,11 +63,11 @@ def vote(req: Request, p: Vote) -> Outcome:
     by_id = {o["id"]: o for o in options}
     by_title = {o["title"]: o for o in options}
     chosen = {}
-    for ballot in p.votes:
+    for i, ballot in enumerate(p.votes):
         option = by_id.get(ballot.option) or by_title.get(ballot.option)
         if option is None:
-            names = "; ".join(f"{o['id']} ({o['title']})" for o in options) or "none yet (add_option first)"
-            raise ActionFailed(f"vote failed: no option {ballot.option!r}. Options: {names}")
+            names = "; ".join(f"{o['id']} ({quoted(o['title'])})" for o in options)
+            raise InvalidParams(f"'votes.{i}.option': no option {quoted(ballot.option)}. Options: {names}")
         chosen[option["id"]] = (option, ballot)
     decision_id, uid, stamp = req.item["id"], req.user["id"], now()
     # Your votes as read in this transaction, which holds the item (see _resolve_item): a ballot
@@ -72,7 +81,7 @@ def vote(req: Request, p: Vote) -> Outcome:
         values += (decision_id, option["id"], uid, int(ballot.accept), int(ballot.prefer), stamp)
     req.tx.execute(_UPSERT_VOTES[len(chosen)], values)
     summary = ", ".join(
-        f"{o['title']!r}: {'accept' if b.accept else 'reject'}{' + prefer' if b.prefer else ''}" for o, b in chosen.values())
+        f"{quoted(o['title'])}: {'accept' if b.accept else 'reject'}{' + prefer' if b.prefer else ''}" for o, b in chosen.values())
     return Outcome(("Vote replaced: " if replaced else "Vote recorded: ") + summary + ".", req.path)
 
 
@@ -96,7 +105,7 @@ def open_with_options(req: Request) -> str | None:
 def close_decision(req: Request, p: Params) -> Outcome:
     req.tx.execute("UPDATE items SET closed_at = ?, updated_at = ? WHERE id = ?", (now(), now(), req.item["id"]))
     result = domain.winners(domain.tally(req.tx, req.item["id"]))
-    said = " / ".join(repr(o["title"]) for o in result) if result else "no option was accepted"
+    said = " / ".join(quoted(o["title"]) for o in result) if result else "no option was accepted"
     return Outcome(f"Decision closed. Result: {said}.", req.path)
 
 

@@ -10,9 +10,10 @@ from navmcp import domain
 from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
 from navmcp.actions.fields import Body, Deadline, Handle, Name, ShortText, Tags, Title
-from navmcp.errors import ActionFailed
+from navmcp.errors import ActionFailed, InvalidParams
 from navmcp.identity import new_id, now, user_by_handle
 from navmcp.pages import Request
+from navmcp.render import quoted
 
 class CreateStudio(Params):
     handle: Handle = Field(description="URL name: lowercase letters, digits, '-' (e.g. 'team')")
@@ -27,33 +28,36 @@ def create_studio(req: Request, p: CreateStudio) -> Outcome:
     if not req.tx.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at)"
                           " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                           (sid, p.handle, p.name, p.description, req.user["id"], stamp)):
-        raise ActionFailed(f"create_studio failed: the handle {p.handle!r} is taken; choose another")
+        raise ActionFailed(f"the handle '{p.handle}' is taken; choose another")
     req.tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, 'admin', ?)",
                    (sid, req.user["id"], stamp))
     req.studio = {"id": sid, "handle": p.handle}
-    return Outcome(f"Created studio {p.name!r}; you are its admin.", f"/studios/{p.handle}")
+    return Outcome(f"Created studio {quoted(p.name)}; you are its admin.", f"/studios/{p.handle}")
 
 
 class AddMember(Params):
     handle: Handle = Field(description="handle of an existing user")
-    role: Literal["member", "admin"] = Field("member", description="role in this studio")
+    role: Literal["member", "admin"] | None = Field(
+        None, description="role in this studio; if left out: member for a newcomer, unchanged for a member")
 
 
 def add_member(req: Request, p: AddMember) -> Outcome:
     _lock_members(req)
     user = user_by_handle(req.tx, p.handle)
     if user is None:
-        raise ActionFailed(f"add_member failed: no user {p.handle!r} (create one with `navmcp user add {p.handle}`)")
+        raise InvalidParams(f"'handle': no user '{p.handle}' (create one with `navmcp user add {p.handle}`)")
     before = req.tx.scalar("SELECT role FROM memberships WHERE studio_id = ? AND user_id = ?",
                            (req.studio["id"], user["id"]))
+    role = p.role or before or "member"  # "add carol" makes sure she is in; it never demotes her
+    named = "an admin" if role == "admin" else "a member"
+    if before == role:
+        return Outcome(f"@{p.handle} was already {named}; nothing changed.", req.path)
     req.tx.execute(
         """INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
            ON CONFLICT (studio_id, user_id) DO UPDATE SET role = excluded.role""",
-        (req.studio["id"], user["id"], p.role, now()))
+        (req.studio["id"], user["id"], role, now()))
     _keep_an_admin(req)
-    return Outcome(f"@{p.handle} is now {'an admin' if p.role == 'admin' else 'a member'} of this studio."
-                   if before != p.role else f"@{p.handle} was already {'an admin' if p.role == 'admin' else 'a member'}; "
-                   "nothing changed.", req.path)
+    return Outcome(f"@{p.handle} is now {named} of this studio.", req.path)
 
 
 class RemoveMember(Params):
@@ -69,7 +73,7 @@ def remove_member(req: Request, p: RemoveMember) -> Outcome:
     removed = user and req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?",
                                       (req.studio["id"], user["id"]))
     if not removed:
-        raise ActionFailed(f"remove_member failed: @{p.handle} is not a member of this studio")
+        raise InvalidParams(f"'handle': @{p.handle} is not a member of this studio")
     _keep_an_admin(req)
     if user["id"] == req.user["id"]:  # you left: the members page is no longer yours to see
         return Outcome("You left this studio.", "/")
@@ -82,7 +86,7 @@ def _lock_members(req: Request) -> None:
     req.tx.lock("studios", req.studio["id"])
     if not req.tx.one("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ? AND role = 'admin'",
                       (req.studio["id"], req.user["id"])):
-        raise ActionFailed("refused: you are no longer an admin of this studio")
+        raise ActionFailed("you are no longer an admin of this studio")
 
 
 def _keep_an_admin(req: Request) -> None:
@@ -91,7 +95,7 @@ def _keep_an_admin(req: Request) -> None:
     # A deleted account's admin role administers nothing: it does not count.
     if not req.tx.scalar("SELECT count(*) FROM memberships m JOIN users u ON u.id = m.user_id"
                          " WHERE m.studio_id = ? AND m.role = 'admin' AND u.deleted_at IS NULL", (req.studio["id"],)):
-        raise ActionFailed("refused: a studio must keep at least one admin whose account is not deleted")
+        raise ActionFailed("a studio must keep at least one admin whose account is not deleted")
 
 
 class CreateNote(Params):
@@ -102,7 +106,7 @@ class CreateNote(Params):
 
 def create_note(req: Request, p: CreateNote) -> Outcome:
     item = domain.insert_item(req.tx, req.studio, req.user, "note", p.title, p.body, p.tags)
-    return Outcome(f"Created note {p.title!r}.", domain.item_url(req.studio["handle"], item))
+    return Outcome(f"Created note {quoted(p.title)}.", domain.item_url(req.studio["handle"], item))
 
 
 class CreateDecision(Params):
@@ -124,7 +128,7 @@ def create_decision(req: Request, p: CreateDecision) -> Outcome:
                               deadline=p.deadline)
     for title in p.options:
         domain.insert_option(req.tx, req.user, item["id"], title)
-    return Outcome(f"Created decision {p.question!r} with {len(p.options)} option(s).",
+    return Outcome(f"Created decision {quoted(p.question)} with {len(p.options)} option(s).",
                    domain.item_url(req.studio["handle"], item))
 
 
@@ -146,7 +150,7 @@ class CreateCommitment(Params):
 def create_commitment(req: Request, p: CreateCommitment) -> Outcome:
     item = domain.insert_item(req.tx, req.studio, req.user, "commitment", p.title, p.description, p.tags,
                               deadline=p.deadline, critical_mass=p.critical_mass, participant_limit=p.limit)
-    return Outcome(f"Created commitment {p.title!r} (critical mass {p.critical_mass}).",
+    return Outcome(f"Created commitment {quoted(p.title)} (critical mass {p.critical_mass}).",
                    domain.item_url(req.studio["handle"], item))
 
 

@@ -21,7 +21,8 @@ def test_forms_follow_the_schema(seeded, browser):
     assert re.search(r'<textarea[^>]*name="description"', decision_form)  # long text
     assert re.search(r'<input type="number"[^>]*name="critical_mass"[^>]*min="1"', form_of(studio, "create_commitment"))
     members = browser.get("/studios/team/members").text
-    assert re.search(r'<select[^>]*name="role"><option value="member" selected>member</option>'
+    # an optional choice with no default starts blank, which leaves it out (add_member: never a demotion)
+    assert re.search(r'<select[^>]*name="role"><option value="" selected>—</option><option value="member">member</option>'
                      r'<option value="admin">admin</option></select>', form_of(members, "add_member"))
     # a vote's ballots are real choices: one row per option of this decision, accept/prefer checkboxes
     vote = form_of(browser.get(seeded["decision"]).text, "vote")
