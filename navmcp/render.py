@@ -61,6 +61,15 @@ def quoted(value: Any) -> str:
     return f"'{inline(value)}'"
 
 
+_ESCAPED = re.compile(r"\\([\\`*_\[\]<>#|~+=.)-])")
+
+
+def plain(message: str) -> str:
+    """A message as plain text, for a surface that escapes in its own way (HTML): the backslashes
+    `inline` put before markdown characters taken out again."""
+    return _ESCAPED.sub(r"\1", message) if "\\" in message else message
+
+
 def _inline(text: str) -> str:
     # str methods rather than regexes: this filter runs dozens of times per page. Most titles and
     # names have nothing to escape (skip the per-character table; eleven substring tests cost less

@@ -42,7 +42,7 @@ from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import user_by_id
 from navmcp.pages import route
 from navmcp.protocol import ParseError, decode
-from navmcp.render import inline
+from navmcp.render import inline, plain
 from navmcp.web import auth, html
 from navmcp.workspace import Page, action_info
 
@@ -217,11 +217,11 @@ def error_response(rendition: str, status: int, message: str, *, url: str | None
         return json_response(status, {"ok": False, "status": status, "error": reason(status), "message": message,
                                       "url": url, "actions": actions}, headers)
     if rendition == "markdown":
-        body = f"# Error {status}: {reason(status)}\n\n{inline(message)}\n"
+        body = f"# Error {status}: {reason(status)}\n\n{inline(plain(message))}\n"  # escaped once, as a whole
         if actions:
             body += "\nAvailable here: " + ", ".join(f"`{a}`" for a in actions) + ".\n"
         return text(status, body, RENDITIONS["markdown"], headers=headers)
-    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": message,
+    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": plain(message),
                                          "available": actions})
     return text(status, page, RENDITIONS["html"], headers=[*headers, ("content-security-policy", HTML_CSP)])
 
@@ -581,8 +581,8 @@ class WebApp:
         flash = auth.take_flash(self.app.store, caller.session) if caller.session and error is None else None
         shown_error = None
         if error is not None:
-            shown_error = {"action": action, "status": error.status, "message": error.message}
-        body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
+            shown_error = {"action": action, "status": error.status, "message": plain(error.message)}
+        body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash and plain(flash),
                                 error=shown_error, submitted=form if error is not None else None)
         return text(error.status if error else 200, body, RENDITIONS["html"],
                     headers=[*headers, ("content-security-policy", HTML_CSP)])

@@ -161,3 +161,22 @@ def test_refused_ballot_keeps_what_was_ticked(browser, seeded):
     assert checked == {("accept", "Berlin"), ("prefer", "Berlin")}
     # and the standing vote is untouched
     assert re.search(r'aria-label="prefer Lisbon" checked', form_of(browser.get(seeded["decision"]).text, "vote"))
+
+
+def test_quoted_titles_read_plainly_in_html(browser, seeded, api):
+    """Replies escape user text for markdown (`render.quoted`); the JSON API carries them as they
+    are (as MCP does), and HTML shows the text as written."""
+    title = "a_b [x](http://evil.example)"
+    page = browser.get("/studios/team").text
+    reply = browser.post("/studios/team/actions/create_note",
+                         data={"csrf_token": csrf_of(page), "title": title, "body": "b", "tags": ""})
+    assert reply.status_code == 303
+    assert f"✓ Created note '{title}'." in visible_text(browser.get(reply.headers["location"]).text)
+    # the option's title in a refusal, on each surface
+    api.post(seeded["decision"] + "/actions/add_option", json={"title": title})
+    again = dict(json={"title": title})
+    js = api.post(seeded["decision"] + "/actions/add_option", **again).json()["message"]
+    assert "an option titled 'a\\_b \\[x\\](http://evil.example)' already exists" in js
+    page = browser.get(seeded["decision"]).text
+    shown = browser.post(seeded["decision"] + "/actions/add_option", data={"csrf_token": csrf_of(page), "title": title})
+    assert f"an option titled '{title}' already exists" in visible_text(shown.text)
