@@ -18,6 +18,7 @@ from typing import Any
 
 from navmcp.config import ensure_home
 from navmcp.errors import AuthError, NavError
+from navmcp.render import DIRECTION_CONTROLS
 from navmcp.store import Row, Store, Tx
 
 AUDIENCE = "navmcp"
@@ -53,6 +54,15 @@ def check_handle(handle: str) -> str:
             f"invalid handle {handle!r}: use 1-32 lowercase letters, digits and '-', starting with a letter or digit"
         )
     return handle
+
+
+def check_name(name: str) -> str:
+    """A display name as the `Name` of the actions takes it: one line, up to 100 characters."""
+    name = name.strip()
+    if not name or len(name) > 100 or any(ord(ch) < 32 or ch == "\x7f" or ch in DIRECTION_CONTROLS for ch in name):
+        raise NavError(f"invalid name {name[:100]!r}: use one line of up to 100 characters, "
+                       "without control characters")
+    return name
 
 
 def load_secret(home: Path) -> bytes:
@@ -162,7 +172,8 @@ def create_user(tx: Tx, handle: str, name: str | None = None, user_id: str | Non
     """Insert a user. The handle check is the insert itself (ON CONFLICT), which also holds for
     handles row-level security would hide from a SELECT, and for two processes racing."""
     check_handle(handle)
-    user = {"id": user_id or new_id(10), "handle": handle, "name": name or handle, "created_at": now()}
+    user = {"id": user_id or new_id(10), "handle": handle, "name": check_name(name) if name else handle,
+            "created_at": now()}
     if not tx.execute("INSERT INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                       (user["id"], user["handle"], user["name"], user["created_at"])):
         raise NavError(f"user {handle!r} already exists")

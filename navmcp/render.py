@@ -27,12 +27,20 @@ _ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
 _LINE_OPENERS = frozenset("-+=>.)")
 
 
+# Text-direction controls (embeddings, overrides, isolates): one left open in a title reverses how
+# the rest of its line reads ("— note, closed" after it). Titles and names refuse them (fields,
+# identity.check_name); one-line text drops them, for rows written before that.
+DIRECTION_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_NO_DIRECTION = dict.fromkeys(map(ord, DIRECTION_CONTROLS))
+
+
 def _one_line(text: str) -> str:
-    """`text` with every run of whitespace made one space, and none at either end."""
-    # Every whitespace character but the space is unprintable: most titles and names pass as they are.
+    """`text` with every run of whitespace made one space, none at either end, and no control of
+    text direction."""
+    # Whitespace but the space, and format characters, are unprintable: most titles pass as they are.
     if text.isprintable() and "  " not in text and text.strip() == text:
         return text
-    return " ".join(text.split())
+    return " ".join(text.translate(_NO_DIRECTION).split())
 
 
 # `inline` of the texts seen last: a page inlines dozens of titles and names, and the same ones come

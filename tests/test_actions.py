@@ -383,6 +383,28 @@ def test_replies_quote_user_text_inertly(ws, people, decision):
     assert r.message == "Created note '\\[x\\](http://evil.example)'."
 
 
+@pytest.mark.parametrize("title,reason", [("\u202eSREDRO", "text-direction controls"),
+                                          ("a \u2066b", "text-direction controls"),
+                                          ("\u200b", "a visible character"), ("\u200b \u2060", "a visible character")])
+def test_titles_refuse_direction_controls_and_invisible_text(ws, people, decision, title, reason):
+    with pytest.raises(InvalidParams, match=reason):
+        act(ws, people["bob"], STUDIO, "create_note", {"title": title, "body": "b"})
+    with pytest.raises(InvalidParams, match=reason):
+        act(ws, people["bob"], decision, "add_option", {"title": title})
+    # text that only looks unusual is fine: a zero-width joiner in an emoji, right-to-left script
+    assert act(ws, people["bob"], decision, "add_option", {"title": "👩\u200d💻 שלום"}).message
+
+
+def test_a_stored_direction_control_is_dropped_from_pages(app, ws, people):
+    """A row written before titles refused them (or by hand) cannot reverse the rest of its line."""
+    note = act(ws, people["bob"], STUDIO, "create_note", {"title": "Plain", "body": "b"}).url
+    with app.store.write() as tx:
+        tx.execute("UPDATE items SET title = ? WHERE id = ?", ("Evil \u202eenod", note.rsplit("/", 1)[1]))
+    md = ws.page(people["owner"], STUDIO).markdown
+    assert "Evil enod" in md and "\u202e" not in md
+    assert "\u202e" not in ws.page(people["owner"], note).markdown
+
+
 def test_add_option_refuses_a_duplicate(ws, people, decision):
     act(ws, people["bob"], decision, "add_option", {"title": "Paris"})
     with pytest.raises(ActionFailed, match="already exists"):

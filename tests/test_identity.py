@@ -56,6 +56,11 @@ def test_user_add_refuses_bad_and_duplicate_handles(tmp_path):
     assert cli(home, "user", "add", "ann").returncode == 0
     dup = cli(home, "user", "add", "ann")
     assert dup.returncode == 1 and b"already exists" in dup.stderr and dup.stdout == b""
+    # a display name is one line, as the actions' Name takes it
+    for bad in ("two\nlines", "\u202eeman", "x" * 101):
+        refused = cli(home, "user", "add", "bea", "--name", bad)
+        assert refused.returncode == 1 and b"invalid name" in refused.stderr
+    assert cli(home, "user", "add", "bea", "--name", "  Bea \u00d6 ").returncode == 0
 
 
 def test_cli_refuses_what_it_cannot_honour_with_one_line(tmp_path):

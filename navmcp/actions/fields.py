@@ -7,10 +7,17 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
+from navmcp.render import DIRECTION_CONTROLS
+
 
 def _one_line(value: str) -> str:
     if any(ch in value for ch in "\r\n\x00") or any(ord(ch) < 32 and ch != "\t" for ch in value):
         raise ValueError("must be a single line without control characters")
+    if not value.isprintable():  # only then can it hold a format character (the common case skips both scans)
+        if any(ch in DIRECTION_CONTROLS for ch in value):
+            raise ValueError("must not contain text-direction controls (U+202A to U+202E, U+2066 to U+2069)")
+        if not any(ch.isprintable() and not ch.isspace() for ch in value):
+            raise ValueError("must contain a visible character")
     return value
 
 
