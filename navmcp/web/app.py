@@ -40,7 +40,7 @@ from navmcp import sessions
 from navmcp.app import App
 from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import user_by_id
-from navmcp.pages import route
+from navmcp.pages import route, split_url
 from navmcp.protocol import ParseError, decode
 from navmcp.render import inline, plain
 from navmcp.web import auth, html
@@ -607,7 +607,10 @@ class WebApp:
             if not auth.csrf_ok(self.app.secret, caller.session.id, presented):
                 return error_response(answer, 403, "the form's CSRF token is missing or wrong: reload the page and "
                                                    "submit again")
-        known = _action_named(url, name)
+        try:
+            known = _action_named(url, name)
+        except NotFound as e:
+            return error_response(answer, 404, e.message, url=url)
         if known is None:
             return error_response(answer, 404, f"{name} is not an action of {url.split('?', 1)[0]}: "
                                                f"GET {url.split('?', 1)[0].rstrip('/')}/actions lists them", url=url)
@@ -694,31 +697,35 @@ def _negotiate(accept: str | None) -> str:
 
 def _split_action_path(path: str) -> tuple[str | None, str | None]:
     """('/studios/x/d/1', '') for '/studios/x/d/1/actions', (…, 'vote') for '…/actions/vote', else (None, None).
-    A path is only read as an action path when what precedes '/actions' is a page, so a tag named
-    'actions' still reaches its tag page."""
+    A path that is a page itself is a page (a tag named 'actions' reaches its tag page); one shaped
+    like an action path whose head is no page is still an action path: the action API answers it,
+    404 in JSON, not the page route with a 405."""
     head, sep, tail = path.rpartition("/actions")
-    candidates = []
     if not sep:
         return None, None
     if tail == "":
-        candidates.append((head or "/", ""))
+        action = ""
     elif tail.startswith("/") and _ACTION_NAME.match(tail[1:]):
-        candidates.append((head or "/", tail[1:]))
-    for target, action in candidates:
-        try:
-            route(target.rstrip("/") or "/")
-        except NotFound:
-            continue
-        return target.rstrip("/") or "/", action
-    return None, None
+        action = tail[1:]
+    else:
+        return None, None
+    if not _is_page(head or "/") and _is_page(path):
+        return None, None
+    return head.rstrip("/") or "/", action
+
+
+def _is_page(path: str) -> bool:
+    try:
+        route(split_url(path)[0])
+    except NotFound:
+        return False
+    return True
 
 
 def _action_named(url: str, name: str):
-    """The action `name` of the page type at `url`, or None (the availability check comes later)."""
-    try:
-        spec, _ = route(url.split("?", 1)[0].rstrip("/") or "/")
-    except NotFound:
-        return None
+    """The action `name` of the page type at `url`, or None (the availability check comes later).
+    Raises NotFound when `url` is no page."""
+    spec, _ = route(split_url(url)[0])
     return action_table.BY_PAGE.get(spec.name, {}).get(name)
 
 

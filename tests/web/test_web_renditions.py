@@ -141,6 +141,16 @@ def test_action_api_statuses(seeded, app, web, api):
         # 404: not a member (the page reads as missing), an unknown page, an unknown action
         assert as_eve.post(seeded["note"] + "/actions/add_comment", json={"body": "hi"}).status_code == 404
         assert api.post("/studios/nope/actions/create_note", json={}).status_code == 404
+        for nowhere in ("/nope/actions/create_note", "/studios/team/x/actions/vote"):  # no page at all
+            missing = api.post(nowhere, json={})
+            assert missing.status_code == 404 and missing.headers["content-type"].startswith("application/json")
+            assert missing.json()["message"].startswith("no page at")
+        assert api.get("/nope/actions").status_code == 404
+        assert api.get("/nope/actions").headers["content-type"].startswith("application/json")
+        # a path typed with capitals is the same page, for its actions too
+        assert api.get("/Studios/Team/actions").json()["url"] == "/studios/team"
+        # a tag named 'actions' is a page, not an action path
+        assert api.get("/studios/team/tags/actions.md").status_code == 200
         assert api.post(seeded["note"] + "/actions/launch_rockets", json={}).status_code == 404
         # 422: params that fail the action's model name the field
         bad = api.post(seeded["decision"] + "/actions/vote", json={"votes": "Lisbon"})
