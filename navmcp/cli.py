@@ -193,7 +193,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     app = App(Config(home=home, database_url=None, token=None))
     base = _base_url(args.host, args.port)
     shim = walkthrough.ROOT / "bin" / "mcp-server"
-    print(f"\nAdd navmcp to Claude Code:  claude mcp add navmcp -- {shim}")
+    # The demo's workspace is not the default one: without NAVMCP_HOME, Claude Code would open an empty workspace.
+    print(f"\nAdd this workspace to Claude Code:  claude mcp add navmcp -e NAVMCP_HOME={home} -- {shim}")
+    print(f"(your own workspace, at {default_home()}:  claude mcp add navmcp -- {shim})")
     if args.no_serve:
         navmcp = _command_path()
         print(f"Open any page yourself:  NAVMCP_HOME={home} {navmcp} get {created['decision']}")

@@ -27,7 +27,8 @@ def test_demo_without_serving(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert re.search(r"decision\s+/studios/demo/d/\w+", done.stdout)
-    assert "claude mcp add navmcp -- " in done.stdout and "navmcp web" in done.stdout
+    # the command to add it to Claude Code names the demo's workspace (without it: an empty one)
+    assert f"claude mcp add navmcp -e NAVMCP_HOME={tmp_path / 'demo'} -- " in done.stdout and "navmcp web" in done.stdout
 
 
 def test_demo_tour_serves_the_web_app(tmp_path):
@@ -48,7 +49,7 @@ def test_demo_tour_serves_the_web_app(tmp_path):
                 decision = m.group(1)
         output = "".join(lines)
         assert link and decision, output
-        assert "claude mcp add navmcp -- " in output
+        assert f"claude mcp add navmcp -e NAVMCP_HOME={tmp_path / 'demo'} -- " in output
         with httpx.Client(follow_redirects=False) as http:
             for _ in range(100):  # the server starts right after printing
                 try:
