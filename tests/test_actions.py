@@ -181,6 +181,8 @@ def test_members_add_change_remove(ws, people):
     assert "| @eve | eve | admin |" in ws.page(owner, members).markdown
     # adding someone who is in already, with no role, makes sure they are in: it never demotes
     assert act(ws, owner, members, "add_member", {"handle": "eve"}).message == "@eve was already an admin; nothing changed."
+    # a handle as pages show it works too
+    assert act(ws, owner, members, "add_member", {"handle": "@eve"}).message == "@eve was already an admin; nothing changed."
     assert "| @eve | eve | admin |" in ws.page(owner, members).markdown
     act(ws, eve, members, "remove_member", {"handle": "bob"})
     with pytest.raises(NotFound):
@@ -226,6 +228,12 @@ def test_note_lifecycle(ws, people):
         act(ws, owner, r.url, "edit_note", {"title": "Mine now"})
     with pytest.raises(InvalidParams, match="at least one of title, body, tags"):
         act(ws, bob, r.url, "edit_note", {})
+    # an edit to what is there already changes nothing, its Updated time included; a real one says what
+    updated = ws.page(bob, r.url).data["item"]["updated_at"]
+    same = act(ws, bob, r.url, "edit_note", {"title": "Plan", "body": "final text about walruses", "tags": ["done"]})
+    assert same.message == "Nothing changed: the note already reads that way."
+    assert ws.page(bob, r.url).data["item"]["updated_at"] == updated
+    assert act(ws, bob, r.url, "edit_note", {"title": "Plan", "tags": ["done", "q1"]}).message == "Updated the note's tags."
     act(ws, owner, r.url, "confirm_read")
     with pytest.raises(ActionUnavailable, match="already confirmed"):
         act(ws, owner, r.url, "confirm_read")
@@ -347,7 +355,10 @@ def test_vote_with_unknown_option_lists_the_options(ws, people, decision):
                                            ({"votes": [{"accept": True}]}, "votes.0.option"),
                                            ({"votes": [{"option": "Lisbon", "accept": "maybe"}]}, "votes.0.accept"),
                                            # a prefer tips ties between accepted options: not on a rejected one
-                                           ({"votes": [{"option": "Lisbon", "accept": False, "prefer": True}]}, "votes.0")])
+                                           ({"votes": [{"option": "Lisbon", "accept": False, "prefer": True}]}, "votes.0"),
+                                           # one say per option: not the last of two, silently
+                                           ({"votes": [{"option": "Lisbon"}, {"option": "Lisbon", "accept": False}]},
+                                            "votes.1.option")])
 def test_vote_parameter_errors(ws, people, decision, params, field):
     with pytest.raises(InvalidParams) as e:
         act(ws, people["bob"], decision, "vote", params)

@@ -68,6 +68,8 @@ def vote(req: Request, p: Vote) -> Outcome:
         if option is None:
             names = "; ".join(f"{o['id']} ({quoted(o['title'])})" for o in options)
             raise InvalidParams(f"'votes.{i}.option': no option {quoted(ballot.option)}. Options: {names}")
+        if option["id"] in chosen:  # one ballot, one say per option: not the last of two, silently
+            raise InvalidParams(f"'votes.{i}.option': {quoted(option['title'])} is named twice; name each option once")
         chosen[option["id"]] = (option, ballot)
     decision_id, uid, stamp = req.item["id"], req.user["id"], now()
     # Your votes as read in this transaction, which holds the item (see _resolve_item): a ballot

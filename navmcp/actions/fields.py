@@ -66,6 +66,8 @@ Body = Annotated[str, StringConstraints(min_length=1, max_length=100_000), After
 ShortText = Annotated[str, StringConstraints(max_length=5_000), AfterValidator(_no_nul)]
 Comment = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20_000), AfterValidator(_no_nul)]
 Handle = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
+# A user as pages show one ("@carol") or bare: the '@' is not part of the handle.
+UserHandle = Annotated[Handle, BeforeValidator(lambda v: v[1:] if isinstance(v, str) and v.startswith("@") else v)]
 Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
 Tags = Annotated[list[Tag], Field(max_length=10, description="lowercase tags, e.g. [\"planning\", \"q4\"]")]
 Deadline = Annotated[str, BeforeValidator(_deadline), Field(description="ISO 8601 date or date-time in the future (UTC if no zone)")]

@@ -49,19 +49,24 @@ class EditNote(Params):
 
 def edit_note(req: Request, p: EditNote) -> Outcome:
     item = req.item
-    title = item["title"] if p.title is None else p.title
-    body = item["body"] if p.body is None else p.body
+    changed = [name for name in ("title", "body") if getattr(p, name) is not None and getattr(p, name) != item[name]]
+    if p.tags is not None and set(p.tags) != {r["tag"] for r in req.tx.all(
+            "SELECT tag FROM item_tags WHERE item_id = ?", (item["id"],))}:
+        changed.append("tags")
+    if not changed:  # an edit to what is there already is no edit: the note's Updated time stays
+        return Outcome("Nothing changed: the note already reads that way.", req.path)
+    title = p.title if "title" in changed else item["title"]
+    body = p.body if "body" in changed else item["body"]
     req.tx.execute("UPDATE items SET title = ?, body = ?, updated_at = ? WHERE id = ?", (title, body, now(), item["id"]))
-    if p.body is not None:
+    if "body" in changed:
         # The note links what its body and its comments mention: the links are made again from the
         # new body and the comments, which the edit leaves as they were.
         req.tx.execute("DELETE FROM links WHERE from_item = ?", (item["id"],))
         comments = req.tx.all("SELECT body FROM comments WHERE item_id = ? AND body LIKE '%/studios/%'", (item["id"],))
         domain.link_mentions(req.tx, req.studio, item["id"], "\n".join([body, *(c["body"] for c in comments)]))
-    if p.tags is not None:
+    if "tags" in changed:
         req.tx.execute("DELETE FROM item_tags WHERE item_id = ?", (item["id"],))
         domain.set_tags(req.tx, item["id"], p.tags)
-    changed = [name for name in ("title", "body", "tags") if getattr(p, name) is not None]
     return Outcome(f"Updated the note's {', '.join(changed)}.", req.path)
 
 

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from navmcp import domain
 from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
-from navmcp.actions.fields import Body, Deadline, Handle, Name, ShortText, Tags, Title
+from navmcp.actions.fields import Body, Deadline, Handle, Name, ShortText, Tags, Title, UserHandle
 from navmcp.errors import ActionFailed, InvalidParams
 from navmcp.identity import new_id, now, user_by_handle
 from navmcp.pages import Request
@@ -36,7 +36,7 @@ def create_studio(req: Request, p: CreateStudio) -> Outcome:
 
 
 class AddMember(Params):
-    handle: Handle = Field(description="handle of an existing user")
+    handle: UserHandle = Field(description="handle of an existing user (a leading '@' is optional)")
     role: Literal["member", "admin"] | None = Field(
         None, description="role in this studio; if left out: member for a newcomer, unchanged for a member")
 
@@ -61,7 +61,7 @@ def add_member(req: Request, p: AddMember) -> Outcome:
 
 
 class RemoveMember(Params):
-    handle: Handle = Field(description="handle of a current member")
+    handle: UserHandle = Field(description="handle of a current member (a leading '@' is optional)")
 
 
 def remove_member(req: Request, p: RemoveMember) -> Outcome:
