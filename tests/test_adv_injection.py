@@ -27,8 +27,9 @@ SECRETS = ("Secret other note", "the other studio's secret", "secret plans")
 
 
 def one_line(text: str, limit: int) -> str:
-    """The entry as a single-line field accepts it (titles refuse control characters)."""
-    flat = re.sub(r"[\x00-\x08\x0a-\x1f\x7f]", " ", text).strip()[:limit].strip()
+    """The entry as a single-line field accepts it (titles refuse control characters and
+    text-direction controls; bodies keep them, fenced)."""
+    flat = re.sub(r"[\x00-\x08\x0a-\x1f\x7f\u202a-\u202e\u2066-\u2069]", " ", text).strip()[:limit].strip()
     return flat or "(blank)"
 
 

@@ -49,7 +49,7 @@ def test_actions_reported_after_a_write_are_the_pages_listing_right_after(world)
 
     for who in ("owner", "bob", "carol"):  # admin, author and member, admin
         run(who, urls["decision"], "vote", {"votes": [{"option": "A"}]})
-        run(who, urls["decision"] + "?page=1", "vote", {"votes": [{"option": "B", "accept": False, "prefer": True}]})
+        run(who, urls["decision"] + "?page=1", "vote", {"votes": [{"option": "B", "accept": False}]})
     run("bob", urls["empty"], "add_option", {"title": "Only"})
     run("carol", urls["empty"], "vote", {"votes": [{"option": "Only"}]})
     run("owner", urls["empty"], "add_option", {"title": "Another"})
