@@ -303,6 +303,229 @@ def test_a_vote_is_updated_in_place_only_by_its_voter_and_only_its_choice(two_st
         assert admin.execute("SELECT accept FROM votes WHERE decision_id = %s", (decision,)).fetchall() == [(1,)]
 
 
+# --- authors' rights (migration 20261125000022) ---------------------------------------------------
+# Membership alone no longer lets the app role change or delete someone else's work: a query bug
+# that names the wrong row changes nothing. Each test also shows the writes the actions make still
+# go through, for the authors and admins they belong to.
+
+
+@pytest.fixture
+def team(tmp_path, pg_url):
+    """`team`: alice its admin; bob, carol and dave members. bob wrote a note (tagged, commented on
+    twice by him and once by carol), a note linking to it, a decision with an option, and a
+    commitment with a limit of 2. alice also has a studio of her own, `solo`, with one note."""
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    ws = app.workspace
+    alice, bob, carol, dave = (add_user(app.store, h) for h in ("alice", "bob", "carol", "dave"))
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/", "create_studio", {"handle": "solo", "name": "Solo"})
+    for who in ("bob", "carol", "dave"):
+        ws.execute(alice, "/studios/team/members", "add_member", {"handle": who})
+    new = lambda user, studio, action, params: ws.execute(  # noqa: E731
+        user, f"/studios/{studio}", action, params).url
+    urls = {
+        "note": new(bob, "team", "create_note", {"title": "Bob's plan", "body": "mine", "tags": ["plan"]}),
+        "decision": new(bob, "team", "create_decision", {"question": "When?", "options": ["Mon"]}),
+        "commitment": new(bob, "team", "create_commitment", {"title": "Run", "critical_mass": 1, "limit": 2}),
+        "solo": new(alice, "solo", "create_note", {"title": "Alone", "body": "x"}),
+    }
+    urls["linking"] = new(bob, "team", "create_note", {"title": "See", "body": f"see {urls['note']}"})
+    for user, body in ((bob, "first"), (bob, "second"), (carol, "carol's")):
+        ws.execute(user, urls["note"], "add_comment", {"body": body})
+    ids = {key: url.rsplit("/", 1)[1] for key, url in urls.items()}
+    with app.store.read(user_id=bob["id"]) as tx:
+        ids.update({f"comment {c['body']}": c["id"] for c in tx.all("SELECT id, body FROM comments")})
+        ids["option"] = tx.scalar("SELECT id FROM options")
+    yield app, urls, ids, {"alice": alice, "bob": bob, "carol": carol, "dave": dave}
+    app.store.close()
+
+
+def _as(app, user, sql: str, params=()) -> int:
+    """One statement as `user` through the store (navmcp_app under row-level security): rows affected."""
+    with app.store.write(user_id=user["id"]) as tx:
+        return tx.execute(sql, params)
+
+
+def _refused(app, user, sql: str, params=()) -> None:
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+        _as(app, user, sql, params)
+
+
+def _owner_all(pg_database, sql: str, params=()) -> list[tuple]:
+    """What the owner reads (past row-level security), on a connection closed at once."""
+    with psycopg.connect(pg_database.admin_url) as admin:
+        return admin.execute(sql, params).fetchall()
+
+
+def _owner_one(pg_database, sql: str, params=()) -> tuple:
+    (row,) = _owner_all(pg_database, sql, params)
+    return row
+
+
+def test_only_an_items_author_or_an_admin_changes_or_deletes_it(team, pg_database):
+    """Title and body are the author's (edit_note), pinning an admin's, closing a decision its
+    creator's or an admin's and a commitment its creator's; deleting an item its creator's or an
+    admin's. Any member still locks an item and touches its time (comments, options, joins)."""
+    app, urls, ids, u = team
+    alice, bob, carol = u["alice"], u["bob"], u["carol"]
+    note, decision, commitment = ids["note"], ids["decision"], ids["commitment"]
+    item = lambda: _owner_one(pg_database, "SELECT title, body, pinned, closed_at, updated_at"  # noqa: E731
+                              " FROM items WHERE id = %s", (note,))
+    before = item()
+    # carol, a plain member, changes nothing of bob's items, whatever the statement names.
+    for sql, params in (("UPDATE items SET title = 'defaced' WHERE id = ?", (note,)),
+                        ("UPDATE items SET body = 'defaced', updated_at = 'x' WHERE id = ?", (note,)),
+                        ("UPDATE items SET title = 'defaced'", ()),  # a forgotten filter
+                        ("UPDATE items SET pinned = 1", ()),
+                        ("UPDATE items SET closed_at = '2000', updated_at = 'x' WHERE id IN (?, ?)",
+                         (decision, commitment)),
+                        ("DELETE FROM items WHERE id = ?", (note,)),
+                        ("DELETE FROM items", ())):
+        assert _as(app, carol, sql, params) == 0, sql
+    assert item() == before
+    assert _owner_one(pg_database, "SELECT count(*) FROM items WHERE closed_at IS NOT NULL") == (0,)
+    # ...while she may lock any item of the studio and touch its time, as every action on it does.
+    with app.store.write(user_id=carol["id"]) as tx:
+        tx.lock("items", note)
+        assert tx.all("SELECT id FROM items WHERE id = ? FOR NO KEY UPDATE", (note,)) == [{"id": note}]
+        assert tx.execute("UPDATE items SET updated_at = ? WHERE id = ?", ("2999-01-01", note)) == 1
+    # alice, the admin: pins and closes the decision, but neither rewrites the note nor closes
+    # bob's commitment.
+    assert _as(app, alice, "UPDATE items SET title = 'by the admin', body = 'x' WHERE id = ?", (note,)) == 0
+    assert _as(app, alice, "UPDATE items SET pinned = 1 WHERE id = ?", (note,)) == 1
+    assert _as(app, alice, "UPDATE items SET closed_at = '2001' WHERE id = ?", (commitment,)) == 0
+    assert _as(app, alice, "UPDATE items SET closed_at = '2001' WHERE id = ?", (decision,)) == 1
+    # bob, the author: rewrites his note and closes his commitment, but doesn't unpin (admins do),
+    # and nobody reopens a closed item or changes when it closed.
+    assert _as(app, bob, "UPDATE items SET title = 'Bob''s plan, v2', body = 'b2' WHERE id = ?", (note,)) == 1
+    assert _as(app, bob, "UPDATE items SET pinned = 0 WHERE id = ?", (note,)) == 0
+    assert _as(app, bob, "UPDATE items SET closed_at = '2002' WHERE id = ?", (commitment,)) == 1
+    for user in (alice, bob):
+        assert _as(app, user, "UPDATE items SET closed_at = NULL WHERE id IN (?, ?)", (decision, commitment)) == 0
+        assert _as(app, user, "UPDATE items SET closed_at = '2003' WHERE id = ?", (decision,)) == 0
+    assert item() == ("Bob's plan, v2", "b2", 1, None, "2999-01-01")
+    assert _owner_one(pg_database, "SELECT closed_at FROM items WHERE id = %s", (decision,)) == ("2001",)
+    assert _owner_one(pg_database, "SELECT closed_at FROM items WHERE id = %s", (commitment,)) == ("2002",)
+    # Deleting: the admin deletes bob's decision, bob his note.
+    assert _as(app, alice, "DELETE FROM items WHERE id = ?", (decision,)) == 1
+    assert _as(app, bob, "DELETE FROM items WHERE id = ?", (note,)) == 1
+    assert _owner_one(pg_database, "SELECT count(*) FROM items WHERE id IN (%s, %s)", (decision, note)) == (0,)
+    # Creating an item in someone else's name is refused.
+    with app.store.read(user_id=carol["id"]) as tx:
+        studio = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+    _refused(app, carol, "INSERT INTO items (id, studio_id, kind, title, created_by, created_at, updated_at)"
+                         " VALUES ('forged', ?, 'note', 'x', ?, 'now', 'now')", (studio, bob["id"]))
+
+
+def test_only_a_comments_author_or_an_admin_deletes_it(team, pg_database):
+    app, urls, ids, u = team
+    alice, bob, carol = u["alice"], u["bob"], u["carol"]
+    comments = lambda: {r[0] for r in _owner_all(pg_database, "SELECT body FROM comments")}  # noqa: E731
+    assert _as(app, carol, "DELETE FROM comments WHERE id = ?", (ids["comment first"],)) == 0
+    assert _as(app, carol, "DELETE FROM comments WHERE body <> ?", ("carol's",)) == 0
+    assert _as(app, carol, "UPDATE comments SET body = 'defaced'") == 0
+    assert comments() == {"first", "second", "carol's"}
+    assert _as(app, carol, "DELETE FROM comments") == 1  # a forgotten filter: her own only
+    assert _as(app, bob, "DELETE FROM comments WHERE id = ?", (ids["comment first"],)) == 1
+    assert _as(app, alice, "DELETE FROM comments WHERE id = ?", (ids["comment second"],)) == 1  # the admin
+    assert comments() == set()
+    # Writing a comment in someone else's name stays refused.
+    with app.store.read(user_id=carol["id"]) as tx:
+        studio = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+    _refused(app, carol, "INSERT INTO comments (id, item_id, studio_id, body, created_by, created_at)"
+                         " VALUES ('forged', ?, ?, 'x', ?, 'now')", (ids["note"], studio, bob["id"]))
+
+
+def test_tags_options_and_links_are_written_as_their_actions_write_them(team, pg_database):
+    """An item's tags are its author's; an option is added in its adder's name, to a decision, and
+    never changed or removed; a link joins two items of one studio, and only the linking item's
+    author removes it."""
+    app, urls, ids, u = team
+    alice, bob, carol = u["alice"], u["bob"], u["carol"]
+    note, decision = ids["note"], ids["decision"]
+    tags = lambda: {r[0] for r in _owner_all(pg_database, "SELECT tag FROM item_tags WHERE item_id = %s",  # noqa: E731
+                                             (note,))}
+    # Tags: carol (a member) and alice (the admin) neither remove, rename nor add bob's.
+    for user in (carol, alice):
+        assert _as(app, user, "DELETE FROM item_tags WHERE item_id = ?", (note,)) == 0
+        assert _as(app, user, "UPDATE item_tags SET tag = 'renamed'") == 0
+        _refused(app, user, "INSERT INTO item_tags (item_id, tag) VALUES (?, 'planted')", (note,))
+    assert tags() == {"plan"}
+    assert _as(app, bob, "INSERT INTO item_tags (item_id, tag) VALUES (?, 'q1')", (note,)) == 1
+    assert _as(app, bob, "DELETE FROM item_tags WHERE item_id = ? AND tag = 'plan'", (note,)) == 1
+    assert tags() == {"q1"}
+    # Options: added in one's own name, to a decision only; never changed or removed, even by
+    # the decision's creator or an admin.
+    option = "INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES (?, ?, ?, ?, 'now')"
+    _refused(app, carol, option, ("o-forged", decision, "forged", bob["id"]))
+    _refused(app, carol, option, ("o-note", note, "on a note", carol["id"]))
+    assert _as(app, carol, option, ("o-carol", decision, "Tue", carol["id"])) == 1
+    for user in (carol, bob, alice):
+        assert _as(app, user, "UPDATE options SET title = 'renamed' WHERE decision_id = ?", (decision,)) == 0
+        assert _as(app, user, "DELETE FROM options WHERE decision_id = ?", (decision,)) == 0
+    assert _owner_one(pg_database, "SELECT count(*) FROM options WHERE decision_id = %s AND title IN ('Mon', 'Tue')",
+                      (decision,)) == (2,)
+    # Links: between items of one studio (alice is in both of hers), removed by the linking item's author.
+    _refused(app, alice, "INSERT INTO links (from_item, to_item) VALUES (?, ?)", (note, ids["solo"]))
+    _refused(app, alice, "INSERT INTO links (from_item, to_item) VALUES (?, ?)", (ids["solo"], note))
+    assert _as(app, carol, "INSERT INTO links (from_item, to_item) VALUES (?, ?)", (decision, note)) == 1
+    for user in (carol, alice):
+        assert _as(app, user, "DELETE FROM links WHERE from_item = ?", (ids["linking"],)) == 0
+        assert _as(app, user, "UPDATE links SET to_item = ? WHERE from_item = ?", (decision, ids["linking"])) == 0
+    assert _as(app, bob, "DELETE FROM links WHERE from_item = ?", (ids["linking"],)) == 1
+    assert _owner_one(pg_database, "SELECT count(*) FROM links") == (1,)  # carol's, from bob's decision
+
+
+def test_every_action_still_writes_what_it_writes_for_whoever_may_use_it(team, pg_database):
+    """Through the actions, as the people they are offered to: a member's comment (touching the
+    item, linking what it mentions), option, vote, join and leave on someone else's items; the join
+    that fills a commitment closes it; the admin pins and closes; the author edits. The narrow
+    exception for closing stays narrow: a participant closes nothing before the limit is reached."""
+    app, urls, ids, u = team
+    ws = app.workspace
+    alice, bob, carol, dave = u["alice"], u["bob"], u["carol"], u["dave"]
+    updated = lambda key: _owner_one(pg_database, "SELECT updated_at FROM items WHERE id = %s", (ids[key],))[0]  # noqa: E731
+
+    touched = updated("note")
+    ws.execute(carol, urls["note"], "add_comment", {"body": f"see also {urls['decision']}"})
+    assert updated("note") > touched
+    assert _owner_one(pg_database, "SELECT count(*) FROM links WHERE from_item = %s AND to_item = %s",
+                      (ids["note"], ids["decision"])) == (1,)
+    ws.execute(carol, urls["note"], "confirm_read", {})
+    touched = updated("decision")
+    ws.execute(carol, urls["decision"], "add_option", {"title": "Tue"})
+    assert updated("decision") > touched
+    ws.execute(carol, urls["decision"], "vote", {"votes": [{"option": "Tue", "prefer": True}]})
+    ws.execute(carol, urls["decision"], "vote", {"votes": [{"option": "Mon"}]})
+
+    commitment = ids["commitment"]
+    ws.execute(dave, urls["commitment"], "join_commitment", {})
+    # dave has joined, the limit (2) is not reached: he may not close it himself.
+    assert _as(app, dave, "UPDATE items SET closed_at = '2000' WHERE id = ?", (commitment,)) == 0
+    ws.execute(dave, urls["commitment"], "leave_commitment", {})
+    ws.execute(dave, urls["commitment"], "join_commitment", {})
+    assert "now closed" in ws.execute(carol, urls["commitment"], "join_commitment", {}).message
+    closed = _owner_one(pg_database, "SELECT closed_at, participant_count FROM items WHERE id = %s", (commitment,))
+    assert closed[0] is not None and closed[1] == 2
+    for user in (carol, dave, bob):  # closed it stays
+        assert _as(app, user, "UPDATE items SET closed_at = NULL WHERE id = ?", (commitment,)) == 0
+
+    ws.execute(alice, urls["note"], "pin", {})
+    ws.execute(alice, urls["decision"], "close_decision", {})
+    ws.execute(bob, urls["note"], "edit_note", {"title": "Bob's plan, v2", "body": f"now see {urls['decision']}",
+                                                "tags": ["q1"]})
+    assert _owner_one(pg_database, "SELECT title, pinned, closed_at IS NOT NULL FROM items WHERE id = %s",
+                      (ids["note"],)) == ("Bob's plan, v2", 1, False)
+    assert _owner_one(pg_database, "SELECT closed_at IS NOT NULL FROM items WHERE id = %s", (ids["decision"],)) == (True,)
+    assert _owner_one(pg_database, "SELECT array_agg(tag) FROM item_tags WHERE item_id = %s", (ids["note"],)) == (["q1"],)
+    ws.execute(alice, urls["note"], "unpin", {})
+    # bob's own commitment: he closes it (here a fresh one: the other is full).
+    mine = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Walk", "critical_mass": 1}).url
+    ws.execute(bob, mine, "close_commitment", {})
+    assert _owner_one(pg_database, "SELECT count(*) FROM items WHERE closed_at IS NOT NULL") == (3,)
+    assert _owner_one(pg_database, "SELECT pinned FROM items WHERE id = %s", (ids["note"],)) == (0,)
+
+
 @contextlib.contextmanager
 def _throwaway_database():
     """An empty database of its own, dropped afterwards: (owner URL, app URL)."""
