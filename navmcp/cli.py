@@ -67,12 +67,16 @@ def cmd_user_add(args: argparse.Namespace) -> int:
 
 def cmd_user_delete(args: argparse.Namespace) -> int:
     from navmcp.errors import NavError
-    from navmcp.identity import delete_user, ensure_owner
+    from navmcp.identity import delete_user, ensure_owner, user_by_handle
 
     app = _app()
-    ensure_owner(app.store)
+    if app.embedded:  # the local owner exists only on the embedded store
+        ensure_owner(app.store)
     try:
-        with app.store.write() as tx:
+        with app.store.read() as tx:
+            found = user_by_handle(tx, args.handle)
+        # As that user: on the hosted store a user's row is theirs alone to change (users_update).
+        with app.store.write(user_id=found["id"] if found else None) as tx:
             user = delete_user(tx, args.handle)
     except NavError as e:
         print(f"navmcp: {e.message}", file=sys.stderr)

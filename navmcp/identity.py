@@ -195,7 +195,8 @@ def delete_user(tx: Tx, handle: str) -> Row:
         raise NavError(f"no user {handle!r}")
     if tx.one("SELECT 1 FROM settings WHERE key = 'owner' AND value = ?", (user["id"],)):
         raise NavError(f"@{handle} is the local owner and cannot be deleted")
-    tx.execute("UPDATE users SET deleted_at = ? WHERE id = ?", (now(), user["id"]))
+    if not tx.execute("UPDATE users SET deleted_at = ? WHERE id = ?", (now(), user["id"])):
+        raise NavError(f"@{handle} could not be marked deleted (row-level security: act as that user)")
     return user
 
 

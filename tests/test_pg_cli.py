@@ -49,3 +49,17 @@ def test_an_unmigrated_database_says_how_to_fix_it(tmp_path, pg_database):
     finally:
         with psycopg.connect(pg_database.admin_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def test_user_delete_on_postgres(tmp_path, pg_url, pg_database):
+    """`user delete` acts as the user (a user's row is theirs alone to change under RLS): it used to
+    fail on the local owner, and as nobody it would have changed nothing and said it had."""
+    env = {"NAVMCP_HOME": str(tmp_path / "home"), "NAVMCP_DATABASE_URL": pg_url}
+    assert navmcp("user", "add", "zed", env=env).returncode == 0
+    token = navmcp("token", "zed", env=env).stdout.strip()
+    done = navmcp("user", "delete", "zed", env=env)
+    assert done.returncode == 0 and "deleted user @zed" in done.stderr, done.stderr
+    refused = navmcp("get", "/whoami", env={**env, "NAVMCP_TOKEN": token})
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    again = navmcp("user", "delete", "zed", env=env)
+    assert again.returncode == 1 and "no user 'zed'" in again.stderr and "Traceback" not in again.stderr

@@ -52,11 +52,12 @@ def add_member(req: Request, p: AddMember) -> Outcome:
     named = "an admin" if role == "admin" else "a member"
     if before == role:
         return Outcome(f"@{p.handle} was already {named}; nothing changed.", req.path)
+    if before == "admin":
+        _keep_an_admin(req, losing=user["id"])
     req.tx.execute(
         """INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
            ON CONFLICT (studio_id, user_id) DO UPDATE SET role = excluded.role""",
         (req.studio["id"], user["id"], role, now()))
-    _keep_an_admin(req)
     return Outcome(f"@{p.handle} is now {named} of this studio.", req.path)
 
 
@@ -68,13 +69,13 @@ def remove_member(req: Request, p: RemoveMember) -> Outcome:
     _lock_members(req)
     # Found among this studio's members, deleted accounts included: an admin must be able to
     # remove someone whose account was deleted (user_by_handle no longer finds them).
-    user = req.tx.one("SELECT u.id FROM memberships m JOIN users u ON u.id = m.user_id"
+    user = req.tx.one("SELECT u.id, m.role FROM memberships m JOIN users u ON u.id = m.user_id"
                       " WHERE m.studio_id = ? AND u.handle = ?", (req.studio["id"], p.handle))
-    removed = user and req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?",
-                                      (req.studio["id"], user["id"]))
-    if not removed:
+    if user is None:
         raise InvalidParams(f"'handle': @{p.handle} is not a member of this studio")
-    _keep_an_admin(req)
+    if user["role"] == "admin":
+        _keep_an_admin(req, losing=user["id"])
+    req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?", (req.studio["id"], user["id"]))
     if user["id"] == req.user["id"]:  # you left: the members page is no longer yours to see
         return Outcome("You left this studio.", "/")
     return Outcome(f"Removed @{p.handle} from this studio.", req.path)
@@ -89,12 +90,16 @@ def _lock_members(req: Request) -> None:
         raise ActionFailed("you are no longer an admin of this studio")
 
 
-def _keep_an_admin(req: Request) -> None:
+def _keep_an_admin(req: Request, losing: str) -> None:
+    """Refuse to end `losing`'s admin role when no other admin would be left. Counted before the
+    write: on the hosted store an admin who removes themselves no longer sees the studio's
+    memberships afterwards (row-level security), so a count after it would read 0."""
     # Two admins demoting each other at once would each still see the other; the studio row lock
     # taken above makes the second wait and count again (the hosted store's READ COMMITTED).
     # A deleted account's admin role administers nothing: it does not count.
     if not req.tx.scalar("SELECT count(*) FROM memberships m JOIN users u ON u.id = m.user_id"
-                         " WHERE m.studio_id = ? AND m.role = 'admin' AND u.deleted_at IS NULL", (req.studio["id"],)):
+                         " WHERE m.studio_id = ? AND m.role = 'admin' AND u.deleted_at IS NULL AND m.user_id <> ?",
+                         (req.studio["id"], losing)):
         raise ActionFailed("a studio must keep at least one admin whose account is not deleted")
 
 

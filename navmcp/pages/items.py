@@ -118,7 +118,7 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     for which, count, near, far in ((1, "links_to", "from_item", "to_item"), (0, "linked_from", "to_item", "from_item")):
         if counts[count]:
             parts_sql.append(f"""SELECT * FROM (SELECT {which} AS part, i.id, i.kind, i.title FROM links l
-                                  JOIN items i ON i.id = l.{far} WHERE l.{near} = ? ORDER BY i.title LIMIT ?) AS l{which}""")
+                                  JOIN items i ON i.id = l.{far} WHERE l.{near} = ? ORDER BY i.title, i.id LIMIT ?) AS l{which}""")
             args += (item["id"], LINKS_SHOWN)
     tags_sql = "SELECT 2 AS part, NULL AS id, NULL AS kind, tag AS title FROM item_tags WHERE item_id = ? ORDER BY tag"
     sql = " UNION ALL ".join([*parts_sql, f"SELECT * FROM ({tags_sql}) AS tg"]) if parts_sql else tags_sql
