@@ -111,6 +111,17 @@ def insert_item(tx: Tx, studio: Row, user: Row, kind: str, title: str, body: str
     return row
 
 
+def update_item(tx: Tx, item_id: str, **columns: object) -> None:
+    """Write `columns` of one item. The hosted store skips a change the acting user may not make
+    (row-level security and the items trigger, migration 20261125000022) rather than refusing it:
+    an unchanged row is a refusal here, so no reply or audit row claims what did not happen."""
+    sets = ", ".join(f"{name} = ?" for name in columns)
+    if not tx.execute(f"UPDATE items SET {sets} WHERE id = ?", (*columns.values(), item_id)):
+        from navmcp.errors import ActionFailed
+
+        raise ActionFailed("the database refused the change (your role here may have just changed): reload the page")
+
+
 def insert_option(tx: Tx, user: Row, decision_id: str, title: str) -> Row:
     from navmcp.errors import ActionFailed
     from navmcp.render import quoted

@@ -12,8 +12,9 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
   read as SQLite's FTS5 reads them (migration 20261125000021: every word kept, accents dropped).
 - A write transaction that acts on an item locks the item's row first (`lock`), so
   concurrent joins, votes and comments queue per item: a commitment's limit is never exceeded
-  and nothing is lost. Transient failures at the transaction edges (serialization, deadlock,
-  a dropped connection before any statement ran) are retried here, never shown to the agent.
+  and nothing is lost. Locks are taken in one order (an item, then the acting user's membership;
+  a studio, then its memberships), and writes are READ COMMITTED: no deadlock or serialization
+  failure is expected, and none is retried. A connection that died while idle is (`_begin`).
 
 The schema is `supabase/migrations/*.sql`, applied by `navmcp migrate` (see `migrate`).
 """
@@ -133,6 +134,12 @@ class PostgresTx:
         if not self.readonly:
             self.conn.execute(_LOCKABLE[table], (row_id,))
 
+    def hold_membership(self, studio_handle: str) -> None:
+        # A share lock on the caller's own membership row (migration 20261125000023): a demotion
+        # or removal waits for this action, or this action for it, and then reads the new role.
+        if not self.readonly:
+            self.conn.execute("SELECT navmcp.hold_membership(%s)", (studio_handle,))
+
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
         tsq = ts_query(query)
         if tsq is None:
@@ -226,6 +233,9 @@ class PostgresStore:
                 if attempt == self.RETRIES - 1:
                     raise
                 log.warning("retrying a transaction start: %s", e)
+                # One dead, likely all (a server restart): test the idle ones now, so the retries
+                # don't each draw another dead one from a pool larger than RETRIES.
+                self.pool.check()
                 time.sleep(0.01 * 2**attempt)
         raise AssertionError("unreachable")
 

@@ -50,6 +50,7 @@ class Tx(Protocol):
         voter and decision), commitments joined."""
     def find_user(self, handle: str) -> Row | None: ...
     def lock(self, table: str, row_id: str) -> None: ...
+    def hold_membership(self, studio_handle: str) -> None: ...
 
 
 class Store(Protocol):
@@ -162,6 +163,10 @@ class SqliteTx:
     def lock(self, table: str, row_id: str) -> None:
         """Queue writers on one row ("items" or "studios") until this transaction ends. Nothing to
         do here: a write transaction (BEGIN IMMEDIATE) already holds the whole file."""
+
+    def hold_membership(self, studio_handle: str) -> None:
+        """Keep the acting user's role in a studio from changing until this transaction ends.
+        Nothing to do here either, for the same reason."""
 
     def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
         match = fts_query(query)

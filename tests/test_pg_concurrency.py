@@ -113,3 +113,78 @@ def test_two_admins_demoting_each_other_at_once_leave_an_admin(tmp_path, pg_url,
         admins = dict(db.execute("SELECT s.handle, count(m.user_id) FILTER (WHERE m.role = 'admin') FROM studios s"
                                  " JOIN memberships m ON m.studio_id = s.id GROUP BY s.handle").fetchall())
     assert len(admins) == rounds and min(admins.values()) == 1, admins
+
+
+def test_an_action_and_a_change_of_its_users_role_take_turns(tmp_path, pg_url, pg_database):
+    """An action reads its user's role when it resolves its page and acts on it later. A demotion
+    committed in between made an admin's close a silent no-op (the items trigger skipped it) that was
+    reported and audited as done, and a removal made a member's insert an internal error. The
+    action now holds its user's membership row: it waits for a role change in flight, then reads
+    the new role."""
+    from navmcp.errors import ActionUnavailable, NotFound
+
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    ws = app.workspace
+    try:
+        alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
+        ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob", "role": "admin"})
+        decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Q", "options": ["a"]}).url
+        studio_id = app.store.read_one("SELECT id FROM studios WHERE handle = 'team'", user_id=alice["id"])["id"]
+
+        def bobs_action_during(change: str, action: str, url: str, params=None):
+            outcome = {}
+
+            def run():
+                try:
+                    outcome["ok"] = ws.execute(bob, url, action, params).message
+                except (ActionUnavailable, NotFound) as e:
+                    outcome["refused"] = e.message
+
+            with app.store.write(user_id=alice["id"]) as tx:  # alice's change, not yet committed
+                tx.execute(change, (studio_id, bob["id"]))
+                worker = threading.Thread(target=run)
+                worker.start()
+                worker.join(timeout=1.5)
+                assert worker.is_alive(), f"bob's {action} did not wait for the change of his role: {outcome}"
+            worker.join(timeout=30)
+            return outcome
+
+        demoted = bobs_action_during("UPDATE memberships SET role = 'member' WHERE studio_id = ? AND user_id = ?",
+                                     "close_decision", decision)
+        assert "only its creator or a studio admin" in demoted["refused"], demoted
+        assert app.store.read_one("SELECT closed_at FROM items WHERE id = ?", (decision.rsplit("/", 1)[1],),
+                                  user_id=alice["id"])["closed_at"] is None
+        removed = bobs_action_during("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?",
+                                     "add_comment", decision, {"body": "still here?"})
+        assert "refused" in removed, removed  # the studio now reads as missing to him, not an internal error
+    finally:
+        app.store.close()
+
+
+def test_a_pool_whose_idle_connections_all_died_answers_the_next_call(tmp_path, pg_url, pg_database, monkeypatch):
+    """A server restart kills every idle pooled connection. Each retry of a transaction start drew
+    another dead one, so with more of them than retries the next call failed (AdminShutdown): the
+    pool is now checked at the first failure."""
+    monkeypatch.setenv("NAVMCP_PG_POOL_SIZE", "7")  # more connections than PostgresStore.RETRIES
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    try:
+        alice = add_user(app.store, "alice")
+        app.workspace.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+        start = threading.Barrier(7)
+
+        def hold():  # seven transactions at once: seven connections in the pool
+            with app.store.read(alice["id"]) as tx:
+                start.wait(timeout=30)
+                tx.one("SELECT pg_sleep(0.2)")
+
+        with ThreadPoolExecutor(7) as pool:
+            list(pool.map(lambda _: hold(), range(7)))
+        assert app.store.pool.get_stats()["pool_size"] == 7
+        with psycopg.connect(pg_database.admin_url, autocommit=True) as admin:
+            killed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                                   " WHERE datname = %s AND usename = 'navmcp_app'", (pg_database.name,)).fetchone()
+        assert killed[0] >= 7
+        assert app.workspace.page(alice, "/studios/team").title == "Team"
+    finally:
+        app.store.close()

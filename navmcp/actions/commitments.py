@@ -21,7 +21,7 @@ def join_commitment(req: Request, p: Params) -> Outcome:
     if count == item["critical_mass"]:
         message += " Critical mass reached."
     if item["participant_limit"] is not None and count >= item["participant_limit"]:
-        req.tx.execute("UPDATE items SET closed_at = ?, updated_at = ? WHERE id = ?", (now(), now(), item["id"]))
+        domain.update_item(req.tx, item["id"], closed_at=now(), updated_at=now())
         message += " The limit is reached: the commitment is now closed."
     else:
         domain.touch(req.tx, item["id"])
@@ -39,7 +39,7 @@ def joined_and_open(req: Request) -> str | None:
 
 
 def close_commitment(req: Request, p: Params) -> Outcome:
-    req.tx.execute("UPDATE items SET closed_at = ?, updated_at = ? WHERE id = ?", (now(), now(), req.item["id"]))
+    domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now())
     reached = req.facts["count"] >= req.item["critical_mass"]
     return Outcome("Commitment closed " + ("with critical mass reached." if reached else
                    f"short of critical mass ({req.facts['count']} of {req.item['critical_mass']})."), req.path)

@@ -57,7 +57,7 @@ def edit_note(req: Request, p: EditNote) -> Outcome:
         return Outcome("Nothing changed: the note already reads that way.", req.path)
     title = p.title if "title" in changed else item["title"]
     body = p.body if "body" in changed else item["body"]
-    req.tx.execute("UPDATE items SET title = ?, body = ?, updated_at = ? WHERE id = ?", (title, body, now(), item["id"]))
+    domain.update_item(req.tx, item["id"], title=title, body=body, updated_at=now())
     if "body" in changed:
         # The note links what its body and its comments mention: the links are made again from the
         # new body and the comments, which the edit leaves as they were.
@@ -72,7 +72,7 @@ def edit_note(req: Request, p: EditNote) -> Outcome:
 
 def _set_pin(value: int):
     def run(req: Request, p: Params) -> Outcome:
-        req.tx.execute("UPDATE items SET pinned = ? WHERE id = ?", (value, req.item["id"]))
+        domain.update_item(req.tx, req.item["id"], pinned=value)
         return Outcome("Pinned to the studio feed." if value else "Unpinned.", req.path)
     return run
 

@@ -173,7 +173,7 @@ ROUTES: list[PageSpec] = [
     PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami, "whoami.md.j2"),
     PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, "studio.md.j2",
              ("page", "after")),
-    PageSpec("members", "/studios/{studio}/members", studio.resolve_studio, studio.view_members, "members.md.j2"),
+    PageSpec("members", "/studios/{studio}/members", studio.resolve_members, studio.view_members, "members.md.j2"),
     PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note, "note.md.j2",
              ("page", "part", "comment")),
     PageSpec("decision", "/studios/{studio}/d/{item}", items.resolve_decision, items.view_decision,

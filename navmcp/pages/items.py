@@ -38,6 +38,7 @@ def _resolve_item(req: Request, kind: str) -> tuple:
     # In a write transaction this queues concurrent writers on the same item (hosted store), so
     # the facts below (participant count, options, open or not) cannot change under the action.
     req.tx.lock("items", req.args["item"])
+    req.tx.hold_membership(req.args["studio"])  # your role stays as read until the action ends
     uid = req.user["id"]
     fact_args = (uid,) if _FACTS[kind] else ()
     found = req.tx.record(_RESOLVE_SQL[kind], (*fact_args, uid, req.args["item"], kind, req.args["studio"]))

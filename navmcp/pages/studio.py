@@ -17,7 +17,17 @@ ITEM_COLUMNS = "i.id, i.kind, i.title, i.updated_at, i.pinned, i.closed_at, i.de
 
 
 def resolve_studio(req: Request) -> None:
-    """The studio and your role in it. Not a member reads exactly like no such studio."""
+    """The studio and your role in it. Not a member reads exactly like no such studio. To act,
+    your role is held until the action ends (a demotion or removal waits, or is waited for)."""
+    if req.acting:
+        req.tx.hold_membership(req.args["studio"])
+    resolve_members(req)
+
+
+def resolve_members(req: Request) -> None:
+    """`resolve_studio` for the members page, whose actions lock the studio and check your admin
+    role again under that lock (actions.studios._lock_members): holding your membership first
+    would take the two locks in the other order than a second admin's change, a deadlock."""
     handle = req.args["studio"]
     row = req.tx.one(
         """SELECT s.*, m.role FROM studios s
