@@ -175,7 +175,9 @@ def test_the_migration_indexes_existing_rows_anew(tmp_path, pg_database):
     name no `fts`), and the GIN indexes are back."""
     from test_pg_rls import _database_migrated_up_to
 
-    with _database_migrated_up_to(SEARCH_WORDS) as (owner_url, app_url):
+    # today's app holds the acting user's membership: that later migration is applied beforehand
+    hold = tuple(v for v, name, _ in migration_files() if name == "hold_membership")
+    with _database_migrated_up_to(SEARCH_WORDS, also=hold) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "before", database_url=app_url, token=None))
         try:
             alice = add_user(app.store, "alice")
@@ -186,7 +188,7 @@ def test_the_migration_indexes_existing_rows_anew(tmp_path, pg_database):
             assert hits(ws, alice, "other") == 0 and hits(ws, alice, "cafe") == 0  # the defect, before
         finally:
             app.store.close()
-        assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= SEARCH_WORDS]
+        assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= SEARCH_WORDS and v not in hold]
         for query in ("Other", "cafe", "to be or not"):
             assert _app_search(app_url, tmp_path / "after", "alice", "team", query) == ["Other"], query
         app = App(Config(home=tmp_path / "after", database_url=app_url, token=None))
