@@ -10,6 +10,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from navmcp.identity import new_id, now
+from navmcp.render import utc
 from navmcp.store import Row, Tx
 
 KIND_LETTER = {"note": "n", "decision": "d", "commitment": "c"}
@@ -36,9 +37,9 @@ def is_open(item: Row) -> bool:
 
 def closed_reason(item: Row) -> str:
     if item["closed_at"]:
-        return f"it closed at {item['closed_at'][:16].replace('T', ' ')} UTC"
+        return f"it closed at {utc(item['closed_at'])}"
     if deadline_passed(item):
-        return f"its deadline passed at {item['deadline'][:16].replace('T', ' ')} UTC"
+        return f"its deadline passed at {utc(item['deadline'])}"
     return "it is full"
 
 

@@ -109,9 +109,17 @@ def crumbs(breadcrumb: list[tuple[str, str]]) -> str:
 
 def page_links(pager: dict[str, Any] | None) -> str:
     """A paged list's place and links ("Page 2 of 5 (93 in all). Previous: `…`. Next page: `…`.") as a
-    paragraph, or nothing when the list fits on one page. A filter, not a macro: nearly every page
-    has a pager, and a macro call costs more than this text. The URLs are made by the page."""
-    if not pager or pager["pages"] <= 1:
+    paragraph, or nothing when the list fits on one page; for a page number past the end of a list
+    that isn't empty, where the list ends instead (the page shows no rows, and no "empty" text).
+    A filter, not a macro: nearly every page has a pager, and a macro call costs more than this text.
+    The URLs are made by the page."""
+    if not pager:
+        return ""
+    if pager.get("past"):  # an empty page, but not an empty list: say where the list ends
+        pages = pager["pages"]
+        return (f"Page {pager['number']} is past the end: there {'is 1 page' if pages == 1 else f'are {pages} pages'}"
+                f" ({pager['total']} in all). Last page: `{pager['past']}`.\n\n")
+    if pager["pages"] <= 1:
         return ""
     text = f"Page {pager['number']} of {pager['pages']} ({pager['total']} in all)."
     if pager["prev"]:
@@ -119,6 +127,11 @@ def page_links(pager: dict[str, Any] | None) -> str:
     if pager["next"]:
         text += f" Next page: `{pager['next']}`."
     return text + "\n\n"
+
+
+def utc(value: str) -> str:
+    """A stored time (ISO text in UTC) as every page shows one: "2026-11-25 06:32 UTC"."""
+    return f"{value[:10]} {value[11:16]} UTC"
 
 
 def body_part(text: str, part: int) -> tuple[str, int]:
@@ -183,6 +196,7 @@ def environment():
     env.filters["excerpt"] = excerpt
     env.filters["crumbs"] = crumbs
     env.filters["page_links"] = page_links
+    env.filters["utc"] = utc
     return env
 
 

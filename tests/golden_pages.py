@@ -106,12 +106,16 @@ def urls(app) -> list[str]:
              f"{base}/audit", f"{base}/audit?page=2", f"{base}/search?q=plan", f"{base}/search?q=comment&page=2",
              f"{base}/search?q=", f"{base}/tags/a", f"{base}/tags/f?page=2", f"{base}/tags/none", "/studios/solo",
              f"/studios/solo/n/{solo}", f"{base}/n/{solo}", "/studios/nope", f"{base}/n/nope",
-             *(f"{base}/cycles/{c}" for c in CYCLES), f"{base}/cycles/never"]
+             *(f"{base}/cycles/{c}" for c in CYCLES), f"{base}/cycles/never",
+             # page numbers past the end of their lists (and of an empty one)
+             f"{base}/members?page=2", f"{base}/audit?page=99", f"{base}/search?q=comment&page=9",
+             f"{base}/tags/a?page=2", f"{base}/tags/none?page=2", f"{base}/cycles/today?page=9"]
     for item in items:
         url = f"{base}/{KIND_LETTER[item['kind']]}/{item['id']}"
         found.append(url)
         if item["title"] == "Plan [v1]":
-            found += [f"{url}?page=2", f"{url}?part=3", f"{url}?part=2&page=2", f"{url}?comment={comment}",
+            found += [f"{url}?page=2", f"{url}?part=3", f"{url}?part=2&page=2", f"{url}?page=3", f"{url}?part=9",
+                      f"{url}?comment={comment}",
                       f"{url}?comment=nope", f"{base}/d/{item['id']}"]
     return found
 

@@ -301,7 +301,7 @@ def test_studio_feed_is_paginated(ws, world):
     assert next_url.startswith("/studios/team?page=2")  # keyset: the link also names where page 1 ended
     for second in (ws.page(owner, next_url).markdown, ws.page(owner, f"{STUDIO}?page=2").markdown):
         assert "Page 2 of 2" in second and world["note"] in second  # the oldest items moved to page 2
-    assert ws.page(owner, f"{STUDIO}?page=999").url == f"{STUDIO}?page=999"  # past the end: empty, no error
+    assert ws.page(owner, f"{STUDIO}?page=999").url == f"{STUDIO}?page=999"  # past the end: no error (it says so)
     assert "Page 1 of 2" in ws.page(owner, f"{STUDIO}?page=abc").markdown
 
 
@@ -438,3 +438,118 @@ def test_members_audit_and_tags_are_paginated(ws, world, app):
         assert second == ws.page(owner, f"{url}?page=2").markdown.replace(f"{url}?page=2`", f"{next_url}`"), url
         assert 0 < len(re.findall(rows, second, re.M)) <= PAGE_SIZE, url
         assert f"Previous: `{url}`" in second, url
+
+
+# --- past the end, closed statuses, times ------------------------------------------------------------
+
+
+def _html_text(page) -> str:
+    """The visible text of the page's HTML rendition, up to its actions (whose forms hold the body)."""
+    from navmcp.web.html import render_page
+
+    html = render_page(page, csrf="x", alternates={}).split('<section class="actions"', 1)[0]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html.split("<main>", 1)[1]))
+
+
+EMPTY_TEXTS = ("Nothing here yet", "No matches", "No items carry this tag", "No comments yet",
+               "Nothing was created in this cycle", "| — |")
+
+
+def test_a_page_past_the_end_says_where_the_list_ends(ws, world):
+    """A page number past the last page keeps its URL and says where the list ends, linking its last
+    page: not an "empty" text the list belies (27 items, 1 match, 1 comment...)."""
+    owner = world["owner"]
+    for i in range(24):  # 27 items in all: two pages of the feed, today's cycle and the tag
+        ws.execute(owner, STUDIO, "create_note", {"title": f"Lunch {i}", "body": "x", "tags": ["food"]})
+    cases = {
+        f"{STUDIO}?page=5": ("Page 5 is past the end: there are 2 pages (27 in all). Last page: `/studios/team?page=2`.",
+                             "Last page"),
+        f"{STUDIO}/search?q=lunch&page=5": ("Page 5 is past the end: there are 2 pages (24 in all)."
+                                            " Last page: `/studios/team/search?q=lunch&page=2`.", "24 matches"),
+        f"{STUDIO}/search?q=kickoff&page=2": ("Page 2 is past the end: there is 1 page (1 in all)."
+                                              " Last page: `/studios/team/search?q=kickoff`.", "1 match"),
+        f"{STUDIO}/tags/meetings?page=2": ("Page 2 is past the end: there is 1 page (1 in all)."
+                                           " Last page: `/studios/team/tags/meetings`.", "Items tagged"),
+        f"{STUDIO}/cycles/today?page=3": ("Page 3 is past the end: there are 2 pages (27 in all)."
+                                          " Last page: `/studios/team/cycles/today?page=2`.", "## Created"),
+        f"{STUDIO}/members?page=2": ("Page 2 is past the end: there is 1 page (2 in all)."
+                                     " Last page: `/studios/team/members`.", "Members"),
+        f"{STUDIO}/audit?page=9": ("Page 9 is past the end: there are 2 pages (", "Audit"),
+        world["note"] + "?page=3": (f"Page 3 is past the end: there is 1 page (1 in all). Last page: `{world['note']}`.",
+                                    "## Comments (1)"),
+    }
+    for url, (says, also) in cases.items():
+        page = ws.page(owner, url)
+        assert page.url == url  # the agent's URL still resolves, to the page it named
+        md = page.markdown
+        assert says in md and also in md, (url, md)
+        assert not any(empty in md for empty in EMPTY_TEXTS), (url, md)
+        assert "Previous: " not in md and "Next page" not in md, url
+        html = _html_text(page)
+        assert "is past the end" in html and "Last page" in html, url
+        assert not any(empty in html for empty in EMPTY_TEXTS[:-1]), url
+    # A list that is empty is empty on every page, and says so.
+    md = ws.page(owner, f"{STUDIO}/tags/none-such?page=3").markdown
+    assert "No items carry this tag." in md and "past the end" not in md
+    assert "No comments yet." in ws.page(owner, world["decision"] + "?page=2").markdown
+    # The pages that exist are unchanged, by offset and by keyset (a Next link's `after=`).
+    first = ws.page(owner, STUDIO).markdown
+    assert "Page 1 of 2 (27 in all)." in first and "past the end" not in first
+    second = ws.page(owner, next_page(first)).markdown
+    assert "Page 2 of 2 (27 in all). Previous: `/studios/team`." in second and world["note"] in second
+    assert "past the end" not in ws.page(owner, f"{STUDIO}?page=2").markdown
+
+
+def test_a_part_past_the_end_of_a_body_says_so(ws, world):
+    body = "".join(f"line {i:05d} of the long note\n" for i in range(500))
+    url = ws.execute(world["owner"], STUDIO, "create_note", {"title": "Long", "body": body}).url
+    parts = -(-len(body) // BODY_PART_CHARS)
+    page = ws.page(world["owner"], f"{url}?part=9")
+    assert page.url == f"{url}?part=9"
+    assert f"[Part 9 is past the end: the text has {parts} parts. Last part: `{url}?part={parts}`.]" in page.markdown
+    assert fenced_texts(page.markdown) == [] and "[cut: part" not in page.markdown
+    assert "is past the end" in _html_text(page) and "line 00499" not in _html_text(page)
+    short = ws.page(world["owner"], world["note"] + "?part=2").markdown
+    assert f"[Part 2 is past the end: the text has 1 part. Last part: `{world['note']}`.]" in short
+    last = ws.page(world["owner"], f"{url}?part={parts}").markdown
+    assert "past the end" not in last and "line 00499" in last
+
+
+def test_a_commitment_closed_short_says_so_and_calls_nobody_to_join(ws, world):
+    owner, bob = world["owner"], world["bob"]
+    url = ws.execute(owner, STUDIO, "create_commitment", {"title": "Picnic", "critical_mass": 3}).url
+    ws.execute(owner, url, "join_commitment", None)
+    ws.execute(bob, url, "join_commitment", None)
+    assert "**1 more needed** to reach critical mass (2 of 3)." in ws.page(owner, url).markdown
+    assert "short of critical mass (2 of 3)" in ws.execute(owner, url, "close_commitment", None).message
+    page = ws.page(owner, url)
+    assert "**Closed short of critical mass** (2 of 3).\n**Closed**: it closed at " in page.markdown
+    assert "more needed" not in page.markdown
+    html = _html_text(page)
+    assert "Closed short of critical mass (2 of 3)" in html and "more needed" not in html
+
+
+_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d)?")
+
+
+def test_every_time_on_a_page_reads_the_same_way(ws, world):
+    """Times to the minute, in UTC, said so: "2026-11-25 06:32 UTC", in the markdown and the HTML.
+    (The audit log's table keeps seconds, with "(UTC)" in its column header.)"""
+    owner, bob = world["owner"], world["bob"]
+    ws.execute(bob, world["commitment"], "join_commitment", None)
+    with_deadline = ws.execute(owner, STUDIO, "create_decision", {
+        "question": "Dinner?", "options": ["yes"], "deadline": "2099-06-01T10:00:00Z"}).url
+    ws.execute(bob, with_deadline, "add_comment", {"body": "maybe"})
+    pages = {url: ws.page(user, url) for user, url in (
+        (owner, world["note"]), (owner, world["commitment"]), (owner, with_deadline), (bob, "/"))}
+    md = {url: page.markdown for url, page in pages.items()}
+    assert re.search(r"\| @root \| \d{4}-\d\d-\d\d \d\d:\d\d UTC \| \d{4}-\d\d-\d\d \d\d:\d\d UTC \|", md[world["note"]])
+    assert re.search(r"^@bob at \d{4}-\d\d-\d\d \d\d:\d\d UTC:$", md[world["note"]], re.M)
+    assert re.search(r"^- @bob, joined \d{4}-\d\d-\d\d \d\d:\d\d UTC$", md[world["commitment"]], re.M)
+    assert "| 2099-06-01 10:00 UTC |" in md[with_deadline] and ", deadline 2099-06-01 10:00 UTC" in md["/"]
+    for url, page in pages.items():
+        for text in (md[url], _html_text(page)):
+            times = [m for m in _TIME.finditer(text)]
+            assert times, url
+            for m in times:
+                assert ":" not in m.group()[14:] and text[m.end():m.end() + 4] == " UTC", (url, m.group())

@@ -94,9 +94,12 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     """What every item page shows: metadata, body (one part of it), comments, links, tags; and the
     page's counts (`_COUNTS_SQL`; `more_args` for the kind's own)."""
     tx, item = req.tx, req.item
-    number = req.page_number("part")
-    part, parts = body_part(item["body"], number)
-    number = min(number, parts)
+    asked = req.page_number("part")
+    part, parts = body_part(item["body"], asked)
+    number = min(asked, parts)
+    # A part past the end of a body keeps its URL, as a page past the end of a list does, and says
+    # so (with the last part's URL) instead of showing another part under the number asked for.
+    past = req.url_with(part=parts) if asked > parts and item["body"] else None
     counts = tx.one(_COUNTS_SQL[item["kind"]], (item["id"], item["id"], item["id"], *more_args))
     pager = paginate(req, counts["comments"])
     select = "SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by"
@@ -139,8 +142,8 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         "open": req.facts["open"],
         "tags": tags,
         "studio": req.studio,
-        "body": part,
-        "body_part": {"number": number, "parts": parts,
+        "body": "" if past else part,
+        "body_part": {"number": number, "parts": parts, "asked": asked, "past": past,
                       "next": req.url_with(part=number + 1) if number < parts else None,
                       "prev": req.url_with(part=number - 1) if number > 1 else None},
         "comments": comments,

@@ -65,14 +65,18 @@ def with_urls(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def paginate(req: Request, total: int, last: str | None = None) -> dict[str, Any]:
     """Page links. `last` is the keyset position of this page's last row: the Next link carries it
-    (`after=`), so the next page starts there instead of counting past every earlier row."""
+    (`after=`), so the next page starts there instead of counting past every earlier row.
+    A page number past the end of a list that isn't empty keeps its URL (an agent's link still
+    resolves) and gets `past`, the last page's URL: the page says so rather than "nothing here"."""
     page = req.page_number()
     pages = max(1, -(-total // PAGE_SIZE))
     plain = {k: v for k, v in req.query.items() if k != "after"}
+    past = total > 0 and page > pages
     return {
         "number": page, "pages": pages, "total": total, "offset": (page - 1) * PAGE_SIZE,
         "next": url_with(req.path, plain, page=page + 1, after=last) if page < pages else None,
-        "prev": url_with(req.path, plain, page=page - 1) if page > 1 else None,
+        "prev": url_with(req.path, plain, page=page - 1) if 1 < page <= pages else None,
+        "past": url_with(req.path, plain, page=pages) if past else None,
     }
 
 
