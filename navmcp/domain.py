@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+from navmcp.errors import ActionFailed
 from navmcp.identity import new_id, now
-from navmcp.render import utc
+from navmcp.render import quoted, utc
 from navmcp.store import Row, Tx
 
 KIND_LETTER = {"note": "n", "decision": "d", "commitment": "c"}
@@ -118,15 +119,10 @@ def update_item(tx: Tx, item_id: str, **columns: object) -> None:
     an unchanged row is a refusal here, so no reply or audit row claims what did not happen."""
     sets = ", ".join(f"{name} = ?" for name in columns)
     if not tx.execute(f"UPDATE items SET {sets} WHERE id = ?", (*columns.values(), item_id)):
-        from navmcp.errors import ActionFailed
-
         raise ActionFailed("the database refused the change (your role here may have just changed): reload the page")
 
 
 def insert_option(tx: Tx, user: Row, decision_id: str, title: str) -> Row:
-    from navmcp.errors import ActionFailed
-    from navmcp.render import quoted
-
     if tx.one("SELECT 1 FROM options WHERE decision_id = ? AND title = ?", (decision_id, title)):
         raise ActionFailed(f"an option titled {quoted(title)} already exists")
     row = {"id": new_id(), "decision_id": decision_id, "title": title, "created_by": user["id"], "created_at": now()}

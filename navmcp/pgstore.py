@@ -14,7 +14,8 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
   concurrent joins, votes and comments queue per item: a commitment's limit is never exceeded
   and nothing is lost. Locks are taken in one order (an item, then the acting user's membership;
   a studio, then its memberships), and writes are READ COMMITTED: no deadlock or serialization
-  failure is expected, and none is retried. A connection that died while idle is (`_begin`).
+  failure is expected, and none is retried. A transaction that finds its connection dead before
+  any statement ran starts again on another (`_begin`).
 
 The schema is `supabase/migrations/*.sql`, applied by `navmcp migrate` (see `migrate`).
 """

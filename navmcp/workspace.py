@@ -148,9 +148,9 @@ class Workspace:
                 spec.resolve(req)
                 studio_id = req.studio["id"] if req.studio else None
                 action, valid = action_table.check(spec.name, name, req)
-                params_given = action.parse(params, req, valid)
+                parsed = action.parse(params, req, valid)
                 try:
-                    outcome = action.run(req, params_given)
+                    outcome = action.run(req, parsed)
                 except (ActionFailed, InvalidParams) as e:  # the handler knows the reason, not the page
                     raise type(e)(f"{name} failed: {e.message.rstrip('.')}. {action_table.valid_here(valid)}",
                                   url=req.url, available=valid) from None
