@@ -87,15 +87,15 @@ def cmd_user_delete(args: argparse.Namespace) -> int:
 
 def _named_user(app, handle: str):
     """The user called `handle`, or None after saying how to create one (on stderr)."""
-    from navmcp.identity import ensure_owner, user_by_handle
+    from navmcp.identity import deleted_message, ensure_owner, user_by_handle, was_deleted
 
     if app.embedded:  # the local owner exists only on the embedded store
         ensure_owner(app.store)
     with app.store.read() as tx:
         user = user_by_handle(tx, handle)
-        deleted = user is None and tx.one("SELECT 1 FROM users WHERE handle = ? AND deleted_at IS NOT NULL", (handle,))
+        deleted = user is None and was_deleted(tx, handle)
     if deleted:  # `user add` would refuse the handle: it stays with the deleted account's work
-        print(f"navmcp: @{handle} was deleted (`navmcp user delete`); handles are not reused", file=sys.stderr)
+        print(f"navmcp: {deleted_message(handle)}", file=sys.stderr)
     elif user is None:
         print(f"navmcp: no user {handle!r}; create one with `navmcp user add {handle}`", file=sys.stderr)
     return user

@@ -168,6 +168,16 @@ def user_by_handle(tx: Tx, handle: str) -> Row | None:
     return tx.find_user(handle)
 
 
+def was_deleted(tx: Tx, handle: str) -> bool:
+    """Whether `handle` is a deleted account's: it stays with their work, and is not reused."""
+    row = tx.find_user(handle, deleted=True)
+    return bool(row and row["deleted_at"])
+
+
+def deleted_message(handle: str) -> str:
+    return f"@{handle}'s account was deleted (`navmcp user delete`); handles are not reused"
+
+
 def create_user(tx: Tx, handle: str, name: str | None = None, user_id: str | None = None) -> Row:
     """Insert a user. The handle check is the insert itself (ON CONFLICT), which also holds for
     handles row-level security would hide from a SELECT, and for two processes racing."""
@@ -176,7 +186,7 @@ def create_user(tx: Tx, handle: str, name: str | None = None, user_id: str | Non
             "created_at": now()}
     if not tx.execute("INSERT INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                       (user["id"], user["handle"], user["name"], user["created_at"])):
-        raise NavError(f"user {handle!r} already exists")
+        raise NavError(deleted_message(handle) if was_deleted(tx, handle) else f"user {handle!r} already exists")
     return user
 
 

@@ -122,9 +122,9 @@ class PostgresTx:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self._run(sql, params).rowcount
 
-    def find_user(self, handle: str) -> Row | None:
+    def find_user(self, handle: str, deleted: bool = False) -> Row | None:
         # Through a SECURITY DEFINER function: adding a member must find users you share no studio with.
-        return self.conn.execute("SELECT * FROM navmcp.find_user(%s) WHERE deleted_at IS NULL",
+        return self.conn.execute("SELECT * FROM navmcp.find_user(%s)" + ("" if deleted else " WHERE deleted_at IS NULL"),
                                  (handle,)).fetchone()
 
     def lock(self, table: str, row_id: str) -> None:

@@ -197,6 +197,7 @@ def environment():
     env.filters["crumbs"] = crumbs
     env.filters["page_links"] = page_links
     env.filters["utc"] = utc
+    env.filters["plain"] = plain  # a stored message (the audit's outcomes) is escaped once, as a whole
     return env
 
 

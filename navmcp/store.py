@@ -48,7 +48,7 @@ class Tx(Protocol):
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         """What happened in a studio in a window of time: comments written, ballots cast (one per
         voter and decision), commitments joined."""
-    def find_user(self, handle: str) -> Row | None: ...
+    def find_user(self, handle: str, deleted: bool = False) -> Row | None: ...
     def lock(self, table: str, row_id: str) -> None: ...
     def hold_membership(self, studio_handle: str) -> None: ...
 
@@ -156,9 +156,11 @@ class SqliteTx:
             self.users.clear()
         return self.cursor.execute(sql, params).rowcount
 
-    def find_user(self, handle: str) -> Row | None:
-        """A user by handle, whatever studios they are in (adding a member needs it)."""
-        return self.one("SELECT * FROM users WHERE handle = ? AND deleted_at IS NULL", (handle,))
+    def find_user(self, handle: str, deleted: bool = False) -> Row | None:
+        """A user by handle, whatever studios they are in (adding a member needs it); with
+        `deleted`, a deleted account's too (its handle is not reused)."""
+        return self.one("SELECT * FROM users WHERE handle = ?" + ("" if deleted else " AND deleted_at IS NULL"),
+                        (handle,))
 
     def lock(self, table: str, row_id: str) -> None:
         """Queue writers on one row ("items" or "studios") until this transaction ends. Nothing to

@@ -375,7 +375,7 @@ def test_a_prefer_on_a_rejected_option_does_not_count(app, ws, people, decision)
         tx.execute("UPDATE votes SET prefer = 1 WHERE user_id = ? AND option_id IN"
                    " (SELECT id FROM options WHERE title = 'Berlin')", (carol["id"],))
     assert tally(ws, owner, decision)["Berlin"] == (2, 0)
-    assert act(ws, owner, decision, "close_decision").message == "Decision closed. Result: 'Lisbon' / 'Berlin'."
+    assert act(ws, owner, decision, "close_decision").message == "Decision closed. Result: 'Lisbon' / tie with 'Berlin'."
 
 
 def test_replies_quote_user_text_inertly(ws, people, decision):
@@ -420,7 +420,7 @@ def test_add_option_refuses_a_duplicate(ws, people, decision):
     act(ws, people["bob"], decision, "add_option", {"title": "Paris"})
     with pytest.raises(ActionFailed, match="already exists"):
         act(ws, people["carol"], decision, "add_option", {"title": "Paris"})
-    with pytest.raises(InvalidParams, match="distinct"):
+    with pytest.raises(InvalidParams, match="'options': options must be distinct"):
         act(ws, people["bob"], STUDIO, "create_decision", {"question": "Q", "options": ["a", "a"]})
 
 
@@ -448,7 +448,7 @@ def test_closed_decision_shows_result_and_offers_no_vote(ws, people, decision):
 def test_a_tie_names_every_winner_and_no_votes_means_no_result(ws, people, decision):
     owner = people["owner"]
     act(ws, owner, decision, "vote", {"votes": [{"option": "Lisbon"}, {"option": "Online"}]})
-    assert "'Lisbon' / 'Online'" in act(ws, owner, decision, "close_decision").message
+    assert "'Lisbon' / tie with 'Online'" in act(ws, owner, decision, "close_decision").message
     empty = act(ws, owner, STUDIO, "create_decision", {"question": "Nobody?", "options": ["x"]}).url
     act(ws, owner, empty, "close_decision")
     assert "**Result**: no option was accepted." in ws.page(owner, empty).markdown
@@ -521,7 +521,9 @@ def test_close_commitment_is_for_its_creator(ws, people):
 
 @pytest.mark.parametrize("params,field", [({"title": "C"}, "critical_mass"),
                                            ({"title": "C", "critical_mass": 0}, "critical_mass"),
-                                           ({"title": "C", "critical_mass": 3, "limit": 2}, "limit must be at least")])
+                                           # a rule between two fields names the field it refuses, and no pydantic prefix
+                                           ({"title": "C", "critical_mass": 3, "limit": 2},
+                                            "'limit': must be at least critical_mass")])
 def test_commitment_parameter_errors(ws, people, params, field):
     with pytest.raises(InvalidParams, match=field):
         act(ws, people["owner"], STUDIO, "create_commitment", params)

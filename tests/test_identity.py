@@ -83,7 +83,7 @@ def test_cli_refuses_what_it_cannot_honour_with_one_line(tmp_path):
     assert time.monotonic() - started < 15
     assert cli(home, "user", "add", "bob").returncode == 0 and cli(home, "user", "delete", "bob").returncode == 0
     out = cli(home, "token", "bob")
-    assert out.returncode == 1 and out.stdout == b"" and b"@bob was deleted" in out.stderr and b"user add" not in out.stderr
+    assert out.returncode == 1 and out.stdout == b"" and b"@bob's account was deleted" in out.stderr and b"user add" not in out.stderr
 
 
 def test_a_home_that_is_a_file_is_named_not_a_traceback_or_an_internal_error(tmp_path):

@@ -118,6 +118,9 @@ def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_
     assert "Removed @carol" in ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"}).message
     members = ws.page(alice, "/studios/team/members").markdown
     assert "@bob" not in members and "@carol" not in members
+    # adding a deleted account back says why it can't be (not "create one", which would fail too)
+    with pytest.raises(InvalidParams, match="@bob's account was deleted .*handles are not reused"):
+        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
 
 
 def test_notes_comments_reads_links_pins(any_app, team):

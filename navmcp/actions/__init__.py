@@ -92,8 +92,8 @@ def describe_validation(action: Action, error: ValidationError) -> str:
             lines.append(f"unknown parameter '{loc}'")
         elif err["type"] == "missing":
             lines.append(f"'{loc}' is required")
-        else:
-            lines.append(f"'{loc}': {err['msg']}")
+        else:  # a validator's own message, without pydantic's "Value error, " in front of it
+            lines.append(f"'{loc}': {err['msg'].removeprefix('Value error, ')}")
     names = ", ".join(f"{n}{'' if n in action.input_schema.get('required', []) else '?'}" for n in fields) or "none"
     return f"invalid parameters for {action.name}: " + "; ".join(lines) + f". Parameters of {action.name}: {names}."
 

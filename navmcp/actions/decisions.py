@@ -107,7 +107,7 @@ def open_with_options(req: Request) -> str | None:
 def close_decision(req: Request, p: Params) -> Outcome:
     domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now())
     result = domain.winners(domain.tally(req.tx, req.item["id"]))
-    said = " / ".join(quoted(o["title"]) for o in result) if result else "no option was accepted"
+    said = " / tie with ".join(quoted(o["title"]) for o in result) if result else "no option was accepted"
     return Outcome(f"Decision closed. Result: {said}.", req.path)
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from navmcp import domain
 from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
 from navmcp.actions.fields import Body, Deadline, Handle, Name, ShortText, Tags, Title, UserHandle
 from navmcp.errors import ActionFailed, InvalidParams
-from navmcp.identity import new_id, now, user_by_handle
+from navmcp.identity import deleted_message, new_id, now, user_by_handle, was_deleted
 from navmcp.pages import Request
 from navmcp.render import quoted
 
@@ -45,7 +45,8 @@ def add_member(req: Request, p: AddMember) -> Outcome:
     _lock_members(req)
     user = user_by_handle(req.tx, p.handle)
     if user is None:
-        raise InvalidParams(f"'handle': no user '{p.handle}' (create one with `navmcp user add {p.handle}`)")
+        raise InvalidParams(f"'handle': {deleted_message(p.handle)}" if was_deleted(req.tx, p.handle) else
+                            f"'handle': no user '{p.handle}' (create one with `navmcp user add {p.handle}`)")
     before = req.tx.scalar("SELECT role FROM memberships WHERE studio_id = ? AND user_id = ?",
                            (req.studio["id"], user["id"]))
     role = p.role or before or "member"  # "add carol" makes sure she is in; it never demotes her
@@ -121,11 +122,12 @@ class CreateDecision(Params):
     deadline: Deadline | None = None
     tags: Tags = []
 
-    @model_validator(mode="after")
-    def _distinct(self):
-        if len(set(self.options)) != len(self.options):
+    @field_validator("options")
+    @classmethod
+    def _distinct(cls, options: list[str]) -> list[str]:  # a field validator: the refusal names the field
+        if len(set(options)) != len(options):
             raise ValueError("options must be distinct")
-        return self
+        return options
 
 
 def create_decision(req: Request, p: CreateDecision) -> Outcome:
@@ -141,15 +143,18 @@ class CreateCommitment(Params):
     title: Title
     description: ShortText = ""
     critical_mass: int = Field(ge=1, le=100_000, description="participants needed for it to take effect")
-    limit: int | None = Field(None, ge=1, le=100_000, description="most participants; reaching it closes the commitment")
+    limit: int | None = Field(None, ge=1, le=100_000,
+                              description="most participants, at least critical_mass; reaching it closes the commitment")
     deadline: Deadline | None = None
     tags: Tags = []
 
-    @model_validator(mode="after")
-    def _limit_reachable(self):
-        if self.limit is not None and self.limit < self.critical_mass:
-            raise ValueError("limit must be at least critical_mass")
-        return self
+    @field_validator("limit")
+    @classmethod
+    def _limit_reachable(cls, limit: int | None, info: ValidationInfo) -> int | None:
+        mass = info.data.get("critical_mass")  # absent when critical_mass itself was refused
+        if limit is not None and mass is not None and limit < mass:
+            raise ValueError("must be at least critical_mass")
+        return limit
 
 
 def create_commitment(req: Request, p: CreateCommitment) -> Outcome:

@@ -18,7 +18,7 @@ from typing import Any
 
 from markupsafe import escape
 
-from navmcp.render import excerpt, templates_dir, utc
+from navmcp.render import excerpt, plain, templates_dir, utc
 from navmcp.workspace import ActionInfo, Page
 
 LONG_TEXT = 500  # strings allowed to be longer than this get a text area
@@ -38,6 +38,7 @@ def environment():
     env.filters["excerpt"] = excerpt
     env.filters["when"] = lambda v, n=16: (v or "")[:n].replace("T", " ")  # the audit log's, with seconds
     env.filters["utc"] = utc
+    env.filters["plain"] = plain
     return env
 
 
