@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from navmcp.errors import NotFound
+from navmcp.errors import ActionFailed, NotFound
 from navmcp.pages import PAGE_SIZE, ROUTES
 from navmcp.render import BODY_PART_CHARS
 from nav_helpers import header_lines, listed_actions, outside_fences
@@ -193,6 +193,23 @@ def test_audit_log_records_user_client_action_params_outcome(ws, world):
     assert any("claude-code" in r and "vote on" in r and "votes" in r and "| ok |" in r for r in rows)
     assert any("close\\_decision" in r and "refused" in r for r in rows)
     assert all(re.search(r"\| [\d.]+ \|$", r) for r in rows)  # a duration on every row
+    # an outcome quoting user text (already escaped in the reply) is escaped once on the page
+    ws.execute(world["owner"], world["decision"], "add_option", {"title": "A_b [x](y)"})
+    with pytest.raises(ActionFailed):
+        ws.execute(world["bob"], world["decision"], "add_option", {"title": "A_b [x](y)"})
+    md = ws.page(world["owner"], f"{STUDIO}/audit").markdown
+    assert "an option titled 'A\\_b \\[x\\](y)' already exists" in md and "\\\\" not in md
+
+
+def test_closed_items_say_what_was_not_what_may_come(ws, world):
+    c = ws.execute(world["owner"], STUDIO, "create_commitment", {"title": "Nobody", "critical_mass": 2}).url
+    d = ws.execute(world["owner"], STUDIO, "create_decision", {"question": "Bare?"}).url
+    assert "Nobody has joined yet." in ws.page(world["owner"], c).markdown
+    assert "No options yet. Add one with `add_option`." in ws.page(world["owner"], d).markdown
+    for url, action in ((c, "close_commitment"), (d, "close_decision")):
+        ws.execute(world["owner"], url, action, None)
+    assert "Nobody joined." in ws.page(world["owner"], c).markdown
+    assert "No options.\n" in ws.page(world["owner"], d).markdown and "No options yet" not in ws.page(world["owner"], d).markdown
 
 
 def test_audit_is_for_admins_only(ws, world):
