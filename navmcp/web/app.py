@@ -266,6 +266,7 @@ class WebApp:
         # Exact paths; every other path is a page of the workspace (the page table routes it).
         self.routes: dict[str, Callable[[Request], Awaitable[Response]]] = {
             "/healthz": self.healthz,
+            "/favicon.ico": self.favicon,
             "/mcp": lambda req: mcp_http.handle(self, req),
             "/login": self.login,
             "/login/email": self.login_email,
@@ -395,6 +396,10 @@ class WebApp:
 
     async def healthz(self, req: Request) -> Response:
         return json_response(200, {"ok": True})
+
+    async def favicon(self, req: Request) -> Response:
+        # Browsers ask for it on every first visit: no icon, said without a 404 in their console.
+        return Response(204, b"", "image/x-icon", headers=[("cache-control", "max-age=86400")])
 
     async def login(self, req: Request) -> Response:
         query = parse_qs(req.query_string)

@@ -198,6 +198,9 @@ def _refill(field: dict[str, Any], submitted: dict[str, list[str]]) -> None:
 
 
 def _digest(value: str) -> str:
+    # Line breaks as a browser sends them back from a text area: a body stored with CRLF (an agent
+    # on Windows) still reads as unchanged when only the title was edited.
+    value = value.replace("\r\n", "\n")
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

@@ -72,6 +72,12 @@ def test_human_votes_in_the_browser_and_the_agent_sees_it(server):
                     in main
                 page.screenshot(path=str(ARTIFACTS / "browser-3-voted.png"), full_page=True)
                 assert dialogs == []  # the <script> in an option title never ran
+                # a long unbroken title and the facts tables stay inside a phone's width
+                long = agent.act("create_note", url="/studios/team", title="W" * 190, body="x")
+                page.set_viewport_size({"width": 390, "height": 800})
+                for url in (long["structuredContent"]["url"], "/studios/team", decision):
+                    page.goto(server.base + url)
+                    assert page.evaluate("document.documentElement.scrollWidth") <= 390, url
             finally:
                 browser.close()
 

@@ -180,3 +180,19 @@ def test_quoted_titles_read_plainly_in_html(browser, seeded, api):
     page = browser.get(seeded["decision"]).text
     shown = browser.post(seeded["decision"] + "/actions/add_option", data={"csrf_token": csrf_of(page), "title": title})
     assert f"an option titled '{title}' already exists" in visible_text(shown.text)
+
+
+def test_editing_the_title_leaves_a_crlf_body_as_it_was(seeded, browser, api):
+    note = api.post("/studios/team/actions/create_note",
+                    json={"title": "Windows", "body": "line one\r\nline two"}).json()["url"]
+    form = _submit(form_of(browser.get(note).text, "edit_note"))
+    # a browser sends a text area's lines back with CRLF, whatever the page held
+    form["body"] = "line one\r\nline two"
+    reply = browser.post(note + "/actions/edit_note", data={**form, "title": "Renamed"})
+    assert reply.status_code == 303
+    assert "✓ Updated the note's title." in visible_text(browser.get(note).text)
+
+
+def test_favicon_is_no_content_not_a_404(anon):
+    reply = anon.get("/favicon.ico")  # browsers ask on every first visit: no error in their console
+    assert reply.status_code == 204 and reply.content == b""
