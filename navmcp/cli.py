@@ -77,7 +77,7 @@ def cmd_user_delete(args: argparse.Namespace) -> int:
             found = user_by_handle(tx, args.handle)
         # As that user: on the hosted store a user's row is theirs alone to change (users_update).
         with app.store.write(user_id=found["id"] if found else None) as tx:
-            user = delete_user(tx, args.handle)
+            user = delete_user(tx, args.handle, force=args.force)
     except NavError as e:
         print(f"navmcp: {e.message}", file=sys.stderr)
         return 1
@@ -261,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.set_defaults(func=cmd_user_add)
     delete = user.add_parser("delete", help="delete a user (their tokens stop working)")
     delete.add_argument("handle")
+    delete.add_argument("--force", action="store_true", help="even if a studio is left with no working admin")
     delete.set_defaults(func=cmd_user_delete)
     token = sub.add_parser("token", help="print a JWT that acts as a user (set it as NAVMCP_TOKEN)")
     token.add_argument("handle")

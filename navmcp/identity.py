@@ -198,13 +198,28 @@ def add_user(store: Store, handle: str, name: str | None = None) -> Row:
         return create_user(tx, handle, name, user_id=user_id)
 
 
-def delete_user(tx: Tx, handle: str) -> Row:
-    """Mark a user deleted: their tokens stop working; what they wrote stays."""
+# Studios where a user is the last admin whose account is not deleted: remove_member and add_member
+# keep one there (actions.studios._keep_an_admin); deleting the account must not quietly undo it.
+_LAST_ADMIN_OF = """SELECT s.handle FROM memberships m JOIN studios s ON s.id = m.studio_id
+                     WHERE m.user_id = ? AND m.role = 'admin' AND NOT EXISTS (
+                           SELECT 1 FROM memberships o JOIN users u ON u.id = o.user_id
+                            WHERE o.studio_id = m.studio_id AND o.role = 'admin' AND o.user_id <> m.user_id
+                              AND u.deleted_at IS NULL)
+                     ORDER BY s.handle"""
+
+
+def delete_user(tx: Tx, handle: str, force: bool = False) -> Row:
+    """Mark a user deleted: their tokens stop working; what they wrote stays. Refused where it would
+    leave a studio with no working admin, unless `force`."""
     user = user_by_handle(tx, handle)
     if user is None:
         raise NavError(f"no user {handle!r}")
     if tx.one("SELECT 1 FROM settings WHERE key = 'owner' AND value = ?", (user["id"],)):
         raise NavError(f"@{handle} is the local owner and cannot be deleted")
+    lonely = [] if force else [f"/studios/{r['handle']}" for r in tx.all(_LAST_ADMIN_OF, (user["id"],))]
+    if lonely:
+        raise NavError(f"@{handle} is the last admin of {', '.join(lonely)}: make another member an admin there "
+                       "first (add_member with role admin), or delete with --force and leave it without one")
     if not tx.execute("UPDATE users SET deleted_at = ? WHERE id = ?", (now(), user["id"])):
         raise NavError(f"@{handle} could not be marked deleted (row-level security: act as that user)")
     return user

@@ -123,6 +123,25 @@ def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_
         ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
 
 
+def test_deleting_a_studios_last_admin_is_refused_unless_forced(any_app, team):
+    """`navmcp user delete` (as the user, as the CLI acts) keeps the rule remove_member keeps: a
+    studio is not left without an admin whose account works."""
+    from navmcp.errors import NavError
+    from navmcp.identity import delete_user
+
+    ws, alice, bob, carol = team
+    with pytest.raises(NavError, match="last admin of /studios/team: make another member an admin"):
+        with any_app.store.write(user_id=alice["id"]) as tx:
+            delete_user(tx, "alice")
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob", "role": "admin"})
+    with any_app.store.write(user_id=alice["id"]) as tx:
+        delete_user(tx, "alice")
+    assert "| @alice (account deleted) |" in ws.page(bob, "/studios/team/members").markdown
+    ws.execute(carol, "/", "create_studio", {"handle": "solo", "name": "Solo"})
+    with any_app.store.write(user_id=carol["id"]) as tx:
+        delete_user(tx, "carol", force=True)  # the operator's choice: her studio keeps no working admin
+
+
 def test_notes_comments_reads_links_pins(any_app, team):
     ws, alice, bob, carol = team
     first = ws.execute(alice, "/studios/team", "create_note",
