@@ -149,7 +149,8 @@ class PostgresTx:
         # would not be used. It gives the page's hits in order, and their number.
         found = self.conn.execute("SELECT * FROM navmcp.search_page(%s, %s, %s, %s)",
                                   (studio_id, tsq, limit, offset)).fetchone()
-        hits = [{"item_id": i, "comment_id": c} for i, c in zip(found["item_ids"], found["comment_ids"])]
+        hits = [{"item_id": i, "comment_id": c, "option_id": o}
+                for i, c, o in zip(found["item_ids"], found["comment_ids"], found["option_ids"])]
         return hits, found["total"]
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:

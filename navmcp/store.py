@@ -174,30 +174,38 @@ class SqliteTx:
         match = fts_query(query)
         if match is None:
             return [], 0
-        # Items and comments ranked together by bm25 (lower is better); a comment hit names its item.
-        # Equal ranks in PostgreSQL's order (navmcp.search_page): an item before its comments, then
-        # by comment id, so no hit moves between pages from one request to the next.
+        # Items, comments and options ranked together by bm25 (lower is better); a comment or option
+        # hit names its item. Equal ranks in PostgreSQL's order (navmcp.search_page): an item before
+        # its comments and options, then by their ids, so no hit moves between pages from one
+        # request to the next.
         # CROSS JOIN keeps the full-text index as the outer loop: left to itself the planner may walk
         # every item of the studio and run the MATCH once per item (minutes at a million items).
         sql = """
             WITH hits AS (
-                SELECT i.id AS item_id, NULL AS comment_id, bm25(items_fts, 5.0, 1.0) AS rank
+                SELECT i.id AS item_id, NULL AS comment_id, NULL AS option_id, bm25(items_fts, 5.0, 1.0) AS rank
                   FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
                  WHERE items_fts MATCH ? AND i.studio_id = ?
                 UNION ALL
-                SELECT c.item_id, c.id, bm25(comments_fts) AS rank
+                SELECT c.item_id, c.id, NULL, bm25(comments_fts) AS rank
                   FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
                  WHERE comments_fts MATCH ? AND c.studio_id = ?
+                UNION ALL
+                SELECT o.decision_id, NULL, o.id, bm25(options_fts) AS rank
+                  FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
+                  CROSS JOIN items i ON i.id = o.decision_id
+                 WHERE options_fts MATCH ? AND i.studio_id = ?
             )
-            SELECT * FROM hits ORDER BY rank, item_id, comment_id NULLS FIRST LIMIT ? OFFSET ?
+            SELECT * FROM hits ORDER BY rank, item_id, comment_id NULLS FIRST, option_id NULLS FIRST LIMIT ? OFFSET ?
         """
-        rows = self.all(sql, (match, studio_id, match, studio_id, limit, offset))
+        rows = self.all(sql, (match, studio_id, match, studio_id, match, studio_id, limit, offset))
         total = self.scalar(
             """SELECT (SELECT count(*) FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
                         WHERE items_fts MATCH ? AND i.studio_id = ?)
                     + (SELECT count(*) FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
-                        WHERE comments_fts MATCH ? AND c.studio_id = ?)""",
-            (match, studio_id, match, studio_id),
+                        WHERE comments_fts MATCH ? AND c.studio_id = ?)
+                    + (SELECT count(*) FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
+                        CROSS JOIN items i ON i.id = o.decision_id WHERE options_fts MATCH ? AND i.studio_id = ?)""",
+            (match, studio_id, match, studio_id, match, studio_id),
         )
         return rows, total
 

@@ -195,15 +195,16 @@ def view_search(req: Request) -> dict[str, Any]:
             ids = list(dict.fromkeys(h["item_id"] for h in hits))
             marks = ", ".join("?" * len(ids))
             items = {r["id"]: r for r in req.tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE i.id IN ({marks})", ids)}
-            comment_ids = [h["comment_id"] for h in hits if h["comment_id"]]
-            comments = {}
-            if comment_ids:
-                comments = {r["id"]: r for r in req.tx.all(
-                    f"SELECT id, body FROM comments WHERE id IN ({', '.join('?' * len(comment_ids))})", comment_ids)}
+            snippets = {}  # a comment's body, an option's title: what matched, beside its item
+            for table, text, key in (("comments", "body", "comment_id"), ("options", "title", "option_id")):
+                wanted = [h[key] for h in hits if h[key]]
+                if wanted:
+                    snippets.update((r["id"], r[text]) for r in req.tx.all(
+                        f"SELECT id, {text} FROM {table} WHERE id IN ({', '.join('?' * len(wanted))})", wanted))
             for h in hits:
                 item = dict(items[h["item_id"]])
-                item["matched"] = "comment" if h["comment_id"] else "item"
-                item["snippet"] = comments[h["comment_id"]]["body"] if h["comment_id"] else None
+                item["matched"] = "comment" if h["comment_id"] else "option" if h["option_id"] else "item"
+                item["snippet"] = snippets.get(h["comment_id"] or h["option_id"])
                 results.append(item)
             with_urls(req, results)
     return {"title": f"Search {req.studio['name']}" + (f": {q}" if q else ""),
