@@ -57,7 +57,9 @@ def check_handle(handle: str) -> str:
 
 
 def check_name(name: str) -> str:
-    """A display name as the `Name` of the actions takes it: one line, up to 100 characters."""
+    """A display name for `navmcp user add`: up to 100 characters on one line, with no control
+    character (tabs and DEL included) and no text-direction control. The actions' `Name`
+    (actions.fields) allows a tab and refuses invisible-only text; this check runs without pydantic."""
     name = name.strip()
     if not name or len(name) > 100 or any(ord(ch) < 32 or ch == "\x7f" or ch in DIRECTION_CONTROLS for ch in name):
         raise NavError(f"invalid name {name[:100]!r}: use one line of up to 100 characters, "
