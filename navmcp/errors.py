@@ -68,3 +68,10 @@ class RateLimited(NavError):
     def __init__(self, message: str, retry_after: float):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class Busy(NavError):
+    """The database could not do the call in time (a lock held elsewhere, a statement too slow);
+    it was rolled back whole, so it is safe to send again."""
+
+    status = 503

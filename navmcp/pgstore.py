@@ -16,6 +16,9 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
   a studio, then its memberships), and writes are READ COMMITTED: no deadlock or serialization
   failure is expected, and none is retried. A transaction that finds its connection dead before
   any statement ran starts again on another (`_begin`).
+- No call waits forever: a lock held elsewhere for longer than `NAVMCP_PG_LOCK_TIMEOUT` (10s, as
+  SQLite's busy timeout) or a statement running longer than `NAVMCP_PG_STATEMENT_TIMEOUT` (30s)
+  rolls the call back and answers `Busy` (503), which says it is safe to send again.
 
 The schema is `supabase/migrations/*.sql`, applied by `navmcp migrate` (see `migrate`).
 """
@@ -38,7 +41,7 @@ import psycopg
 from psycopg.rows import dict_row, no_result, tuple_row
 from psycopg_pool import ConnectionPool
 
-from navmcp.errors import NavError
+from navmcp.errors import Busy, NavError
 from navmcp.store import Row, _WORD, row_maker
 
 log = logging.getLogger("navmcp.pgstore")
@@ -169,10 +172,16 @@ class PostgresStore:
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int | None = None):
         self.url = url
+        self.timeouts = (os.environ.get("NAVMCP_PG_LOCK_TIMEOUT") or "10s",
+                         os.environ.get("NAVMCP_PG_STATEMENT_TIMEOUT") or "30s")
         # One direct connection first: an unreachable or refusing server is named at once, where the
-        # pool retried for its whole timeout (30 s) and then raised PoolTimeout without the reason.
+        # pool retried for its whole timeout (30 s) and then raised PoolTimeout without the reason;
+        # so is a timeout PostgreSQL cannot read (the pool would retry on it just the same).
         try:
-            psycopg.connect(url, connect_timeout=10).close()
+            with psycopg.connect(url, connect_timeout=10, autocommit=True, row_factory=_dict_rows) as conn:
+                self._configure(conn)
+        except psycopg.errors.InvalidParameterValue as e:
+            raise NavError(f"NAVMCP_PG_LOCK_TIMEOUT / NAVMCP_PG_STATEMENT_TIMEOUT: {str(e).strip()}") from None
         except psycopg.Error as e:
             raise NavError(f"cannot connect to PostgreSQL at {_redact(url)}: {str(e).strip()[:300]}") from None
         max_size = max_size or int(os.environ.get("NAVMCP_PG_POOL_SIZE", "5"))
@@ -183,11 +192,11 @@ class PostgresStore:
         self.pool.open(wait=True, timeout=30)
         self._check_schema()
 
-    @staticmethod
-    def _configure(conn: psycopg.Connection) -> None:
+    def _configure(self, conn: psycopg.Connection) -> None:
         # Connected as some other role (e.g. the database owner)? Work as the app role, so the
         # row-level policies apply. Connecting as navmcp_app itself is the stricter set-up.
-        role = conn.execute("SELECT current_user AS r").fetchone()["r"]
+        role = conn.execute("SELECT current_user AS r, set_config('lock_timeout', %s, false),"
+                            " set_config('statement_timeout', %s, false)", self.timeouts).fetchone()["r"]
         if role != APP_ROLE:
             conn.execute(f'SET ROLE "{APP_ROLE}"')
 
@@ -208,6 +217,12 @@ class PostgresStore:
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK")
             lease.__exit__(type(e), e, e.__traceback__)
+            if isinstance(e, psycopg.errors.LockNotAvailable):
+                raise Busy(f"the database is busy: another call held what this one needed for more than "
+                           f"{self.timeouts[0]}; nothing of it was applied, so it is safe to send again") from e
+            if isinstance(e, psycopg.errors.QueryCanceled):
+                raise Busy(f"the database is busy: a statement of this call ran longer than {self.timeouts[1]}; "
+                           f"nothing of it was applied, so it is safe to send again") from e
             raise
         else:
             try:

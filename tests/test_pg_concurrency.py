@@ -5,6 +5,7 @@ Exactly 5 get in, the others get a clear refusal; every acknowledged vote and co
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
@@ -12,6 +13,7 @@ import pytest
 
 from navmcp.app import App
 from navmcp.config import Config
+from navmcp.errors import Busy, NavError
 from navmcp.identity import add_user, mint_token
 from navmcp.walkthrough import StdioClient, text_of
 
@@ -188,3 +190,51 @@ def test_a_pool_whose_idle_connections_all_died_answers_the_next_call(tmp_path, 
         assert app.workspace.page(alice, "/studios/team").title == "Team"
     finally:
         app.store.close()
+
+
+def test_a_call_kept_waiting_by_a_lock_held_elsewhere_is_refused_in_time(tmp_path, pg_url, pg_database, monkeypatch):
+    """No lock or statement timeout was set: a row locked by another session (an operator's open
+    psql transaction, a stuck migration) stalled every call that needed it for as long as it was
+    held, each keeping a pooled connection. A call now waits NAVMCP_PG_LOCK_TIMEOUT at most, is
+    rolled back whole and answered Busy (503); sent again once the lock is gone, it goes through."""
+    monkeypatch.setenv("NAVMCP_PG_LOCK_TIMEOUT", "300ms")
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    ws = app.workspace
+    try:
+        alice = add_user(app.store, "alice")
+        ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+        decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Q", "options": ["a"]}).url
+        vote = {"votes": [{"option": "a", "accept": True}]}
+        with psycopg.connect(pg_database.admin_url) as other:  # a transaction left open elsewhere
+            other.execute("SELECT 1 FROM items WHERE title = 'Q' FOR UPDATE")
+            started = time.monotonic()
+            with pytest.raises(Busy) as refused:
+                ws.execute(alice, decision, "vote", vote)
+            waited = time.monotonic() - started
+        assert 0.3 <= waited < 5, waited
+        assert refused.value.status == 503
+        assert "held what this one needed for more than 300ms" in refused.value.message
+        assert "nothing of it was applied, so it is safe to send again" in refused.value.message
+        with psycopg.connect(pg_database.admin_url) as db:
+            assert db.execute("SELECT count(*) FROM votes").fetchone()[0] == 0
+            assert db.execute("SELECT outcome FROM audit WHERE action = 'vote'").fetchone()[0].startswith(
+                "error: the database is busy")
+        assert ws.execute(alice, decision, "vote", vote).ok  # the same call, sent again
+    finally:
+        app.store.close()
+
+
+def test_a_statement_past_its_timeout_is_busy_and_bad_timeouts_are_named(tmp_path, pg_url, monkeypatch):
+    monkeypatch.setenv("NAVMCP_PG_STATEMENT_TIMEOUT", "200ms")
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    try:
+        with pytest.raises(Busy, match="a statement of this call ran longer than 200ms"):
+            with app.store.read() as tx:
+                tx.one("SELECT pg_sleep(2)")
+        with app.store.read() as tx:  # the connection it ran on is fine for the next call
+            assert tx.one("SELECT 1 AS one")["one"] == 1
+    finally:
+        app.store.close()
+    monkeypatch.setenv("NAVMCP_PG_LOCK_TIMEOUT", "soon")
+    with pytest.raises(NavError, match="NAVMCP_PG_LOCK_TIMEOUT .*soon"):
+        App(Config(home=tmp_path / "home2", database_url=pg_url, token=None)).store
