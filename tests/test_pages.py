@@ -323,8 +323,11 @@ def test_studio_feed_is_paginated(ws, world):
 
 
 def test_comments_are_paginated(ws, world):
-    for i in range(PAGE_SIZE + 3):
-        ws.execute(world["bob"], world["commitment"], "add_comment", {"body": f"comment number {i}"})
+    landed = [ws.execute(world["bob"], world["commitment"], "add_comment", {"body": f"comment number {i}"}).url
+              for i in range(PAGE_SIZE + 3)]
+    # each reply lands where the new comment is (the last page), not on page 1 (as the web redirect did)
+    assert landed[0] == world["commitment"] and landed[-1] == world["commitment"] + "?page=2"
+    assert f"comment number {PAGE_SIZE + 2}\n" in ws.page(world["bob"], landed[-1]).markdown
     first = ws.page(world["owner"], world["commitment"]).markdown
     assert "comment number 0\n" in first and f"comment number {PAGE_SIZE}\n" not in first
     assert f"Next page: `{world['commitment']}?page=2`" in first

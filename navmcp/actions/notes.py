@@ -9,7 +9,7 @@ from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
 from navmcp.actions.fields import Body, Comment, Tags, Title
 from navmcp.identity import new_id, now
-from navmcp.pages import Request
+from navmcp.pages import PAGE_SIZE, Request
 
 
 class AddComment(Params):
@@ -22,7 +22,9 @@ def add_comment(req: Request, p: AddComment) -> Outcome:
         (new_id(), req.item["id"], req.studio["id"], p.body, req.user["id"], now()))
     domain.link_mentions(req.tx, req.studio, req.item["id"], p.body)
     domain.touch(req.tx, req.item["id"])
-    return Outcome("Comment added.", req.path)
+    # Comments run oldest first, so the new one is on the last page: land there, not on page 1.
+    pages = -(-req.tx.one("SELECT count(*) AS n FROM comments WHERE item_id = ?", (req.item["id"],))["n"] // PAGE_SIZE)
+    return Outcome("Comment added.", req.path if pages <= 1 else f"{req.path}?page={pages}")
 
 
 def confirm_read(req: Request, p: Params) -> Outcome:
