@@ -221,7 +221,7 @@ def error_response(rendition: str, status: int, message: str, *, url: str | None
         if actions:
             body += "\nAvailable here: " + ", ".join(f"`{a}`" for a in actions) + ".\n"
         return text(status, body, RENDITIONS["markdown"], headers=headers)
-    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": plain(message),
+    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": message,
                                          "available": actions})
     return text(status, page, RENDITIONS["html"], headers=[*headers, ("content-security-policy", HTML_CSP)])
 
@@ -586,8 +586,8 @@ class WebApp:
         flash = auth.take_flash(self.app.store, caller.session) if caller.session and error is None else None
         shown_error = None
         if error is not None:
-            shown_error = {"action": action, "status": error.status, "message": plain(error.message)}
-        body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash and plain(flash),
+            shown_error = {"action": action, "status": error.status, "message": error.message}
+        body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
                                 error=shown_error, submitted=form if error is not None else None)
         return text(error.status if error else 200, body, RENDITIONS["html"],
                     headers=[*headers, ("content-security-policy", HTML_CSP)])

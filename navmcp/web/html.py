@@ -16,7 +16,7 @@ import hashlib
 import re
 from typing import Any
 
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from navmcp.render import excerpt, plain, templates_dir, utc
 from navmcp.workspace import ActionInfo, Page
@@ -39,7 +39,23 @@ def environment():
     env.filters["when"] = lambda v, n=16: (v or "")[:n].replace("T", " ")  # the audit log's, with seconds
     env.filters["utc"] = utc
     env.filters["plain"] = plain
+    env.filters["message"] = message_html
     return env
+
+
+_CODE_SPAN = re.compile(r"(?<!\\)`([^`\n]+)`")
+
+
+def message_html(message: str) -> Markup:
+    """A reply or refusal (markdown: our code spans, user text escaped by `render.inline`) as HTML:
+    the code spans as <code>, the rest as plain text, all of it escaped. A backtick in user text
+    is escaped, so it never opens a span."""
+    parts, pos = [], 0
+    for span in _CODE_SPAN.finditer(message):
+        parts += [escape(plain(message[pos:span.start()])), Markup("<code>%s</code>") % span.group(1)]
+        pos = span.end()
+    parts.append(escape(plain(message[pos:])))
+    return Markup("").join(parts)
 
 
 def render(template: str, context: dict[str, Any]) -> str:

@@ -70,6 +70,9 @@ def test_refused_form_shows_the_reason_on_the_page(browser, seeded):
     seen = visible_text(refused.text)
     assert "vote was refused (409): vote is not available" in seen
     assert "Available here: add_comment" in seen
+    unknown = browser.post("/studios/team/members/actions/add_member", data={"csrf_token": token, "handle": "nobody"})
+    shown = re.search(r'<div class="error" role="alert">(.*?)</div>', unknown.text, re.S).group(1)
+    assert "<code>navmcp user add nobody</code>" in shown and "`" not in shown  # code spans, not raw backticks
     # bad params: 422 naming the field, still on the page
     bad = browser.post("/studios/team/actions/create_commitment",
                        data={"csrf_token": token, "title": "x", "critical_mass": "lots"})
@@ -196,3 +199,16 @@ def test_editing_the_title_leaves_a_crlf_body_as_it_was(seeded, browser, api):
 def test_favicon_is_no_content_not_a_404(anon):
     reply = anon.get("/favicon.ico")  # browsers ask on every first visit: no error in their console
     assert reply.status_code == 204 and reply.content == b""
+
+
+def test_a_flash_shows_user_text_as_written_and_inert(browser):
+    """Replies are markdown: our code spans show as code in HTML, while a backtick or a tag in a
+    name the user wrote is shown as typed, never as a span or markup."""
+    page = browser.get("/").text
+    reply = browser.post("/actions/create_studio", data={
+        "csrf_token": csrf_of(page), "handle": "ops", "name": "Ops `rm -rf` <b>team</b> \\ end"})
+    assert reply.status_code == 303
+    shown = re.search(r'<p class="flash" role="status">(.*?)</p>', browser.get(reply.headers["location"]).text,
+                      re.S).group(1)
+    assert "<code>" not in shown and "<b>" not in shown
+    assert htmllib.unescape(shown) == "✓ Created studio 'Ops `rm -rf` <b>team</b> \\ end'; you are its admin."
