@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from adversarial import figures, fuzz, world
 from adversarial.http import HEADERS, INIT, Http, HttpDriver, WebProcess, open_session
 from navmcp.web import create_app
+from navmcp.web.app import MAX_BODY
 
 FUZZ = settings(max_examples=figures.pick(120, 4000), deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
@@ -131,8 +132,8 @@ def _oddities(session: str, ended: str, token: str):
         ("no token", "POST", {**HEADERS, "mcp-session-id": session}, ok_ping, 401, True),
         ("bad token", "POST", {**with_session, "authorization": "Bearer x.y.z"}, ok_ping, 401, True),
         ("basic auth", "POST", {**with_session, "authorization": "Basic YTpi"}, ok_ping, 401, True),
-        ("oversized body", "POST", with_session, b" " * (1024 * 1024 + 1) + ok_ping, 413, True),
-        ("oversized chunked body", "POST", with_session, chunks(1024 * 1024 + 8192), 413, True),
+        ("oversized body", "POST", with_session, b" " * (MAX_BODY + 1) + ok_ping, 413, True),
+        ("oversized chunked body", "POST", with_session, chunks(MAX_BODY + 8192), 413, True),
         ("small chunked body", "POST", with_session, chunks(8192), 200, False),
         ("empty body", "POST", with_session, b"", 400, True),
         ("GET", "GET", with_session, None, 405, True),

@@ -49,7 +49,9 @@ from navmcp.workspace import Page, action_info
 log = logging.getLogger("navmcp.web")
 
 VERIFIED_TOKENS = 1024  # Bearer tokens remembered as verified (the cache is cleared when full)
-MAX_BODY = 1024 * 1024  # bytes; a page's biggest form (a 100k-character body) fits several times
+# Bytes. The biggest valid request: a 100,000-character body of 4-byte characters, form-encoded
+# (%F0%9F%99%82) or JSON-escaped (\ud83d\ude42), is 12 bytes a character: 1.2 MB with its title.
+MAX_BODY = 2 * 1024 * 1024
 BODY_TIMEOUT = float(os.environ.get("NAVMCP_WEB_BODY_TIMEOUT") or 30)  # seconds for a whole request body (408)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SECURITY_HEADERS = [  # on every response, already encoded for the ASGI message
