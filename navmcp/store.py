@@ -4,7 +4,8 @@ Pages and actions talk to a `Tx` (one transaction) and never to a driver: SQL is
 placeholders in the subset SQLite and PostgreSQL share, and the few things that differ (full-text
 search) are methods of the transaction. Every write is one `BEGIN IMMEDIATE` transaction, so
 concurrent processes on the same file queue up instead of losing writes; a busy database is
-retried here, never reported to the agent.
+retried here for up to `BUSY_SECONDS`, and only a lock held longer than that (another process's
+open transaction) is reported, as `Busy`: nothing was applied, and the call may be sent again.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from navmcp.config import ensure_home
+from navmcp.errors import Busy
 
 log = logging.getLogger("navmcp.store")
 
@@ -234,16 +236,22 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> Row:
 class SqliteStore:
     """One SQLite file in WAL mode. One connection per store object (one per process/thread)."""
 
-    BUSY_RETRIES = 50
+    # How long a statement waits for another process's write lock in all. SQLite's busy handler
+    # does most of the waiting; the retries cover the busy answers it gives without waiting (a WAL
+    # snapshot gone stale, a recovery). It was 50 retries of 10 s each: a lock held elsewhere kept
+    # a call waiting 8.5 minutes, to end in an internal error.
+    BUSY_SECONDS = 10.0
+    MIGRATION_BUSY_SECONDS = 600.0  # another process may be applying a long migration (at 1M items)
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         ensure_home(self.path.parent)
-        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                    timeout=self.BUSY_SECONDS)
         self.conn.row_factory = _dict_row  # for direct users of the connection (seeding, checks)
         self.conn.execute("PRAGMA foreign_keys = ON")
-        self.conn.execute("PRAGMA busy_timeout = 10000")
-        self._retrying(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
+        self.conn.execute(f"PRAGMA busy_timeout = {int(self.BUSY_SECONDS * 1000)}")
+        self._retrying(lambda: self.conn.execute("PRAGMA journal_mode = WAL"), patience=self.MIGRATION_BUSY_SECONDS)
         self.conn.execute("PRAGMA synchronous = NORMAL")
         # One cursor runs every statement of this store's transactions, their BEGIN and their end:
         # an execute resets the cursor's previous statement first, so the statement that ends a
@@ -254,14 +262,20 @@ class SqliteStore:
         self._group: _Group | None = None
         self.migrate()
 
-    def _retrying(self, fn, *args):
-        for attempt in range(self.BUSY_RETRIES):
+    def _retrying(self, fn, *args, patience: float | None = None):
+        started, attempt = time.monotonic(), 0
+        while True:
             try:
                 return fn(*args)
             except sqlite3.OperationalError as e:
-                if not _is_busy(e) or attempt == self.BUSY_RETRIES - 1:
+                if not _is_busy(e):
                     raise
-                time.sleep(min(0.005 * 2**attempt, 0.2))
+                waited = patience or self.BUSY_SECONDS
+                if time.monotonic() - started >= waited:
+                    raise Busy(f"the database is busy: another process held its write lock for more than "
+                               f"{waited:g}s; nothing of this call was applied, so it is safe to send again") from e
+            time.sleep(min(0.005 * 2**attempt, 0.2))
+            attempt += 1
 
     def migrate(self) -> None:
         """Apply pending migrations, each in its own exclusive transaction (safe to race). A plain
@@ -291,7 +305,7 @@ class SqliteStore:
                 except BaseException:
                     self.conn.execute("ROLLBACK")
                     raise
-            self._retrying(apply)
+            self._retrying(apply, patience=self.MIGRATION_BUSY_SECONDS)
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         group = self._group

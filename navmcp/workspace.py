@@ -17,7 +17,7 @@ from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from navmcp import actions as action_table
-from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, InvalidParams, NavError
+from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidParams, NavError
 from navmcp.identity import Principal, now
 from navmcp.pages import PageSpec, Request, make_request
 from navmcp.protocol import Preencoded, encode
@@ -163,6 +163,8 @@ class Workspace:
             return Result(True, outcome.message, outcome.url, after)
         except AuthError:
             raise  # no such user (deleted a moment ago): nobody to audit the attempt for
+        except Busy:
+            raise  # its audit would wait for the same lock; nothing of the call was applied
         except NavError as e:
             self._audit_refusal(user_id, client, studio_id, target, name, params, e, started)
             raise

@@ -217,8 +217,7 @@ def test_a_call_kept_waiting_by_a_lock_held_elsewhere_is_refused_in_time(tmp_pat
         assert "nothing of it was applied, so it is safe to send again" in refused.value.message
         with psycopg.connect(pg_database.admin_url) as db:
             assert db.execute("SELECT count(*) FROM votes").fetchone()[0] == 0
-            assert db.execute("SELECT outcome FROM audit WHERE action = 'vote'").fetchone()[0].startswith(
-                "error: the database is busy")
+            assert db.execute("SELECT count(*) FROM audit WHERE action = 'vote'").fetchone()[0] == 0  # nothing at all
         assert ws.execute(alice, decision, "vote", vote).ok  # the same call, sent again
     finally:
         app.store.close()

@@ -137,6 +137,40 @@ def test_a_write_whose_commit_fails_keeps_nothing_and_the_store_stays_usable(tmp
     store.close()
 
 
+def test_a_write_lock_held_elsewhere_is_busy_in_bounded_time_and_reads_go_on(tmp_path, monkeypatch):
+    """Another process's open write transaction (a sqlite3 shell, a stuck writer) kept a write
+    waiting 8.5 minutes (50 retries of the 10 s busy timeout), to end in an internal error. It now
+    waits BUSY_SECONDS in all and is refused as Busy; it goes through once the lock is gone."""
+    import sqlite3
+    import time
+
+    import pytest
+
+    from navmcp.app import App
+    from navmcp.config import Config
+    from navmcp.errors import Busy
+    from navmcp.identity import ensure_owner
+
+    monkeypatch.setattr(SqliteStore, "BUSY_SECONDS", 0.5)
+    app = App(Config(home=tmp_path / "home", database_url=None, token=None))
+    owner = ensure_owner(app.store)
+    app.workspace.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
+    other = sqlite3.connect(app.store.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    with pytest.raises(Busy, match="held its write lock for more than 0.5s; nothing of this call was applied"):
+        app.workspace.execute(owner, "/studios/team", "create_note", {"title": "Plan", "body": "x"})
+    assert time.monotonic() - started < 5
+    assert app.workspace.page(owner, "/studios/team").title == "Team"  # readers are not held up (WAL)
+    other.execute("ROLLBACK")
+    assert app.workspace.execute(owner, "/studios/team", "create_note", {"title": "Plan", "body": "x"}).ok
+    with app.store.read() as tx:
+        assert tx.one("SELECT count(*) AS n FROM items")["n"] == 1
+        assert tx.one("SELECT count(*) AS n FROM audit WHERE action = 'create_note'")["n"] == 1  # the one that went through
+    other.close()
+    app.store.close()
+
+
 def test_a_read_left_mid_result_holds_no_snapshot_after_its_transaction(tmp_path):
     import sqlite3
 
