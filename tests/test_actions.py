@@ -67,7 +67,7 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(owner, STUDIO, {"create_note", "create_decision", "create_commitment"})
     check(bob, STUDIO, {"create_note", "create_decision", "create_commitment"})
     check(owner, f"{STUDIO}/members", {"add_member", "remove_member"})
-    check(bob, f"{STUDIO}/members", set())
+    check(bob, f"{STUDIO}/members", {"leave_studio"})
     for url in ("/help", "/whoami", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
                 f"{STUDIO}/audit"):
         check(owner, url, set())
@@ -191,7 +191,7 @@ def test_members_add_change_remove(ws, people):
     with pytest.raises(InvalidParams) as e:
         act(ws, owner, members, "remove_member", {"handle": "bob"})
     assert e.value.message == ("remove_member failed: 'handle': @bob is not a member of this studio. "
-                               "Available here: add_member, remove_member.")
+                               "Available here: add_member, remove_member, leave_studio.")
     with pytest.raises(InvalidParams, match=r"^add_member failed: 'handle': no user 'nobody' .*Available here: "):
         act(ws, owner, members, "add_member", {"handle": "nobody"})
 
@@ -517,6 +517,22 @@ def test_close_commitment_is_for_its_creator(ws, people):
         act(ws, people["owner"], c, "close_commitment")
     r = act(ws, people["bob"], c, "close_commitment")
     assert "short of critical mass (0 of 2)" in r.message
+
+
+def test_an_admin_may_close_a_commitment_whose_creator_left(ws, people, app):
+    """Only its creator could close a commitment: once the creator was removed, or their account
+    deleted, nobody could, and it stayed open (and on every member's home) for ever."""
+    from navmcp.identity import delete_user
+
+    by_bob = act(ws, people["bob"], STUDIO, "create_commitment", {"title": "Rota", "critical_mass": 5}).url
+    by_carol = act(ws, people["carol"], STUDIO, "create_commitment", {"title": "Party", "critical_mass": 5}).url
+    assert "close_commitment" not in accepted(ws, people["owner"], by_bob)
+    act(ws, people["owner"], f"{STUDIO}/members", "remove_member", {"handle": "bob"})
+    with app.store.write() as tx:
+        delete_user(tx, "carol")
+    for url in (by_bob, by_carol):
+        assert "close_commitment" in accepted(ws, people["owner"], url)
+        assert "short of critical mass" in act(ws, people["owner"], url, "close_commitment").message
 
 
 @pytest.mark.parametrize("params,field", [({"title": "C"}, "critical_mass"),

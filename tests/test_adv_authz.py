@@ -46,6 +46,8 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("home", "create_studio"): ("/", {"handle": "fresh", "name": "Fresh"}, ANYONE),
     ("members", "add_member"): ("/studios/adv/members", {"handle": "outsider"}, {"admin"}),
     ("members", "remove_member"): ("/studios/adv/members", {"handle": "member"}, {"admin"}),
+    # the studio's only admin may not leave while others are in it
+    ("members", "leave_studio"): ("/studios/adv/members", {}, {"author", "member"}),
     ("studio", "create_note"): ("/studios/adv", {"title": "T", "body": "B"}, MEMBERS),
     ("studio", "create_decision"): ("/studios/adv", {"question": "Q?", "options": ["A"]}, MEMBERS),
     ("studio", "create_commitment"): ("/studios/adv", {"title": "C", "critical_mass": 1}, MEMBERS),

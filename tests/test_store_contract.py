@@ -28,7 +28,7 @@ from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
-    "join_commitment", "leave_commitment", "close_commitment",
+    "join_commitment", "leave_commitment", "close_commitment", "leave_studio",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
                    "cycle", "search", "tag", "audit"}
@@ -98,6 +98,25 @@ def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
     with pytest.raises(NotFound):
         ws.page(alice, "/studios/team")
     assert "| @bob | bob | admin |" in ws.page(bob, "/studios/team/members").markdown
+
+
+def test_a_member_may_leave_and_the_last_admin_only_last(any_app, team):
+    """Only admins could delete memberships: a member added to a studio had no way out of it, and
+    its only admin could not leave it even when nobody else was in it."""
+    ws, alice, bob, carol = team
+    assert "leave_studio" in names(ws.page(bob, "/studios/team/members"))
+    assert "leave_studio" not in names(ws.page(alice, "/studios/team/members"))  # bob is still in
+    with pytest.raises(ActionUnavailable, match="you are this studio's last admin: make another member an admin"):
+        ws.execute(alice, "/studios/team/members", "leave_studio", None)
+    left = ws.execute(bob, "/studios/team/members", "leave_studio", None)
+    assert (left.message, left.url) == ("You left this studio.", "/")
+    with pytest.raises(NotFound):
+        ws.page(bob, "/studios/team")
+    assert "@bob" not in ws.page(alice, "/studios/team/members").markdown
+    last = ws.execute(alice, "/studios/team/members", "leave_studio", None)  # the last one out
+    assert last.message == "You left this studio; nobody is in it now."
+    with pytest.raises(NotFound):
+        ws.page(alice, "/studios/team")
 
 
 def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_app, team, store_kind, request):

@@ -82,6 +82,34 @@ def remove_member(req: Request, p: RemoveMember) -> Outcome:
     return Outcome(f"Removed @{p.handle} from this studio.", req.path)
 
 
+_OTHERS = """SELECT count(*) AS others,
+                   coalesce(sum(CASE WHEN m.role = 'admin' AND u.deleted_at IS NULL THEN 1 ELSE 0 END), 0) AS admins
+              FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.studio_id = ? AND m.user_id <> ?"""
+
+
+def not_the_last_admin(req: Request) -> str | None:
+    """Anyone may leave but the last admin of a studio others are still in (the last one out may)."""
+    if req.role != "admin":
+        return None
+    left = req.tx.one(_OTHERS, (req.studio["id"], req.user["id"]))
+    if left["others"] and not left["admins"]:
+        return "you are this studio's last admin: make another member an admin first (add_member with role admin)"
+    return None
+
+
+def leave_studio(req: Request, p: Params) -> Outcome:
+    req.tx.lock("studios", req.studio["id"])  # after the other membership changes in flight
+    role = req.tx.scalar("SELECT role FROM memberships WHERE studio_id = ? AND user_id = ?",
+                         (req.studio["id"], req.user["id"]))
+    if role is None:
+        raise ActionFailed("you are no longer a member of this studio")
+    others = req.tx.one(_OTHERS, (req.studio["id"], req.user["id"]))["others"]
+    if role == "admin" and others:  # checked again under the lock; the last one out may go
+        _keep_an_admin(req, losing=req.user["id"])
+    req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?", (req.studio["id"], req.user["id"]))
+    return Outcome("You left this studio." if others else "You left this studio; nobody is in it now.", "/")
+
+
 def _lock_members(req: Request) -> None:
     """Membership changes of one studio queue up (hosted store: a row lock on the studio); once it
     is our turn, make sure we are still an admin — another admin may have demoted us meanwhile."""
@@ -101,7 +129,8 @@ def _keep_an_admin(req: Request, losing: str) -> None:
     if not req.tx.scalar("SELECT count(*) FROM memberships m JOIN users u ON u.id = m.user_id"
                          " WHERE m.studio_id = ? AND m.role = 'admin' AND u.deleted_at IS NULL AND m.user_id <> ?",
                          (req.studio["id"], losing)):
-        raise ActionFailed("a studio must keep at least one admin whose account is not deleted")
+        raise ActionFailed("a studio must keep at least one admin whose account is not deleted: make another "
+                           "member an admin first (add_member with role admin)")
 
 
 class CreateNote(Params):
@@ -170,6 +199,8 @@ ACTIONS = [
            who=rules.admin),
     Action("remove_member", ("members",), "Remove a member from this studio.", remove_member, RemoveMember,
            who=rules.admin),
+    Action("leave_studio", ("members",), "Leave this studio (its last admin must make another admin first).",
+           leave_studio, who=rules.member, when=not_the_last_admin),
     Action("create_note", ("studio",), "Write a note; returns its URL.", create_note, CreateNote, who=rules.member),
     Action("create_decision", ("studio",), "Ask a question the studio decides by acceptance voting; returns its URL.",
            create_decision, CreateDecision, who=rules.member),
