@@ -207,7 +207,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return 0
     link = create_login_link(app.store, ensure_owner(app.store)["id"], base) + "&next=" + created["decision"]
     print(f"\nThe web app now serves the same pages at {base}")
-    print(f"  1. Sign in (one-time link, valid {LINK_MINUTES} minutes; it opens the agent's decision):\n     {link}")
+    print(f"  1. Sign in: open this one-time link (valid {LINK_MINUTES} minutes) and press its button; "
+          f"it then opens the agent's decision:\n     {link}")
     print(f"  2. The decision the agent created, for later:  {base}{created['decision']}")
     print("Stop with Ctrl-C.", flush=True)
     return _serve_web(app, args.host, args.port, [])

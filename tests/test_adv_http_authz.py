@@ -130,7 +130,7 @@ def test_bad_bearer_is_never_downgraded(template, served):
     browser = Http(web)
     try:
         link = create_login_link(web.app.store, template.users["admin"]["id"], "http://127.0.0.1")
-        assert browser.request("GET", link.removeprefix("http://127.0.0.1")).status_code == 303
+        assert browser.sign_in(link).status_code == 303
         assert browser.request("GET", "/studios/adv").status_code == 200
         for header in ("Bearer forged.token.x", "Basic YWRtaW46YWRtaW4=", "Bearer", "bearer  "):
             reply = browser.request("GET", "/studios/adv.md", headers={"authorization": header})

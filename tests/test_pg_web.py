@@ -6,6 +6,7 @@ row-level security of the web sign-in tables: nothing is reachable without the s
 
 from __future__ import annotations
 
+import html
 import re
 import threading
 import time
@@ -150,7 +151,14 @@ def test_a_login_link_from_process_a_gives_a_cookie_that_works_on_process_b(worl
     link = a.navmcp("login-link", "skipper", "--base-url", a.base)
     assert link.startswith(a.base + "/login?token=")
     with httpx.Client(timeout=30) as browser:
-        signed_in = browser.get(link)
+        # opening the link (HEAD, GET) on A spends nothing; its page's button, posted to B, signs in
+        assert browser.head(link).status_code == 200
+        page = browser.get(link)
+        assert page.status_code == 200 and "<h1>Sign in as @skipper</h1>" in page.text
+        assert "set-cookie" not in page.headers
+        button = html.unescape(re.search(r'<form method="post" action="([^"]+)"', page.text).group(1))
+        assert browser.post(b.base + button).status_code == 403  # not from the page: no Origin
+        signed_in = browser.post(b.base + button, headers={"Origin": b.base})
         assert signed_in.status_code == 303 and "HttpOnly" in signed_in.headers["set-cookie"]
         cookie = browser.cookies["navmcp_session"]
         assert browser.get(link).status_code == 401  # single use, on either process
@@ -188,6 +196,8 @@ def test_web_sign_in_rows_are_reachable_only_with_their_secret(world, pg_databas
     app, skipper = world["app"], world["skipper"]
     mate = add_user(app.store, "mate")
     links = [auth.create_login_link(app.store, user["id"], "http://x") for user in (skipper, mate)]
+    for _ in range(2):  # looking at a link (the rolled-back redemption) names its user and spends nothing
+        assert auth.login_link_user(app.store, links[1].split("token=")[1])["handle"] == "mate"
     sessions = {user["handle"]: auth.redeem_login_link(app.store, link.split("token=")[1])
                 for user, link in zip((skipper, mate), links)}
     with app.store.read() as tx:  # nobody in particular: nothing

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
 from navmcp.render import DIRECTION_CONTROLS
 
@@ -67,7 +67,9 @@ ShortText = Annotated[str, StringConstraints(max_length=5_000), AfterValidator(_
 Comment = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20_000), AfterValidator(_no_nul)]
 Handle = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
 # A user as pages show one ("@carol") or bare: the '@' is not part of the handle.
-UserHandle = Annotated[Handle, BeforeValidator(lambda v: v[1:] if isinstance(v, str) and v.startswith("@") else v)]
+# Its schema says so too (an HTML form checks the pattern before sending).
+UserHandle = Annotated[Handle, BeforeValidator(lambda v: v[1:] if isinstance(v, str) and v.startswith("@") else v),
+                       WithJsonSchema({"type": "string", "pattern": "^@?[a-z0-9][a-z0-9-]{0,31}$"})]
 Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
 Tags = Annotated[list[Tag], Field(max_length=10, description="lowercase tags, e.g. [\"planning\", \"q4\"]")]
 Deadline = Annotated[str, BeforeValidator(_deadline), Field(description="ISO 8601 date or date-time in the future (UTC if no zone)")]

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from navmcp import actions as action_table
 from navmcp import sessions
@@ -404,17 +404,41 @@ class WebApp:
         return Response(204, b"", "image/x-icon", headers=[("cache-control", "max-age=86400")])
 
     async def login(self, req: Request) -> Response:
+        """A login link: GET (or HEAD) shows whom it signs in, with a button; only the button's POST
+        spends it, so link previews, HEADs and prefetches can't use it up."""
+        if req.method not in ("GET", "HEAD", "POST"):
+            return error_response("html", 405, "follow the login link, then press its button",
+                                  headers=[("allow", "GET, HEAD, POST")])
         query = parse_qs(req.query_string)
         token = (query.get("token") or [""])[0]
         nxt = _local_path((query.get("next") or [""])[0])
         if not token:
             message = "You are signed out." if "bye" in query else None
             return self.login_page(200, message, ok=True, next_url=nxt)
+        current = self.web_session(req)
         try:
+            if req.method != "POST":
+                return self.confirm_login_page(auth.login_link_user(self.app.store, token), current, token, nxt)
+            if not _posted_from_this_site(req):
+                return error_response("html", 403, "sign in with the button on the login link's page: "
+                                      "this request did not come from it (no Origin or Referer of this site)")
             session_id = auth.redeem_login_link(self.app.store, token)
         except AuthError as e:
             return self.login_page(401, e.message, ok=False, next_url=nxt)
+        if current is not None:  # its cookie is replaced: end it rather than leave it live and unreachable
+            auth.end_session(self.app.store, current.id, current.user["id"])
         return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req)))])
+
+    def web_session(self, req: Request) -> auth.WebSession | None:
+        session_id = auth.cookie_value(req.header("cookie"))
+        return auth.load_session(self.app.store, session_id) if session_id else None
+
+    def confirm_login_page(self, user: dict[str, Any], current: auth.WebSession | None, token: str,
+                           next_url: str) -> Response:
+        """The "Sign in as @user" page; it says so plainly when this browser is signed in as someone else."""
+        action = "/login?" + urlencode({"token": token, **({"next": next_url} if next_url else {})}, safe="/")
+        return self.sign_in_html(200, "login_confirm.html.j2", {
+            "user": user, "current": current.user if current else None, "action": action, "next": next_url})
 
     async def login_email(self, req: Request) -> Response:
         """Step 1 of the Supabase sign-in: email a one-time code, then ask for it."""
@@ -449,10 +473,12 @@ class WebApp:
 
     def login_page(self, status: int, message: str | None, *, ok: bool, next_url: str = "",
                    email: str | None = None) -> Response:
-        page = html.render("login.html.j2", {"message": message, "ok": ok, "next": next_url,
-                                             "supabase": self.signin is not None, "email": email})
-        return text(status, page, RENDITIONS["html"], headers=[("content-security-policy", HTML_CSP),
-                                                               ("cache-control", "no-store")])
+        return self.sign_in_html(status, "login.html.j2", {"message": message, "ok": ok, "next": next_url,
+                                                            "supabase": self.signin is not None, "email": email})
+
+    def sign_in_html(self, status: int, template: str, context: dict[str, Any]) -> Response:
+        return text(status, html.render(template, context), RENDITIONS["html"],
+                    headers=[("content-security-policy", HTML_CSP), ("cache-control", "no-store")])
 
     async def logout(self, req: Request) -> Response:
         if req.method != "POST":
@@ -634,6 +660,9 @@ class WebApp:
             if params is not None and not isinstance(params, dict):
                 return error_response("json", 422, "the body must be a JSON object of the action's params")
         try:
+            if is_form:  # an edit form must not overwrite what changed since it was filled (lost update)
+                html.check_fresh(action_info(known), await req.form(),
+                                 lambda: self.app.workspace.page(caller.user, url, caller.client))
             result = self.app.workspace.execute(caller.user, url, name, params, caller.client)
         except NavError as e:
             if answer == "json":
@@ -657,6 +686,16 @@ def _local_path(url: str) -> str:
         return ""
     parts = urlsplit(url)
     return url if not parts.scheme and not parts.netloc else ""
+
+
+def _posted_from_this_site(req: Request) -> bool:
+    """Login CSRF: a link's token is its only secret, and an attacker holds the tokens of their own
+    links, so a foreign page auto-submitting one would sign a visitor in as the attacker, unseen.
+    Browsers name a form POST's page in Origin (else Referer, which our referrer-policy keeps for
+    this site): requiring this very host there means the POST came from a page of ours, and the
+    confirmation page is the only one with that button."""
+    source, host = req.header("origin") or req.header("referer"), req.header("host")
+    return bool(source and host) and urlsplit(source).netloc.lower() == host.lower()
 
 
 def _run_to_completion(coroutine) -> Any:

@@ -1,9 +1,10 @@
 """Who is asking over HTTP: one-time login links, cookie sessions, CSRF tokens, Bearer tokens.
 
 Humans sign in by following a login link (`navmcp web` prints one for the local owner, `navmcp
-login-link HANDLE` for anyone): the link's token is single-use and expires, and following it opens
-a cookie session (HttpOnly, SameSite=Lax) stored in the database. Scripts and agents send
-`Authorization: Bearer <navmcp token>` instead. Only SHA-256 hashes of link tokens and session
+login-link HANDLE` for anyone): the link's token is single-use and expires. Opening it (GET) only
+shows whom it signs in; the button there (POST) spends it and opens a cookie session (HttpOnly,
+SameSite=Lax) stored in the database, so link previews and HEAD requests spend nothing. Scripts
+and agents send `Authorization: Bearer <navmcp token>` instead. Only SHA-256 hashes of link tokens and session
 ids are stored. Forms of a cookie session carry a CSRF token derived from the session id with the
 local secret, so another site can't make a signed-in browser act.
 """
@@ -18,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from http.cookies import SimpleCookie
 
 from navmcp.errors import AuthError
-from navmcp.identity import now
+from navmcp.identity import now, user_by_id
 from navmcp.store import Row, Store
 
 COOKIE = "navmcp_session"
@@ -63,17 +64,43 @@ _LINK_PROBLEMS = {
 def redeem_login_link(store: Store, token: str) -> str:
     """Spend a login token (single use) and open a web session; returns the new session id."""
     session_id = secrets.token_urlsafe(32)
-    expires = _stamp(timedelta(days=SESSION_DAYS))
-    if _hosted(store):
-        with store.write() as tx:  # no user yet: the function checks and spends the link itself
-            problem = tx.one("SELECT * FROM navmcp.redeem_login_link(?, ?, ?)",
-                             (_hash(token), _hash(session_id), expires))["problem"]
-    else:
-        with store.write() as tx:
-            problem = _redeem_sql(tx, _hash(token), _hash(session_id), expires)
-    if problem is not None:
-        raise AuthError(_LINK_PROBLEMS[problem])
+    with store.write() as tx:
+        outcome = _spend_link(store, tx, token, session_id)
+    if outcome["problem"] is not None:
+        raise AuthError(_LINK_PROBLEMS[outcome["problem"]])
     return session_id
+
+
+class _Undo(Exception):
+    """Rolls back the transaction it is raised in."""
+
+
+def login_link_user(store: Store, token: str) -> Row:
+    """The user a login token would sign in, without spending it; an `AuthError` as redeeming would
+    raise. The redemption itself runs and is rolled back, so the verdict is exactly the one a
+    redemption would give (and on the hosted store a link row is reachable only through it)."""
+    outcome: Row = {}
+    try:
+        with store.write() as tx:
+            outcome = _spend_link(store, tx, token, secrets.token_urlsafe(32))
+            raise _Undo
+    except _Undo:
+        pass
+    if outcome["problem"] is not None:
+        raise AuthError(_LINK_PROBLEMS[outcome["problem"]])
+    with store.read(user_id=outcome["user_id"]) as tx:  # as that user: the token's holder may sign in as them
+        user = user_by_id(tx, outcome["user_id"])
+    if user is None:  # deleted since the link was made
+        raise AuthError(_LINK_PROBLEMS["invalid"])
+    return user
+
+
+def _spend_link(store: Store, tx, token: str, session_id: str) -> Row:
+    """Spend the link and open the session inside `tx`: {"user_id", "problem"}, problem None on success."""
+    args = (_hash(token), _hash(session_id), _stamp(timedelta(days=SESSION_DAYS)))
+    if _hosted(store):  # no user yet: the function checks and spends the link itself
+        return tx.one("SELECT * FROM navmcp.redeem_login_link(?, ?, ?)", args)
+    return _redeem_sql(tx, *args)
 
 
 def open_session(store: Store, user_id: str) -> str:
@@ -86,18 +113,17 @@ def open_session(store: Store, user_id: str) -> str:
     return session_id
 
 
-def _redeem_sql(tx, link_hash: str, session_hash: str, expires: str) -> str | None:
+def _redeem_sql(tx, link_hash: str, session_hash: str, expires: str) -> Row:
+    """What navmcp.redeem_login_link does on the hosted store."""
     link = tx.one("SELECT * FROM login_links WHERE token_hash = ?", (link_hash,))
-    if link is None:
-        return "invalid"
-    if link["used_at"] is not None:
-        return "used"
-    if link["expires_at"] <= now():
-        return "expired"
+    problem = ("invalid" if link is None else "used" if link["used_at"] is not None
+               else "expired" if link["expires_at"] <= now() else None)
+    if problem is not None:
+        return {"user_id": None, "problem": problem}
     tx.execute("UPDATE login_links SET used_at = ? WHERE token_hash = ?", (now(), link_hash))
     tx.execute("INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
                (session_hash, link["user_id"], now(), expires))
-    return None
+    return {"user_id": link["user_id"], "problem": None}
 
 
 # --- cookie sessions --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from navmcp.errors import ActionFailed
 from navmcp.render import excerpt, plain, templates_dir, utc
 from navmcp.workspace import ActionInfo, Page
 
@@ -68,8 +69,14 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     from it again, so what the user typed is not lost."""
     template = "html/" + page.template.replace(".md.j2", ".html.j2")
     refused = (error or {}).get("action")
-    forms = [{"action": a, "fields": form_fields(a, page, submitted if a.name == refused else None)}
-             for a in page.actions]
+    forms = []
+    for a in page.actions:
+        fields = form_fields(a, page, submitted if a.name == refused else None)
+        if a.name == refused:
+            _mark_invalid(fields, error["message"], submitted or {})
+        forms.append({"action": a, "fields": fields})
+    if error is not None:  # the alert links to the form it refused, when that form is on the page
+        error = {**error, "form": refused in {a.name for a in page.actions}}
     extra = {"help_html": help_html(page.markdown)} if page.name.startswith("help") else {}
     return render(template.removeprefix("html/"), {**extra,
         **page.data, "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb, "user": page.user,
@@ -153,7 +160,7 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
     fields = []
     for name, raw in schema.get("properties", {}).items():
         prop = _non_null(raw)
-        field: dict[str, Any] = {"name": name, "required": name in required,
+        field: dict[str, Any] = {"name": name, "required": name in required, "invalid": False,
                                  "description": prop.get("description", ""), "default": prop.get("default")}
         kind = prop.get("type")
         if "enum" in prop:
@@ -165,13 +172,14 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
         elif kind == "array":
             items = _deref(prop.get("items", {}), defs)
             if items.get("type") == "object" and "option" in items.get("properties", {}):
-                field.update(kind="ballot", rows=_ballot_rows(items, page))
+                field.update(kind="ballot", items=items, rows=_ballot_rows(items, page))
             else:
-                field.update(kind="lines")
+                commas = _commas_split(items)
+                field.update(kind="lines", commas=commas, description=_lines_hint(field["description"], commas))
         elif (prop.get("maxLength") or 0) > LONG_TEXT:
             field.update(kind="textarea")
         else:
-            field.update(kind="text", maxlength=prop.get("maxLength"), pattern=prop.get("pattern"))
+            field.update(kind="text", maxlength=prop.get("maxLength"), pattern=_html_pattern(prop.get("pattern")))
         field["value"] = _current(action, name, page)
         # an edit form also carries a digest of what it was filled with, so the fields left as they
         # were are left out of the params (`params_from_form`): "unchanged", not "replaced by itself"
@@ -195,9 +203,13 @@ def _current(action: ActionInfo, name: str, page: Page) -> str:
 
 
 def _refill(field: dict[str, Any], submitted: dict[str, list[str]]) -> None:
-    """Put what the user submitted back into a field of the form (the `.was` digest is kept)."""
+    """Put what the user submitted back into a field of the form. An edit form's field the user
+    left as it was filled shows what is stored now (with its new `.was` digest): sent again, it
+    must not put back what someone else has changed since."""
     name, kind = field["name"], field["kind"]
     values = submitted.get(name, [])
+    if field["was"] and _untouched(submitted, name, _typed(kind, values, field.get("commas", False))):
+        return
     if kind == "checkbox":
         field["checked"] = bool(values) and values[0] not in ("", "0", "false", "off")
     elif kind == "ballot":
@@ -213,6 +225,26 @@ def _refill(field: dict[str, Any], submitted: dict[str, list[str]]) -> None:
         field["value"] = values[0].replace("\r\n", "\n") if values else ""
 
 
+def _typed(kind: str, values: list[str], commas: bool = False) -> str:
+    """What a text input, text area or one-per-line list was submitted with, as its `.was` digest
+    reads it: a list's items one per line, blank lines dropped."""
+    if kind == "lines":
+        return "\n".join(_items(values, commas))
+    return values[0].replace("\r\n", "\n") if values else ""
+
+
+def _items(values: list[str], commas: bool) -> list[str]:
+    lines = (line for v in values for line in v.splitlines())
+    parts = (part for line in lines for part in (line.split(",") if commas else (line,)))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _untouched(form: dict[str, list[str]], name: str, typed: str) -> bool:
+    """The input still holds what the form was filled with (its `NAME.was` digest)."""
+    was = form.get(f"{name}.was")
+    return bool(was and was[0] == _digest(typed))
+
+
 def _digest(value: str) -> str:
     # Line breaks as a browser sends them back from a text area: a body stored with CRLF (an agent
     # on Windows) still reads as unchanged when only the title was edited.
@@ -221,14 +253,21 @@ def _digest(value: str) -> str:
 
 
 def _ballot_rows(items: dict[str, Any], page: Page) -> dict[str, Any]:
-    """A ballot per option of the decision: the boolean fields of a ballot as checkboxes."""
+    """A ballot per option of the decision: the boolean fields of a ballot as checkboxes. A first
+    vote starts from the schema's defaults; once you have voted, the form shows your stored vote,
+    and an option you have not voted on (added since) starts unticked and `unvoted`: left so, it
+    stays out of your vote (`_ballot_choices`), never a vote you did not make."""
     flags = [n for n, p in items.get("properties", {}).items() if p.get("type") == "boolean"]
     mine = {v["title"]: v for v in page.data.get("your_votes", [])}
     options = []
     for o in page.data.get("options", []):
         vote = mine.get(o["title"])
-        checked = {f: bool(vote[f]) if vote else bool(items["properties"][f].get("default")) for f in flags}
-        options.append({"id": o["id"], "title": o["title"], "checked": checked})
+        if vote:
+            checked = {f: bool(vote[f]) for f in flags}
+        else:
+            checked = {f: not mine and bool(items["properties"][f].get("default")) for f in flags}
+        options.append({"id": o["id"], "title": o["title"], "checked": checked,
+                        "unvoted": bool(mine) and not vote, "invalid": False})
     return {"flags": [{"name": f, "description": items["properties"][f].get("description", "")} for f in flags],
             "options": options}
 
@@ -244,8 +283,7 @@ def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str
     edit = action.name.startswith("edit_")
 
     def unchanged(name: str, value: str) -> bool:
-        was = form.get(f"{name}.was")
-        return bool(edit and was and was[0] == _digest(value))
+        return edit and _untouched(form, name, value)
 
     schema = action.input_schema
     defs = schema.get("$defs", {})
@@ -260,14 +298,11 @@ def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str
         elif kind == "array":
             items = _deref(prop.get("items", {}), defs)
             if items.get("type") == "object" and "option" in items.get("properties", {}):
-                flags = [n for n, p in items.get("properties", {}).items() if p.get("type") == "boolean"]
-                chosen = {f: set(form.get(f"{name}.{f}", [])) for f in flags}
-                ballots = [{"option": option, **{f: option in chosen[f] for f in flags}}
-                           for option in form.get(f"{name}.option", [])]
+                ballots = _ballot_choices(name, items, form)
                 if ballots:
                     params[name] = ballots
             else:
-                lines = [line.strip() for v in values for line in v.splitlines() if line.strip()]
+                lines = _items(values, _commas_split(items))
                 if unchanged(name, "\n".join(lines)):
                     continue
                 if lines or (edit and name in form):
@@ -284,3 +319,86 @@ def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str
             if not unchanged(name, value):
                 params[name] = value
     return params
+
+
+def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The ballots of a submitted vote form, in its rows' order: a row marked `unvoted` (an option
+    you had not voted on) with nothing ticked is left out."""
+    flags = [n for n, p in items.get("properties", {}).items() if p.get("type") == "boolean"]
+    chosen = {f: set(form.get(f"{name}.{f}", [])) for f in flags}
+    unvoted = set(form.get(f"{name}.unvoted", []))
+    ballots = [{"option": option, **{f: option in chosen[f] for f in flags}}
+               for option in form.get(f"{name}.option", [])]
+    return [b for b in ballots if b["option"] not in unvoted or any(b[f] for f in flags)]
+
+
+def check_fresh(action: ActionInfo, form: dict[str, list[str]], load_page) -> None:
+    """Refuse (409) an edit form that would overwrite a field changed by someone else since the form
+    was filled: its `.was` digest no longer matches what is stored, and the user changed it too (a
+    lost update otherwise). `load_page()` gives the page as it stands; it is read only when needed."""
+    if not action.name.startswith("edit_") or not any(key.endswith(".was") for key in form):
+        return
+    page = load_page()
+    stale = []
+    for field in form_fields(action, page):  # `was`: the digest of what is stored now
+        name, sent = field["name"], form.get(f"{field['name']}.was")
+        if not field["was"] or not sent or sent[0] == field["was"]:
+            continue
+        typed = _digest(_typed(field["kind"], form.get(name, []), field.get("commas", False)))
+        if typed not in (sent[0], field["was"]):  # changed by this user, to other than what is stored
+            stale.append(name)
+    if stale:
+        kind, names = action.name.removeprefix("edit_"), " and ".join(stale)
+        raise ActionFailed(f"this {kind}'s {names} {'was' if len(stale) == 1 else 'were'} changed by someone else "
+                           f"since you opened the form: your text is kept below; compare with the current {names} "
+                           f"and save again", url=page.url)
+
+
+_JSON_LIST = re.compile(r'\[\s*"[^"\]]*"(?:\s*,\s*"[^"\]]*")*\s*\]')
+
+
+def _lines_hint(description: str, commas: bool) -> str:
+    """A list's description as a form's hint: its example written as typed (the schema's is a JSON
+    list, for agents), and how to separate the items."""
+    text = _JSON_LIST.sub(lambda m: ", ".join(re.findall(r'"([^"]*)"', m.group(0))), description)
+    how = "one per line or separated by commas" if commas else "one per line"
+    return f"{text}; {how}" if text else how
+
+
+def _commas_split(items: dict[str, Any]) -> bool:
+    """Whether a list's input may separate its items with commas too: items held to a pattern that
+    rejects a comma (tags, handles), so a comma can only be a separator."""
+    pattern = items.get("pattern")
+    return items.get("type") == "string" and bool(pattern) and re.search(pattern, ",") is None
+
+
+def _html_pattern(pattern: str | None) -> str | None:
+    """A schema's pattern as an HTML `pattern` attribute, which browsers anchor themselves and read
+    with the `v` flag: anchors dropped, a literal '-' at either end of a class escaped (a syntax
+    error under `v`, which would make the browser ignore the attribute)."""
+    if not pattern:
+        return None
+    pattern = re.sub(r"^\^|(?<!\\)\$$", "", pattern)
+    return re.sub(r"(?<!\\)-\]", r"\\-]", re.sub(r"(?<!\\)\[-", r"[\\-", pattern))
+
+
+# a field a refusal names: 'critical_mass': …, 'votes.0.option': …, 'tags.1' is required
+_NAMED = re.compile(r"'([A-Za-z_][\w]*(?:\.\w+)*)'(?=:| is required)")
+
+
+def _mark_invalid(fields: list[dict[str, Any]], message: str, submitted: dict[str, list[str]]) -> None:
+    """Mark the inputs of a refused form that its message names (`aria-invalid`); a ballot's
+    'votes.N' is the row of the Nth ballot sent."""
+    named = [loc.split(".") for loc in _NAMED.findall(message)]
+    for field in fields:
+        paths = [rest for head, *rest in named if head == field["name"]]
+        if not paths:
+            continue
+        if field["kind"] != "ballot":
+            field["invalid"] = True
+            continue
+        sent = [b["option"] for b in _ballot_choices(field["name"], field["items"], submitted)]
+        rows = {sent[int(rest[0])] for rest in paths if rest and rest[0].isdigit() and int(rest[0]) < len(sent)}
+        for o in field["rows"]["options"]:
+            o["invalid"] = o["id"] in rows
+        field["invalid"] = not rows  # the whole ballot, when no row can be told

@@ -55,6 +55,18 @@ class Http:
             raise ServerError(f"{method} {url[:200]} → {reply.status_code}: {reply.text[:500]}")
         return reply
 
+    def sign_in(self, login_link: str) -> httpx.Response:
+        """Open a login link (a page naming whom it signs in) and press its button, a POST from
+        the site's own page (so with its Origin, as a browser sends); the answer to the POST."""
+        from html import unescape
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(login_link)
+        page = self.request("GET", parts.path + "?" + parts.query)
+        assert page.status_code == 200, page.text[:300]
+        action = unescape(re.search(r'<form method="post" action="([^"]+)"', page.text).group(1))
+        return self.request("POST", action, headers={"origin": str(self.http.base_url).rstrip("/")})
+
     def close(self) -> None:
         self.loop.run_until_complete(self.http.aclose())
         self.loop.close()
@@ -190,11 +202,8 @@ class FormAgent:
     API with the cookie and an X-CSRF-Token header, so its message can be read)."""
 
     def __init__(self, target: Any, login_link: str):
-        from urllib.parse import urlsplit
-
         self.http = Http(target)
-        parts = urlsplit(login_link)
-        reply = self.http.request("GET", parts.path + "?" + parts.query)
+        reply = self.http.sign_in(login_link)
         assert reply.status_code == 303, reply.text[:300]
         self.csrf: str | None = None
 

@@ -10,7 +10,7 @@ import pytest
 from navmcp.identity import create_user
 from navmcp.web.app import MAX_BODY
 from navmcp.web.auth import create_login_link
-from webclient import BASE, Client, csrf_of
+from webclient import BASE, Client, confirm_form, csrf_of, follow_login_link
 
 
 def test_nothing_is_readable_without_login(anon, seeded):
@@ -29,7 +29,7 @@ def test_nothing_is_readable_without_login(anon, seeded):
 
 def test_login_link_is_single_use_and_expires(app, owner, anon):
     link = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
-    first = anon.get(link + "&next=/whoami")
+    first = follow_login_link(anon, link + "&next=/whoami")
     assert first.status_code == 303 and first.headers["location"] == "/whoami"
     cookie = first.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
@@ -45,7 +45,7 @@ def test_login_link_is_single_use_and_expires(app, owner, anon):
         assert again.get("/").status_code == 303
         # an open redirect through `next` is refused
         evil = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
-        assert again.get(evil + "&next=//evil.example/").headers["location"] == "/"
+        assert follow_login_link(again, evil + "&next=//evil.example/").headers["location"] == "/"
     finally:
         again.close()
 
@@ -137,7 +137,7 @@ def test_login_links_for_other_users(app, web, owner):
     client = Client(web)
     try:
         link = create_login_link(app.store, bob["id"], BASE).removeprefix(BASE)
-        assert client.get(link).status_code == 303
+        assert follow_login_link(client, link).status_code == 303
         assert "@bob" in client.get("/whoami").text
     finally:
         client.close()
@@ -214,7 +214,7 @@ def test_login_link_never_redirects_off_site(app, owner, web, nxt):
     client = Client(web)
     try:
         link = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
-        reply = client.get(link + _next_query(nxt))
+        reply = follow_login_link(client, link + _next_query(nxt))
         assert reply.status_code == 303 and reply.headers["location"] == "/"
         assert client.get("/whoami").status_code == 200  # the spent link did sign in
         page = client.get("/login" + _next_query(nxt).replace("&", "?", 1))
@@ -225,7 +225,7 @@ def test_login_link_never_redirects_off_site(app, owner, web, nxt):
 
 def test_login_link_keeps_a_local_next(app, owner, anon):
     link = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
-    reply = anon.get(link + _next_query(GOOD_NEXT))
+    reply = follow_login_link(anon, link + _next_query(GOOD_NEXT))
     assert reply.status_code == 303 and reply.headers["location"] == GOOD_NEXT
 
 
@@ -271,3 +271,76 @@ def test_an_answer_whose_header_cannot_be_sent_is_a_500_the_client_reads(web, an
     assert "location" not in reply.headers and "set-cookie" not in reply.headers
     assert logged_errors and "unsendable header" in logged_errors[-1]
     logged_errors.clear()
+
+
+# --- a login link's page: GET shows it, only its button's POST spends it -------------------------
+
+
+def test_head_and_get_of_a_login_link_spend_nothing(app, owner, anon):
+    """A link preview (GET) or `curl -I` (HEAD) used to spend the link: the person got "already used"."""
+    link = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
+    head = anon.request("HEAD", link)
+    assert head.status_code == 200 and head.content == b"" and "set-cookie" not in head.headers
+    for _ in range(2):  # a preview, then the person
+        page = anon.get(link)
+        assert page.status_code == 200 and "set-cookie" not in page.headers
+        assert f"<h1>Sign in as @{owner['handle']}</h1>" in page.text and "already used" not in page.text
+        assert page.headers["cache-control"] == "no-store"
+    assert anon.get("/").status_code == 303  # not signed in by looking
+    signed = anon.post(confirm_form(page.text), headers={"Origin": BASE})
+    assert signed.status_code == 303 and "HttpOnly" in signed.headers["set-cookie"]
+    assert anon.get("/whoami").status_code == 200
+    # once: the button again, or the link again, says it was used
+    for reply in (anon.post(confirm_form(page.text), headers={"Origin": BASE}), anon.get(link),
+                  anon.request("HEAD", link)):
+        assert reply.status_code == 401 and "set-cookie" not in reply.headers
+    assert "already used" in anon.get(link).text
+
+
+def test_a_link_for_someone_else_says_who_you_are_now(app, web, owner, make_user):
+    """Signed in as the owner, opening @bob's link (with a next) used to switch accounts silently."""
+    bob, _ = make_user("bob")
+    client = Client(web)
+    try:
+        assert follow_login_link(client, create_login_link(app.store, owner["id"], BASE)).status_code == 303
+        owner_cookie = client.http.cookies.get("navmcp_session")
+        link = create_login_link(app.store, bob["id"], BASE).removeprefix(BASE) + "&next=/studios/team/members"
+        page = client.get(link)
+        assert page.status_code == 200 and "<h1>Sign in as @bob</h1>" in page.text
+        assert (f"You are signed in as @{owner['handle']}; continuing signs you in as @bob instead."
+                in page.text)
+        assert confirm_form(page.text).endswith("&next=/studios/team/members")
+        assert f"@{owner['handle']}" in client.get("/whoami").text  # still the owner until the button
+        switched = client.post(confirm_form(page.text), headers={"Origin": BASE})
+        assert switched.status_code == 303 and switched.headers["location"] == "/studios/team/members"
+        assert "@bob" in client.get("/whoami").text
+        stale = Client(web, {"Cookie": f"navmcp_session={owner_cookie}"})  # the replaced session was ended
+        assert stale.get("/").status_code == 303
+        stale.close()
+        # signed in as bob already: said, no warning
+        again = client.get(create_login_link(app.store, bob["id"], BASE).removeprefix(BASE))
+        assert "You are already signed in as @bob" in again.text and "instead" not in again.text
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("headers", [{}, {"Origin": "http://evil.example"}, {"Origin": "null"},
+                                     {"Referer": "http://evil.example/auto-submit"},
+                                     {"Origin": "http://127.0.0.1:9999"}],
+                         ids=["no-origin", "foreign-origin", "null-origin", "foreign-referer", "other-port"])
+def test_a_login_post_not_from_its_page_is_refused(app, owner, anon, headers):
+    """Login CSRF: a foreign page auto-submitting the attacker's own link would sign a visitor in as
+    the attacker, unseen. The POST must come from this site (Origin, else Referer)."""
+    link = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
+    refused = anon.post(link, headers=headers)
+    assert refused.status_code == 403 and "set-cookie" not in refused.headers
+    assert anon.get(link).status_code == 200  # not spent
+    by_referer = anon.post(link, headers={"Referer": BASE + link})  # a browser that sends no Origin
+    assert by_referer.status_code == 303 and "set-cookie" in by_referer.headers
+
+
+def test_login_answers_only_get_head_and_post(app, owner, anon):
+    link = create_login_link(app.store, owner["id"], BASE).removeprefix(BASE)
+    reply = anon.request("PUT", link, headers={"Origin": BASE})
+    assert reply.status_code == 405 and reply.headers["allow"] == "GET, HEAD, POST"
+    assert anon.get(link).status_code == 200

@@ -10,6 +10,7 @@ import time
 
 import httpx
 
+from webclient import follow_login_link
 from webproc import free_port
 
 
@@ -57,7 +58,7 @@ def test_demo_tour_serves_the_web_app(tmp_path):
                     break
                 except httpx.HTTPError:
                     time.sleep(0.05)
-            signed_in = http.get(link)
+            signed_in = follow_login_link(http, link)
             assert signed_in.status_code == 303 and signed_in.headers["location"] == decision.split(str(port), 1)[1]
             page = http.get(decision)
             assert page.status_code == 200 and "Where do we hold the offsite?" in page.text

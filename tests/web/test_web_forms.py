@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import html as htmllib
 import re
+from pathlib import Path
+
+import pytest
 
 from test_web_renditions import visible_text
-from webclient import csrf_of
+from webclient import SCRIPT, csrf_of
 
 
 def form_of(page_html: str, action: str) -> str:
@@ -71,7 +74,7 @@ def test_refused_form_shows_the_reason_on_the_page(browser, seeded):
     assert "vote was refused (409): vote is not available" in seen
     assert "Available here: add_comment" in seen
     unknown = browser.post("/studios/team/members/actions/add_member", data={"csrf_token": token, "handle": "nobody"})
-    shown = re.search(r'<div class="error" role="alert">(.*?)</div>', unknown.text, re.S).group(1)
+    shown = re.search(r'<div class="error" role="alert"[^>]*>(.*?)</div>', unknown.text, re.S).group(1)
     assert "<code>navmcp user add nobody</code>" in shown and "`" not in shown  # code spans, not raw backticks
     # bad params: 422 naming the field, still on the page
     bad = browser.post("/studios/team/actions/create_commitment",
@@ -212,3 +215,181 @@ def test_a_flash_shows_user_text_as_written_and_inert(browser):
                       re.S).group(1)
     assert "<code>" not in shown and "<b>" not in shown
     assert htmllib.unescape(shown) == "✓ Created studio 'Ops `rm -rf` <b>team</b> \\ end'; you are its admin."
+
+
+def _as_sent(form_html: str) -> dict[str, list[str]]:
+    """What a browser sends for a form as it stands, every value of a repeated name kept: hidden
+    and text inputs, text areas, and the checkboxes that are ticked."""
+    sent: dict[str, list[str]] = {}
+    for tag in re.findall(r"<input [^>]*>", form_html):
+        attrs = dict(re.findall(r'(\w[\w-]*)="([^"]*)"', tag))
+        if "name" in attrs and (attrs.get("type") != "checkbox" or re.search(r"\schecked\b", tag)):
+            sent.setdefault(attrs["name"], []).append(htmllib.unescape(attrs.get("value", "")))
+    for name, value in re.findall(r'<textarea[^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', form_html, re.S):
+        sent.setdefault(name, []).append(htmllib.unescape(value).replace("\n", "\r\n"))
+    return sent
+
+
+def _option_ids(page_html: str) -> dict[str, str]:
+    return {htmllib.unescape(title): oid for oid, title in
+            re.findall(r'name="votes.accept" value="([a-z0-9]+)" aria-label="accept ([^"]+)"', page_html)}
+
+
+def test_vote_form_shows_the_stored_vote_not_defaults(seeded, browser, api):
+    """Once you have voted, an option added since (or left out) starts unticked and, left so, stays
+    out of your vote: sending the form back changes only what you changed."""
+    api.post(seeded["decision"] + "/actions/vote", json={"votes": [
+        {"option": "Lisbon", "accept": True, "prefer": True}, {"option": "Berlin", "accept": False}]})
+    assert api.post(seeded["decision"] + "/actions/add_option", json={"title": "Newcomer"}).status_code == 200
+    page = browser.get(seeded["decision"]).text
+    assert "Your vote: Lisbon: accept + prefer; Berlin: reject." in visible_text(page)
+    ids, vote = _option_ids(page), form_of(page, "vote")
+    ticked = set(re.findall(r'aria-label="(\w+ [^"]+)" checked', vote))
+    assert ticked == {"accept Lisbon", "prefer Lisbon"}  # what the form shows is the stored vote
+    sent = _as_sent(vote)
+    assert set(sent["votes.unvoted"]) == {ids["Newcomer"], ids[f"Opt {SCRIPT}"]}
+    sent["votes.accept"].append(ids["Berlin"])  # change Berlin only
+    assert browser.post(seeded["decision"] + "/actions/vote", data=sent).status_code == 303
+    md = api.get(seeded["decision"] + ".md").text
+    assert "Your vote: Lisbon: accept + prefer; Berlin: accept.\n" in md  # no vote on Newcomer made up
+    # ticking an option not voted on yet votes on it
+    sent = _as_sent(form_of(browser.get(seeded["decision"]).text, "vote"))
+    sent["votes.accept"].append(ids["Newcomer"])
+    assert browser.post(seeded["decision"] + "/actions/vote", data=sent).status_code == 303
+    assert "Your vote: Lisbon: accept + prefer; Berlin: accept; Newcomer: accept.\n" in api.get(seeded["decision"] + ".md").text
+    # a first vote still starts from the defaults: every option accepted, nothing marked unvoted
+    fresh = api.post("/studios/team/actions/create_decision", json={"question": "Q", "options": ["A", "B"]}).json()["url"]
+    first = form_of(browser.get(fresh).text, "vote")
+    assert set(re.findall(r'aria-label="(\w+ [^"]+)" checked', first)) == {"accept A", "accept B"}
+    assert "votes.unvoted" not in first
+
+
+def test_edit_refuses_to_overwrite_a_change_made_since_the_form_was_filled(seeded, browser, api):
+    """Two tabs edit the same note: the second save would silently drop the first one's text."""
+    page = browser.get(seeded["note"]).text
+    tab1, tab2 = _submit(form_of(page, "edit_note")), _submit(form_of(page, "edit_note"))
+    assert browser.post(seeded["note"] + "/actions/edit_note", data={**tab1, "body": "Tab one's text"}).status_code == 303
+    stale = browser.post(seeded["note"] + "/actions/edit_note", data={**tab2, "body": "Tab two's text"})
+    assert stale.status_code == 409
+    seen = visible_text(stale.text)
+    assert ("this note's body was changed by someone else since you opened the form: your text is kept below; "
+            "compare with the current body and save again") in seen
+    assert "Tab one's text" in seen  # the current body, on the page to compare
+    assert "Tab one's text" in api.get(seeded["note"] + ".md").text
+    refilled = form_of(stale.text, "edit_note")
+    assert re.search(r"<textarea[^>]*name=\"body\"[^>]*>Tab two&#39;s text</textarea>", refilled)
+    # saved again from the refilled form (it now carries the current body's digest), it goes through
+    assert browser.post(seeded["note"] + "/actions/edit_note", data=_submit(refilled)).status_code == 303
+    assert "Tab two's text" in api.get(seeded["note"] + ".md").text
+    # a change elsewhere conflicts with nothing: a title edited in a stale tab keeps the new body
+    old = _submit(form_of(browser.get(seeded["note"]).text, "edit_note"))
+    api.post(seeded["note"] + "/actions/edit_note", json={"body": "An agent's body"})
+    assert browser.post(seeded["note"] + "/actions/edit_note", data={**old, "title": "Retitled"}).status_code == 303
+    md = api.get(seeded["note"] + ".md").text
+    assert md.startswith("# Retitled") and "An agent's body" in md
+    # a refused form shows what is stored now in the fields the user left alone (sent again, they
+    # must not put back the old title)
+    old = _submit(form_of(browser.get(seeded["note"]).text, "edit_note"))
+    api.post(seeded["note"] + "/actions/edit_note", json={"title": "Agent's title", "body": "Agent's body"})
+    refused = browser.post(seeded["note"] + "/actions/edit_note", data={**old, "body": "Mine"})
+    assert refused.status_code == 409
+    assert 'name="title" value="Agent&#39;s title"' in form_of(refused.text, "edit_note")
+
+
+def test_a_refusal_points_at_its_form_and_fields(seeded, browser):
+    token = csrf_of(browser.get("/studios/team").text)
+    bad = browser.post("/studios/team/actions/create_commitment",
+                       data={"csrf_token": token, "title": "x", "critical_mass": "lots", "tags": "ok\r\nNot OK"})
+    assert bad.status_code == 422
+    assert re.search(r"<title>Refused: ", bad.text)
+    alert = re.search(r'<div class="error" role="alert" id="refusal">(.*?)</div>', bad.text, re.S).group(1)
+    assert '<a href="#action-create_commitment">' in alert
+    form = re.search(r'<form class="action" id="action-create_commitment"[^>]*>(.*?)</form>', bad.text, re.S).group(1)
+    assert re.search(r'<input type="number" id="create_commitment-critical_mass"[^>]*'
+                     r'aria-invalid="true" aria-describedby="refusal">', form)
+    assert re.search(r'<textarea id="create_commitment-tags"[^>]*aria-invalid="true" aria-describedby="refusal">', form)
+    assert not re.search(r'name="title"[^>]*aria-invalid', form)
+    assert "aria-invalid" not in form_of(bad.text, "create_note")
+    # a ballot's 'votes.N' marks the row of the Nth ballot sent
+    page = browser.get(seeded["decision"]).text
+    ids = _option_ids(page)
+    bad = browser.post(seeded["decision"] + "/actions/vote", data={
+        "csrf_token": csrf_of(page), "votes.option": [ids["Lisbon"], ids["Berlin"]], "votes.prefer": [ids["Berlin"]]})
+    assert bad.status_code == 422 and "'votes.1': prefer needs accept" in visible_text(bad.text)
+    assert re.findall(r'aria-label="(\w+ \w+)"[^>]*aria-invalid="true"', form_of(bad.text, "vote")) == [
+        "accept Berlin", "prefer Berlin"]
+    # an unrefused page keeps its plain title and no alert
+    assert not re.search(r"<title>Refused", browser.get(seeded["decision"]).text)
+
+
+def test_ballot_labels_its_rows_by_option_title(seeded, browser):
+    """Tapping an option's title ticks its accept box: the title is that box's <label>."""
+    vote = form_of(browser.get(seeded["decision"]).text, "vote")
+    labels = dict(re.findall(r'<label class="check" for="(vote-votes-[a-z0-9]+)">([^<]+)</label>', vote))
+    boxes = re.findall(r'<input id="([^"]+)" type="checkbox" name="votes.accept" value="[a-z0-9]+" '
+                       r'aria-label="accept ([^"]+)"', vote)
+    assert len(boxes) == 3 and all(labels[box] == title for box, title in boxes)
+
+
+def test_list_fields_take_commas_and_say_one_per_line(seeded, browser, api):
+    page = browser.get("/studios/team").text
+    note_form = form_of(page, "create_note")
+    assert "one per line or separated by commas" in visible_text(note_form)
+    assert '["planning"' not in htmllib.unescape(note_form)
+    assert "initial option titles (at most 20); one per line" in visible_text(form_of(page, "create_decision"))
+    reply = browser.post("/studios/team/actions/create_note", data={
+        "csrf_token": csrf_of(page), "title": "Tagged", "body": "b", "tags": "planning, q4\r\nops"})
+    assert reply.status_code == 303
+    md = api.get(reply.headers["location"] + ".md").text
+    assert "#planning" in md and "#q4" in md and "#ops" in md
+    # option titles may hold commas: one per line only
+    reply = browser.post("/studios/team/actions/create_decision", data={
+        "csrf_token": csrf_of(page), "question": "Food?", "options": "Pizza, with cheese\r\nSushi"})
+    assert reply.status_code == 303
+    assert "Pizza, with cheese" in api.get(reply.headers["location"] + ".md").text
+    # the schema's pattern is checked by the browser too (written as the browser's `v` flag reads it)
+    assert 'pattern="[a-z0-9][a-z0-9\\-]{0,31}"' in form_of(browser.get("/").text, "create_studio")
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (.ci/run installs it)")
+def test_ballot_and_patterns_in_a_phone_browser(seeded, browser):
+    """At 360 px: the ballot's headers keep their words whole, its boxes are a finger's size, and a
+    tap on an option's title ticks it; the handle's pattern is one the browser can use."""
+    from playwright.sync_api import sync_playwright
+
+    decision, home = browser.get(seeded["decision"]).text, browser.get("/").text
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = chromium.new_page(viewport={"width": 360, "height": 800})
+            page.set_content(decision)
+            ballot = page.locator('form[data-action="vote"] table.ballot')
+            line = ballot.locator("th").first.bounding_box()["height"]
+            for header in ("accept", "prefer"):
+                assert ballot.locator("th", has_text=header).bounding_box()["height"] <= line, header
+            box = ballot.get_by_label("accept Berlin")
+            assert min(box.bounding_box()["width"], box.bounding_box()["height"]) >= 20
+            assert not box.is_checked()
+            ballot.locator("label", has_text="Berlin").click()
+            assert box.is_checked()
+            page.set_content(home)
+            handle = page.locator("#create_studio-handle")
+            handle.fill("Not a handle")
+            assert handle.evaluate("e => e.validity.patternMismatch")
+            handle.fill("team-2")
+            assert handle.evaluate("e => e.validity.valid")
+        finally:
+            chromium.close()
+
+
+def test_a_handle_field_lets_the_at_sign_through(seeded, browser):
+    """Forms now carry their schema's pattern: the handle's refused '@carol', which the action
+    takes, so the browser stopped what the server accepts. The schema says '@' is optional."""
+    page = browser.get("/studios/team/members").text
+    assert 'pattern="@?[a-z0-9][a-z0-9\\-]{0,31}"' in form_of(page, "add_member")
+    reply = browser.post("/studios/team/members/actions/add_member",
+                         data={"csrf_token": csrf_of(page), "handle": "@nobody-here"})
+    assert reply.status_code == 422 and "no user 'nobody-here'" in htmllib.unescape(reply.text)

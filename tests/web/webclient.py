@@ -8,7 +8,9 @@ import re
 import subprocess
 import sys
 import time
+from html import unescape
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 from webproc import free_port, wait_until_healthy
@@ -47,10 +49,25 @@ class Client:
 
 def sign_in(web, app, user_id: str) -> Client:
     client = Client(web)
-    link = create_login_link(app.store, user_id, BASE)
-    reply = client.get(link.removeprefix(BASE))
+    reply = follow_login_link(client, create_login_link(app.store, user_id, BASE).removeprefix(BASE))
     assert reply.status_code == 303, reply.text
     return client
+
+
+def confirm_form(page_text: str) -> str:
+    """The action of a login link's page's button (its token and `next` in the query)."""
+    return unescape(re.search(r'<form method="post" action="([^"]+)"', page_text).group(1))
+
+
+def follow_login_link(http, link: str) -> httpx.Response:
+    """What a person does with a login link: open it (a page naming whom it signs in), then press
+    its button, a POST from this site's page (so with its Origin, as a browser sends). `http` is a
+    `Client` (relative links) or an httpx.Client (absolute ones); the answer to the POST."""
+    page = http.get(link)
+    assert page.status_code == 200 and "<h1>Sign in as @" in page.text, page.text[:500]
+    parts = urlsplit(link)
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else BASE
+    return http.post(urljoin(link, confirm_form(page.text)), headers={"Origin": origin})
 
 
 def csrf_of(html_text: str) -> str:
