@@ -430,6 +430,7 @@ class WebApp:
         return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req)))])
 
     def web_session(self, req: Request) -> auth.WebSession | None:
+        """The session of this browser's cookie, if it is a live one."""
         session_id = auth.cookie_value(req.header("cookie"))
         return auth.load_session(self.app.store, session_id) if session_id else None
 
@@ -539,12 +540,8 @@ class WebApp:
             if token is None:
                 raise AuthError("the Authorization header must be 'Bearer <token>'")
             return Caller(self.authenticate(token), None, "http")
-        session_id = auth.cookie_value(req.header("cookie"))
-        if session_id:
-            session = auth.load_session(self.app.store, session_id)
-            if session is not None:
-                return Caller(session.user, session, "web")
-        return None
+        session = self.web_session(req)
+        return Caller(session.user, session, "web") if session is not None else None
 
     # --- pages ----------------------------------------------------------------------------------
 

@@ -222,7 +222,7 @@ def _refill(field: dict[str, Any], submitted: dict[str, list[str]]) -> None:
     elif kind == "lines":
         field["value"] = "\n".join(v.replace("\r\n", "\n") for v in values)
     else:
-        field["value"] = values[0].replace("\r\n", "\n") if values else ""
+        field["value"] = _typed(kind, values)
 
 
 def _typed(kind: str, values: list[str], commas: bool = False) -> str:
@@ -257,7 +257,7 @@ def _ballot_rows(items: dict[str, Any], page: Page) -> dict[str, Any]:
     vote starts from the schema's defaults; once you have voted, the form shows your stored vote,
     and an option you have not voted on (added since) starts unticked and `unvoted`: left so, it
     stays out of your vote (`_ballot_choices`), never a vote you did not make."""
-    flags = [n for n, p in items.get("properties", {}).items() if p.get("type") == "boolean"]
+    flags = _flags(items)
     mine = {v["title"]: v for v in page.data.get("your_votes", [])}
     options = []
     for o in page.data.get("options", []):
@@ -321,10 +321,15 @@ def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str
     return params
 
 
+def _flags(items: dict[str, Any]) -> list[str]:
+    """A ballot's boolean fields (accept, prefer): its checkboxes."""
+    return [n for n, p in items.get("properties", {}).items() if p.get("type") == "boolean"]
+
+
 def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]) -> list[dict[str, Any]]:
     """The ballots of a submitted vote form, in its rows' order: a row marked `unvoted` (an option
     you had not voted on) with nothing ticked is left out."""
-    flags = [n for n, p in items.get("properties", {}).items() if p.get("type") == "boolean"]
+    flags = _flags(items)
     chosen = {f: set(form.get(f"{name}.{f}", [])) for f in flags}
     unvoted = set(form.get(f"{name}.unvoted", []))
     ballots = [{"option": option, **{f: option in chosen[f] for f in flags}}
