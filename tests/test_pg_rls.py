@@ -465,15 +465,16 @@ def test_tags_options_and_links_are_written_as_their_actions_write_them(team, pg
         assert _as(app, user, "DELETE FROM options WHERE decision_id = ?", (decision,)) == 0
     assert _owner_one(pg_database, "SELECT count(*) FROM options WHERE decision_id = %s AND title IN ('Mon', 'Tue')",
                       (decision,)) == (2,)
-    # Links: between items of one studio (alice is in both of hers), removed by the linking item's author.
+    # Links: between items of one studio (alice is in both of hers), made from what one wrote
+    # (test_links_are_made_only_from_ones_own_writing), removed by the linking item's author.
     _refused(app, alice, "INSERT INTO links (from_item, to_item) VALUES (?, ?)", (note, ids["solo"]))
     _refused(app, alice, "INSERT INTO links (from_item, to_item) VALUES (?, ?)", (ids["solo"], note))
-    assert _as(app, carol, "INSERT INTO links (from_item, to_item) VALUES (?, ?)", (decision, note)) == 1
+    _refused(app, carol, "INSERT INTO links (from_item, to_item) VALUES (?, ?)", (decision, note))
     for user in (carol, alice):
         assert _as(app, user, "DELETE FROM links WHERE from_item = ?", (ids["linking"],)) == 0
         assert _as(app, user, "UPDATE links SET to_item = ? WHERE from_item = ?", (decision, ids["linking"])) == 0
     assert _as(app, bob, "DELETE FROM links WHERE from_item = ?", (ids["linking"],)) == 1
-    assert _owner_one(pg_database, "SELECT count(*) FROM links") == (1,)  # carol's, from bob's decision
+    assert _owner_one(pg_database, "SELECT count(*) FROM links") == (0,)
 
 
 def test_every_action_still_writes_what_it_writes_for_whoever_may_use_it(team, pg_database):
@@ -738,3 +739,104 @@ def test_supabase_data_api_roles_reach_no_table(tmp_path):
             for sql in ("SELECT * FROM items", "UPDATE items SET closed_at = 'now'", "DELETE FROM votes"):
                 with pytest.raises(psycopg.errors.InsufficientPrivilege):
                     owner.execute(sql)
+
+
+# --- gaps closed by migration 20261126000021 --------------------------------------------------------
+
+
+def test_audit_lines_go_only_to_a_studio_of_ones_own(team, pg_database):
+    """A member recorded audit lines in any studio, one they were never in included (shown on its
+    admins' audit page). Now: one's own studios, none, or the studio one has just left, for the act
+    of leaving (audited after its membership is gone)."""
+    app, urls, ids, u = team
+    alice, bob, carol = u["alice"], u["bob"], u["carol"]
+    team_id, solo_id = (_owner_one(pg_database, "SELECT id FROM studios WHERE handle = %s", (h,))[0]
+                        for h in ("team", "solo"))
+    line = ("INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
+            " VALUES ('now', ?, 'forged', ?, '/', ?, '[]', 'ok', 0)")
+    _refused(app, carol, line, (carol["id"], solo_id, "create_note"))  # alice's studio: carol was never in it
+    _refused(app, carol, line, (alice["id"], team_id, "create_note"))  # in another's name
+    assert _as(app, carol, line, (carol["id"], team_id, "create_note")) == 1
+    assert _as(app, carol, line, (carol["id"], None, "create_note")) == 1
+    # Leaving is audited in the studio left; afterwards nothing else is accepted there.
+    app.workspace.execute(bob, "/studios/team/members", "leave_studio", None)
+    app.workspace.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"})
+    assert _owner_all(pg_database, "SELECT user_id, outcome FROM audit WHERE studio_id = %s AND action IN"
+                      " ('leave_studio', 'remove_member') ORDER BY id", (team_id,)) == [(bob["id"], "ok"), (alice["id"], "ok")]
+    _refused(app, bob, line, (bob["id"], team_id, "create_note"))
+    _refused(app, carol, line, (carol["id"], team_id, "create_note"))
+    assert _owner_one(pg_database, "SELECT count(*) FROM audit WHERE client = 'forged'") == (2,)
+
+
+def test_a_closed_decision_takes_no_vote_and_no_option(team, pg_database):
+    """Votes and options were checked for being one's own, not for the decision being open: a
+    closed decision's result could still be changed by a query the app does not make."""
+    app, urls, ids, u = team
+    alice, bob, carol, dave = u["alice"], u["bob"], u["carol"], u["dave"]
+    decision, option = ids["decision"], ids["option"]
+    app.workspace.execute(carol, urls["decision"], "vote", {"votes": [{"option": "Mon"}]})
+    app.workspace.execute(bob, urls["decision"], "close_decision", {})
+    vote = "INSERT INTO votes (decision_id, option_id, user_id, accept, prefer, created_at) VALUES (?, ?, ?, 1, 1, 'now')"
+    new_option = "INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES (?, ?, ?, ?, 'now')"
+    _refused(app, dave, vote, (decision, option, dave["id"]))
+    _refused(app, dave, new_option, ("o-late", decision, "Late", dave["id"]))
+    assert _as(app, carol, "UPDATE votes SET accept = 0 WHERE decision_id = ?", (decision,)) == 0
+    assert _as(app, carol, "DELETE FROM votes WHERE decision_id = ?", (decision,)) == 0
+    assert _owner_all(pg_database, "SELECT user_id, accept FROM votes WHERE decision_id = %s", (decision,)) == [
+        (carol["id"], 1)]
+    # A decision whose deadline passed is closed too; an open one still takes both.
+    url = app.workspace.execute(bob, "/studios/team", "create_decision", {"question": "Where?", "options": ["Here"]}).url
+    late = url.rsplit("/", 1)[1]
+    with app.store.read(user_id=dave["id"]) as tx:
+        here = tx.scalar("SELECT id FROM options WHERE decision_id = ?", (late,))
+    assert _as(app, dave, vote, (late, here, dave["id"])) == 1
+    assert _as(app, dave, new_option, ("o-there", late, "There", dave["id"])) == 1
+    with psycopg.connect(pg_database.admin_url, autocommit=True) as owner:
+        owner.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = %s", (late,))
+    _refused(app, carol, vote, (late, here, carol["id"]))
+    _refused(app, carol, new_option, ("o-else", late, "Elsewhere", carol["id"]))
+    assert _as(app, dave, "DELETE FROM votes WHERE decision_id = ?", (late,)) == 0
+
+
+def test_links_are_made_only_from_ones_own_writing(team, pg_database):
+    """Any member could link any two items of their studio: a link is what an item's body, or a
+    comment on it, mentions, made by its writer (or by the item's author, editing it)."""
+    app, urls, ids, u = team
+    ws = app.workspace
+    bob, carol, dave = u["bob"], u["carol"], u["dave"]
+    note, decision = ids["note"], ids["decision"]
+    link = "INSERT INTO links (from_item, to_item) VALUES (?, ?)"
+    count = lambda a, b: _owner_one(pg_database, "SELECT count(*) FROM links WHERE from_item = %s"  # noqa: E731
+                                    " AND to_item = %s", (ids[a], ids[b]))[0]
+    _refused(app, carol, link, (note, decision))  # bob's items, and nobody mentioned it
+    _refused(app, bob, link, (note, decision))  # his note, but its text does not mention the decision
+    ws.execute(carol, urls["note"], "add_comment", {"body": f"see {urls['decision']}"})  # the action links them
+    assert count("note", "decision") == 1
+    _refused(app, dave, link, (note, ids["commitment"]))
+    _refused(app, dave, link, (decision, note))
+    # The mention is carol's, on bob's note: she may make that link again, and so may bob, editing his note.
+    assert _as(app, carol, "DELETE FROM links WHERE from_item = ?", (note,)) == 0  # not hers to remove
+    assert _as(app, bob, "DELETE FROM links WHERE from_item = ?", (note,)) == 1
+    assert _as(app, carol, link, (note, decision)) == 1
+    ws.execute(bob, urls["note"], "edit_note", {"body": "rewritten"})
+    assert count("note", "decision") == 1 and count("linking", "note") == 1
+
+
+def test_a_user_row_is_only_ever_marked_deleted_by_its_user(team, pg_database):
+    """A user could rewrite their own row (handle, name, created_at) and undo the deletion of their
+    account; now the app role writes `deleted_at` alone, only on one's own row, only to delete it."""
+    from navmcp.identity import delete_user
+
+    app, urls, ids, u = team
+    bob, carol = u["bob"], u["carol"]
+    for sql in ("UPDATE users SET name = 'Mallory' WHERE id = ?", "UPDATE users SET handle = 'root' WHERE id = ?",
+                "UPDATE users SET created_at = '2000' WHERE id = ?"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
+            _as(app, carol, sql, (carol["id"],))
+    assert _as(app, carol, "UPDATE users SET deleted_at = 'now' WHERE id = ?", (bob["id"],)) == 0
+    with app.store.write(user_id=carol["id"]) as tx:
+        delete_user(tx, "carol")
+    assert _as(app, carol, "UPDATE users SET deleted_at = NULL WHERE id = ?", (carol["id"],)) == 0
+    _refused(app, bob, "UPDATE users SET deleted_at = NULL WHERE id = ?", (bob["id"],))
+    assert _owner_all(pg_database, "SELECT handle, name, deleted_at IS NOT NULL FROM users WHERE id IN (%s, %s)"
+                      " ORDER BY handle", (bob["id"], carol["id"])) == [("bob", "bob", False), ("carol", "carol", True)]

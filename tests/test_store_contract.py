@@ -265,6 +265,85 @@ def test_commitments_join_limit_leave_close(any_app, team, new_user):
         ws.execute(dave, open_one, "join_commitment", {})
 
 
+# --- what a page lists, its executor runs: after every change of an item creator's role ----------
+
+# Each action of an item page, with parameters it accepts wherever it is valid.
+_ITEM_ACTIONS = {
+    "note": {"add_comment": {"body": "seen"}, "confirm_read": {}, "edit_note": {"title": "Edited"},
+             "pin": {}, "unpin": {}},
+    "decision": {"add_comment": {"body": "seen"}, "add_option": {"title": "Later"},
+                 "vote": {"votes": [{"option": "Now"}]}, "close_decision": {}},
+    "commitment": {"add_comment": {"body": "seen"}, "join_commitment": {}, "leave_commitment": {},
+                   "close_commitment": {}},
+}
+_ROLE_CHANGES = ("left", "removed", "deleted", "demoted", "promoted")
+
+
+@pytest.mark.parametrize("change", _ROLE_CHANGES)
+def test_what_a_page_lists_executes_after_its_creators_role_changes(any_app, new_user, change):
+    """On PostgreSQL an admin was offered close_commitment once its creator had left, and the items
+    trigger refused it (409): listing and execution must agree on both stores, whoever asks, after
+    the creator left, was removed, had their account deleted, or was demoted or promoted. Every
+    action of every item page is tried on an item of its own, as an admin, a plain member and (while
+    still in) the creator: listed, it runs; not listed, it is refused as unavailable."""
+    from navmcp.identity import delete_user
+
+    ws = any_app.workspace
+    alice, ed, maker = (new_user(h)[0] for h in ("alice", "ed", "maker"))
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "ed"})
+    ws.execute(alice, "/studios/team/members", "add_member",
+               {"handle": "maker", "role": "admin" if change == "demoted" else "member"})
+    actors = {"admin": alice, "member": ed}
+    if change in ("demoted", "promoted"):
+        actors["creator"] = maker
+    made = {"note": ("create_note", {"title": "Plan", "body": "b"}),
+            "decision": ("create_decision", {"question": "When?", "options": ["Now"]}),
+            "commitment": ("create_commitment", {"title": "Run", "critical_mass": 2})}
+    cases = []
+    for kind, tried in _ITEM_ACTIONS.items():
+        for who, actor in actors.items():
+            for action, params in tried.items():
+                url = ws.execute(maker, "/studios/team", made[kind][0], made[kind][1]).url
+                if action == "unpin":
+                    ws.execute(alice, url, "pin", {})
+                if action == "leave_commitment":
+                    ws.execute(actor, url, "join_commitment", {})
+                cases.append((who, actor, url, action, params))
+
+    if change == "left":
+        ws.execute(maker, "/studios/team/members", "leave_studio", None)
+    elif change == "removed":
+        ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "maker"})
+    elif change == "deleted":
+        with any_app.store.write(user_id=maker["id"]) as tx:  # as `navmcp user delete` acts
+            delete_user(tx, "maker")
+    else:
+        ws.execute(alice, "/studios/team/members", "add_member",
+                   {"handle": "maker", "role": "member" if change == "demoted" else "admin"})
+
+    disagreements, ran = [], set()
+    for who, actor, url, action, params in cases:
+        listed = action in names(ws.page(actor, url))
+        try:
+            ws.execute(actor, url, action, params)
+            executed = "ran"
+        except ActionUnavailable:
+            executed = "refused as unavailable"
+        except (ActionFailed, InvalidParams) as e:
+            executed = f"failed: {e.message}"
+        if listed != (executed == "ran"):
+            disagreements.append(f"{who} on {url.split('/')[3]}: {action} {'listed' if listed else 'not listed'},"
+                                 f" {executed}")
+        if listed:
+            ran.add((who, action))
+    assert disagreements == []
+    # Not a test of nothing: the admin closes what the creator can no longer, or what is still theirs.
+    assert ("admin", "close_decision") in ran and ("member", "add_comment") in ran
+    assert (("admin", "close_commitment") in ran) == (change in ("left", "removed", "deleted"))
+    assert (("creator", "pin") in ran) == (change == "promoted")
+
+
 def _participant_counts(app, user) -> dict[str, tuple[int, int]]:
     """Every visible commitment's kept count beside a fresh count of its participants."""
     with app.store.read(user["id"]) as tx:
