@@ -50,6 +50,20 @@ class App:
         return Workspace(self.store)
 
     @functools.cached_property
+    def feed(self):
+        """Changes to watched pages (`navmcp.changes`), made by this process or any other. On SQLite
+        it reads through a store of its own, since the app's connection belongs to its caller's thread."""
+        from navmcp.changes import Feed, PostgresSource, SqliteSource
+
+        if self.embedded:
+            from navmcp.store import SqliteStore
+
+            path = self.config.home / "navmcp.db"
+            self.store  # the file and its schema exist before the feed opens it
+            return Feed(SqliteStore(path), SqliteSource(path))
+        return Feed(self.store, PostgresSource(self.config.database_url))
+
+    @functools.cached_property
     def supabase(self):
         """Verifier of Supabase Auth tokens when SUPABASE_JWT_SECRET or SUPABASE_URL is set, else None."""
         if not (self.config.supabase_jwt_secret or self.config.supabase_url):

@@ -156,6 +156,11 @@ class PostgresTx:
                 for i, c, o in zip(found["item_ids"], found["comment_ids"], found["option_ids"])]
         return hits, found["total"]
 
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
+        # As the owner (migration 20261126000080): the table is not the users' to read or write, and
+        # the function records the acting user itself.
+        self.conn.execute("SELECT navmcp.note_change(%s, %s, %s)", (at, studio_id, item_id))
+
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         # As the owner (migration 20261124000019): the votes and participants policies would scan
         # every item of the user's studios for each count.

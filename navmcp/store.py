@@ -29,6 +29,8 @@ from navmcp.errors import Busy
 log = logging.getLogger("navmcp.store")
 
 Row = dict[str, Any]
+CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these); older ones are pruned
+CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple of this
 
 
 class Tx(Protocol):
@@ -52,6 +54,7 @@ class Tx(Protocol):
         voter and decision), commitments joined."""
     def find_user(self, handle: str, deleted: bool = False) -> Row | None: ...
     def lock(self, table: str, row_id: str) -> None: ...
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None: ...
     def hold_membership(self, studio_handle: str) -> None: ...
 
 
@@ -163,6 +166,13 @@ class SqliteTx:
         `deleted`, a deleted account's too (its handle is not reused)."""
         return self.one("SELECT * FROM users WHERE handle = ?" + ("" if deleted else " AND deleted_at IS NULL"),
                         (handle,))
+
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
+        """Record in the change feed (`navmcp.changes`) what this write changed; prune old rows."""
+        seq = self.cursor.execute("INSERT INTO changes (at, studio_id, item_id, user_id) VALUES (?, ?, ?, ?)",
+                                  (at, studio_id, item_id, user_id)).lastrowid
+        if seq % CHANGES_PRUNE_EVERY == 0:
+            self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
 
     def lock(self, table: str, row_id: str) -> None:
         """Queue writers on one row ("items" or "studios") until this transaction ends. Nothing to

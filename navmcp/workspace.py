@@ -17,6 +17,7 @@ from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from navmcp import actions as action_table
+from navmcp import changes
 from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidParams, NavError
 from navmcp.identity import Principal, now
 from navmcp.pages import PageSpec, Request, make_request
@@ -154,7 +155,9 @@ class Workspace:
                 except (ActionFailed, InvalidParams) as e:  # the handler knows the reason, not the page
                     raise type(e)(f"{name} failed: {e.message.rstrip('.')}. {action_table.valid_here(valid)}",
                                   url=req.url, available=valid) from None
-                studio_id = req.studio["id"] if req.studio else None
+                studio_id = req.studio["id"] if req.studio else changes.studio_of(tx, outcome.url)
+                changes.record(tx, user_id, studio_id,
+                               req.item["id"] if req.item else changes.item_of(outcome.url))
                 if outcome.url == req.path and not action.changes_facts:
                     after = valid  # judged by `check` on the very facts the action left as they were
                 else:

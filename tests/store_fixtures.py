@@ -76,7 +76,7 @@ def pg_database():
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-TABLES = ("login_links", "web_sessions", "mcp_sessions", "audit", "links", "reads", "comments", "participants", "votes", "options",
+TABLES = ("changes", "login_links", "web_sessions", "mcp_sessions", "audit", "links", "reads", "comments", "participants", "votes", "options",
           "item_tags", "items", "studio_people", "memberships", "studios", "settings", "users")
 
 

@@ -565,10 +565,10 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path):
     """A database that lost sight of former members before `studio_people` existed gets them back
     from what they left behind: items, comments, options, votes, participants, reads, audit lines."""
     (version,) = [v for v, name, _ in migration_files() if name == "studio_people"]
-    # Today's app reads a commitment's participant count from its item, and holds the acting user's
-    # membership: those later migrations are applied beforehand too (neither needs nor touches
-    # studio_people).
-    needed = tuple(v for v, name, _ in migration_files() if name in ("participant_count", "hold_membership"))
+    # Today's app reads a commitment's participant count from its item, holds the acting user's
+    # membership and records changes: those later migrations are applied beforehand too (none needs
+    # or touches studio_people).
+    needed = tuple(v for v, name, _ in migration_files() if name in ("participant_count", "hold_membership", "changes"))
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:

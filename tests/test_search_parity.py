@@ -198,8 +198,9 @@ def test_the_migration_indexes_existing_rows_anew(tmp_path, pg_database):
     name no `fts`), and the GIN indexes are back."""
     from test_pg_rls import _database_migrated_up_to
 
-    # today's app holds the acting user's membership: that later migration is applied beforehand
-    hold = tuple(v for v, name, _ in migration_files() if name == "hold_membership")
+    # today's app holds the acting user's membership and records changes: those later migrations
+    # are applied beforehand
+    hold = tuple(v for v, name, _ in migration_files() if name in ("hold_membership", "changes"))
     with _database_migrated_up_to(SEARCH_WORDS, also=hold) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "before", database_url=app_url, token=None))
         try:

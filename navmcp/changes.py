@@ -1,0 +1,279 @@
+"""The change feed: which facts each committed action changed, and who is watching which page.
+
+Writing: `record` runs inside an action's own write transaction (`Workspace.execute`), so a
+change is announced if and only if the action committed. A row names ids only (the studio, the
+item acted on or created, the actor), never content.
+
+Watching: a `Feed` (one per process and store) hands each new change to the watchers it may
+concern. It costs nothing while nobody watches: its thread starts with the first watcher. On
+SQLite the thread asks the file's `data_version` (a counter answered from shared memory, which
+moves when another connection commits) every `POLL_SECONDS` and reads rows only when it moved; on
+PostgreSQL it LISTENs (a NOTIFY is delivered only on commit) and reads the rows after the last one
+it saw, so a reconnect loses nothing.
+
+Whether a change concerns a watcher is judged in two steps: `Interest.may_concern` on ids alone
+(cheap, on every change), then `Feed.verdict` as the watcher, against the database (still a member?
+newly a member?). A watcher that may no longer see its page is ended with a reason, never notified.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from navmcp.identity import now
+
+log = logging.getLogger("navmcp.changes")
+
+POLL_SECONDS = 0.02
+BATCH = 500
+
+_STUDIO_PATH = re.compile(r"/studios/([a-z0-9][a-z0-9-]{0,31})(?:/([ndc])/([A-Za-z0-9_-]{1,64}))?(?:[/?]|$)")
+
+
+@dataclass(frozen=True)
+class Change:
+    seq: int
+    studio_id: str | None
+    item_id: str | None
+    user_id: str | None  # who acted
+
+
+def record(tx, user_id: str, studio_id: str | None, item_id: str | None) -> None:
+    """Note, in the action's own transaction, that it changed `item_id` (or, with None, something
+    studio-wide, like a membership) in `studio_id`."""
+    tx.note_change(now(), studio_id, item_id, user_id)
+
+
+def studio_of(tx, url: str) -> str | None:
+    """The id of the studio a URL is in (the studio an action just created, say)."""
+    m = _STUDIO_PATH.match(url)
+    return tx.scalar("SELECT id FROM studios WHERE handle = ?", (m.group(1),)) if m else None
+
+
+def item_of(url: str) -> str | None:
+    m = _STUDIO_PATH.match(url)
+    return m.group(3) if m else None
+
+
+@dataclass
+class Interest:
+    """What a page's facts hang on. An item page: its item, and its studio's studio-wide changes
+    (membership decides what one may see and do there). Any other studio page: everything in its
+    studio. A page of the user's own (home, whoami, workspace search): everything in the studios
+    they belong to, and studio-wide changes elsewhere (they may have just been added)."""
+
+    user_id: str
+    studio_id: str | None = None
+    item_id: str | None = None
+    studios: set[str] = field(default_factory=set)  # a user page: the user's studios, kept current
+
+    @property
+    def personal(self) -> bool:
+        return self.studio_id is None
+
+    def may_concern(self, change: Change) -> bool:
+        if self.personal:
+            return change.studio_id in self.studios or (change.item_id is None and change.studio_id is not None)
+        if change.studio_id != self.studio_id:
+            return False
+        return self.item_id is None or change.item_id is None or change.item_id == self.item_id
+
+
+def interest(tx, user_id: str, url: str) -> Interest | None:
+    """The interest of `user_id` watching `url` (already shown to be visible to them), or None for a
+    page no change can alter (help)."""
+    path = url.split("?", 1)[0].split("#", 1)[0].lower()
+    if path == "/help" or path.startswith("/help/"):
+        return None
+    m = _STUDIO_PATH.match(path)
+    if m is None:
+        studios = {r["studio_id"] for r in tx.all("SELECT studio_id FROM memberships WHERE user_id = ?", (user_id,))}
+        return Interest(user_id, studios=studios)
+    studio_id = tx.scalar("SELECT id FROM studios WHERE handle = ?", (m.group(1),))
+    return Interest(user_id, studio_id=studio_id, item_id=m.group(3))
+
+
+@dataclass(eq=False)
+class Watcher:
+    """One watched page. `notify(change)` and `end(reason)` are called on the feed's thread; they must
+    only hand the news on (queue it, write one line), never block."""
+
+    interest: Interest
+    notify: Callable[[Change], None]
+    end: Callable[[str], None]
+
+
+class Feed:
+    """New changes, handed to the watchers they may concern. Thread-safe; one per store."""
+
+    def __init__(self, store, source: "Source"):
+        self.store = store
+        self.source = source
+        self._watchers: set[Watcher] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def __len__(self) -> int:
+        return len(self._watchers)
+
+    def add(self, watcher: Watcher) -> None:
+        with self._lock:
+            self._watchers.add(watcher)
+            if self._thread is None:
+                self._stop.clear()
+                self._thread = threading.Thread(target=self._run, name="navmcp-feed", daemon=True)
+                self._thread.start()
+
+    def remove(self, watcher: Watcher) -> None:
+        with self._lock:
+            self._watchers.discard(watcher)
+
+    def close(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self.source.close()
+
+    def _run(self) -> None:
+        try:
+            last = self.source.last()
+            while not self._stop.is_set():
+                with self._lock:
+                    if not self._watchers:  # nobody watches: the thread ends, and so does all polling
+                        self._thread = None
+                        return
+                for change in self.source.wait(last, self._stop):
+                    last = max(last, change.seq)
+                    self.dispatch(change)
+        except Exception:
+            log.exception("the change feed stopped")
+            with self._lock:
+                self._thread = None
+                watchers, self._watchers = list(self._watchers), set()
+            for watcher in watchers:
+                watcher.end("the server stopped watching for changes (details are in its log)")
+
+    def dispatch(self, change: Change) -> None:
+        with self._lock:
+            concerned = [w for w in self._watchers if w.interest.may_concern(change)]
+        for watcher in concerned:
+            verdict = self.verdict(watcher.interest, change)
+            if verdict == "notify":
+                watcher.notify(change)
+            elif verdict is not None:
+                self.remove(watcher)
+                watcher.end(verdict)
+
+    def verdict(self, interest: Interest, change: Change) -> str | None:
+        """"notify", None (not this watcher's business after all), or why the watch ends."""
+        with self.store.read(user_id=interest.user_id) as tx:
+            member = tx.scalar("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?",
+                               (change.studio_id, interest.user_id)) is not None
+        if interest.personal:
+            if member:
+                interest.studios.add(change.studio_id)
+                return "notify"
+            if change.studio_id in interest.studios:  # left or was removed: their own page changed
+                interest.studios.discard(change.studio_id)
+                return "notify"
+            return None
+        return "notify" if member else "you are no longer a member of this studio, so this page is gone for you"
+
+
+class Source:
+    def last(self) -> int: ...
+    def wait(self, after: int, stop: threading.Event) -> list[Change]: ...
+    def close(self) -> None: ...
+
+
+class SqliteSource(Source):
+    """Changes in a SQLite file, read on a connection of the feed's own."""
+
+    def __init__(self, path):
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
+        return self._conn
+
+    def last(self) -> int:
+        return self.conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0]
+
+    def wait(self, after: int, stop: threading.Event) -> list[Change]:
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        rows = self._after(after)  # what committed before `version` was read
+        while not rows and not stop.wait(POLL_SECONDS):
+            moved = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            if moved != version:
+                version, rows = moved, self._after(after)
+        return rows
+
+    def _after(self, after: int) -> list[Change]:
+        rows = self.conn.execute("SELECT seq, studio_id, item_id, user_id FROM changes WHERE seq > ?"
+                                 " ORDER BY seq LIMIT ?", (after, BATCH)).fetchall()
+        return [Change(*row) for row in rows]
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class PostgresSource(Source):
+    """Changes announced by NOTIFY on a connection of the feed's own; rows read after the last seen."""
+
+    CHANNEL = "navmcp_changes"
+
+    def __init__(self, url: str):
+        self.url = url
+        self._conn: Any = None
+        self._fresh = False  # a new connection: read what may have come while there was none
+
+    @property
+    def conn(self):
+        if self._conn is None or self._conn.closed:
+            import psycopg
+
+            self._conn = psycopg.connect(self.url, autocommit=True)
+            self._conn.execute(f"LISTEN {self.CHANNEL}")
+            self._fresh = True
+        return self._conn
+
+    def last(self) -> int:
+        return self.conn.execute("SELECT navmcp.last_change()").fetchone()[0]
+
+    def wait(self, after: int, stop: threading.Event) -> list[Change]:
+        import psycopg
+
+        try:
+            conn = self.conn
+            # Wake at least once a second to see `stop`; a notification ends the wait at once.
+            heard = self._fresh or any(True for _ in conn.notifies(timeout=1.0, stop_after=1))
+            self._fresh = False
+            rows = conn.execute("SELECT seq, studio_id, item_id, user_id FROM navmcp.changes_after(%s, %s)",
+                                (after, BATCH)).fetchall() if heard else []
+            return [Change(*row) for row in rows]
+        except psycopg.OperationalError:
+            log.warning("the change listener lost its connection; reconnecting", exc_info=True)
+            self.close()
+            time.sleep(0.2)
+            return []  # the next wait reads what was missed: rows after `after`
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None

@@ -1,0 +1,176 @@
+"""The change feed (navmcp/changes.py), on both stores: an action's change reaches a watcher of
+the page it changed from another store object (another connection, as another process has), a
+refused or rolled-back action announces nothing, and a watcher who loses the page is ended."""
+
+from __future__ import annotations
+
+import queue
+import time
+
+import pytest
+
+from navmcp.app import App
+from navmcp.changes import Watcher, interest, record
+from navmcp.errors import InvalidParams
+
+
+@pytest.fixture
+def team(any_app, new_user):
+    alice, _ = new_user("alice")
+    bob, _ = new_user("bob")
+    carol, _ = new_user("carol")
+    ws = any_app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    ws.execute(alice, "/", "create_studio", {"handle": "other", "name": "Other"})
+    made = ws.execute(alice, "/studios/team", "create_decision",
+                      {"question": "Lunch?", "options": ["Pizza", "Soup"]})
+    return ws, alice, bob, carol, made.url
+
+
+@pytest.fixture
+def watching(any_app):
+    """watch(user, url) -> a queue of ("notify", change) / ("end", reason), from a second App on the
+    same store: its own connections, as a second process would have."""
+    second = App(any_app.config)
+    feeds = []
+
+    def watch(user, url):
+        events: queue.Queue = queue.Queue()
+        with second.store.read(user_id=user["id"]) as tx:
+            wanted = interest(tx, user["id"], url)
+        watcher = Watcher(wanted, lambda change: events.put(("notify", change)),
+                          lambda reason: events.put(("end", reason)))
+        second.feed.add(watcher)
+        feeds.append(watcher)
+        return events
+
+    yield watch
+    if "feed" in second.__dict__:
+        second.feed.close()
+        second.feed.store.close()
+    if "store" in second.__dict__:
+        second.store.close()
+
+
+def test_a_vote_reaches_the_decisions_watcher_and_no_other(any_app, team, watching):
+    ws, alice, bob, carol, decision = team
+    on_decision = watching(bob, decision)
+    on_other = watching(alice, "/studios/other")
+    on_help = None
+    time.sleep(0.2)  # the feed has started
+    started = time.monotonic()
+    ws.execute(alice, decision, "vote", {"votes": [{"option": "Pizza", "accept": True}]})
+    kind, change = on_decision.get(timeout=5)
+    latency = time.monotonic() - started
+    assert kind == "notify" and change.item_id == decision.rsplit("/", 1)[1]
+    assert latency < 2, latency
+    with pytest.raises(queue.Empty):
+        on_other.get(timeout=0.3)
+    assert on_help is None
+
+
+def test_a_refused_action_announces_nothing(any_app, team, watching):
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, decision)
+    time.sleep(0.2)
+    with pytest.raises(InvalidParams):
+        ws.execute(alice, decision, "vote", {"votes": [{"option": "Nope", "accept": True}]})
+    with pytest.raises(queue.Empty):
+        events.get(timeout=0.5)
+    ws.execute(alice, decision, "add_comment", {"body": "hi"})
+    assert events.get(timeout=5)[0] == "notify"
+
+
+def test_a_change_whose_transaction_rolls_back_announces_nothing(any_app, team, watching):
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, decision)
+    time.sleep(0.2)
+    with any_app.store.read(user_id=alice["id"]) as tx:
+        studio_id = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+    with pytest.raises(RuntimeError):
+        with any_app.store.write(user_id=alice["id"]) as tx:
+            record(tx, alice["id"], studio_id, decision.rsplit("/", 1)[1])
+            raise RuntimeError("the write fails after recording its change")
+    with pytest.raises(queue.Empty):
+        events.get(timeout=0.5)
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])  # on PostgreSQL every write is its own transaction
+def test_a_rolled_back_group_announces_nothing(any_app, team, watching):
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, decision)
+    time.sleep(0.2)
+    with pytest.raises(RuntimeError):
+        with any_app.store.group():
+            ws.execute(alice, decision, "add_comment", {"body": "never committed"})
+            raise RuntimeError("the group fails before it commits")
+    with pytest.raises(queue.Empty):
+        events.get(timeout=0.5)
+
+
+def test_a_removed_members_watch_ends_with_a_reason(any_app, team, watching):
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, decision)
+    feed_page = watching(bob, "/studios/team")
+    time.sleep(0.2)
+    ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
+    for watched in (events, feed_page):
+        kind, reason = watched.get(timeout=5)
+        assert kind == "end" and "no longer a member" in reason
+
+
+def test_home_hears_of_a_new_studio_membership_and_of_its_studios(any_app, team, watching):
+    ws, alice, bob, carol, decision = team
+    home = watching(carol, "/")
+    time.sleep(0.2)
+    ws.execute(alice, decision, "add_comment", {"body": "carol is in no studio"})
+    with pytest.raises(queue.Empty):
+        home.get(timeout=0.5)
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol"})
+    assert home.get(timeout=5)[0] == "notify"
+    ws.execute(alice, decision, "add_comment", {"body": "now carol's home shows it"})
+    assert home.get(timeout=5)[0] == "notify"
+
+
+def test_nobody_watching_costs_no_thread(any_app, team):
+    ws, alice, bob, carol, decision = team
+    feed = any_app.feed
+    assert feed._thread is None
+    events: queue.Queue = queue.Queue()
+    with any_app.store.read(user_id=bob["id"]) as tx:
+        watcher = Watcher(interest(tx, bob["id"], decision), events.put, events.put)
+    feed.add(watcher)
+    assert feed._thread is not None
+    feed.remove(watcher)
+    deadline = time.monotonic() + 5
+    while feed._thread is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert feed._thread is None
+    feed.close()
+    feed.store.close()
+
+
+def test_a_vote_in_another_process_reaches_a_watcher_here(any_app, team, watching):
+    """bin/mcp-server, a process of its own acting as alice with her token, votes; bob's watcher in
+    this process hears of it."""
+    from navmcp.identity import mint_token
+    from navmcp.walkthrough import StdioClient
+
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, decision)
+    config = any_app.config
+    client = StdioClient(env={"NAVMCP_HOME": str(config.home), "NAVMCP_DATABASE_URL": config.database_url,
+                              "NAVMCP_TOKEN": mint_token(any_app.secret, alice["id"])})
+    try:
+        client.initialize()
+        time.sleep(0.2)
+        started = time.monotonic()
+        result = client.call("execute_action", action="vote", url=decision,
+                             params={"votes": [{"option": "Soup", "accept": True}]})
+        assert not result["isError"], result
+        kind, change = events.get(timeout=5)
+        assert kind == "notify" and change.user_id == alice["id"]
+        assert time.monotonic() - started < 2
+    finally:
+        client.close()
