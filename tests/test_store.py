@@ -72,6 +72,16 @@ def test_two_servers_on_one_file_lose_no_writes(home):
             assert "## Comments (2)" in text_of(second.navigate(commitment))
 
 
+def test_migration_versions_are_unique_on_both_stores():
+    # Two files with one version would be one migration to the runner: the second would never run.
+    from navmcp.pgstore import migration_files
+
+    sqlite_versions = [version for version, _ in migrations()]
+    pg_versions = [version for version, _, _ in migration_files()]
+    assert len(set(sqlite_versions)) == len(sqlite_versions), sqlite_versions
+    assert len(set(pg_versions)) == len(pg_versions), pg_versions
+
+
 def test_migrations_are_idempotent(tmp_path):
     db = tmp_path / "m.db"
     versions = [v for v, _ in migrations()]
