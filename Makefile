@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test serve bench adversarial
+.PHONY: demo test test-all serve web bench adversarial
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -20,8 +20,18 @@ demo: $(STAMP)
 serve: $(STAMP)
 	$(VENV)/bin/navmcp serve
 
+# The web app and /mcp over HTTP on your own workspace (prints a login link).
+web: $(STAMP)
+	$(VENV)/bin/navmcp web
+
+# The whole suite; where no PostgreSQL server or Chromium is found their tests are skipped, and the
+# run ends by saying so ("what did not run").
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
+
+# Everything, PostgreSQL and Chromium included: a suite that would be skipped fails the run instead.
+test-all: $(STAMP)
+	NAVMCP_REQUIRE_POSTGRES=1 NAVMCP_REQUIRE_CHROMIUM=1 $(VENV)/bin/python -m pytest
 
 # navmcp vs the MCP SDK server, side by side (see BENCHMARKS.md). BENCH_ARGS="--sizes 1000 --rounds 1" for a quick look.
 bench: $(STAMP)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import math
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
 LINK_MINUTES = 15  # how long a printed login link stays valid (navmcp.web.auth.LINK_MINUTES)
+DEFAULT_BASE_URL = "http://127.0.0.1:8765"  # where `navmcp web` listens unless told otherwise
+RUNNING_FILE = "web.json"  # in NAVMCP_HOME while `navmcp web` runs: its address and process id
 
 
 def _setup_logging() -> None:
@@ -44,7 +48,16 @@ def cmd_get(args: argparse.Namespace) -> int:
     except NavError as e:
         print(f"navmcp: {e.message}", file=sys.stderr)
         return 1
-    sys.stdout.write(json.dumps(page.structured(), indent=2) + "\n" if args.json else page.markdown)
+    if args.json:
+        sys.stdout.write(json.dumps(page.structured(), indent=2) + "\n")
+    else:  # the agent's page, but a shell user can't call execute_action: say what they can do
+        sys.stdout.write(page.render(shell=True))
+        if page.actions:
+            base, navmcp = running_base_url(app.config.home) or DEFAULT_BASE_URL, _command_path()
+            path = page.url.split("?", 1)[0].rstrip("/")
+            sys.stdout.write(f"\nFrom a shell: open {base}{page.url} in the web app (`{navmcp} web`) and use its"
+                             f" forms, or POST an action's params as JSON to {base}{path}/actions/ACTION with"
+                             f" `Authorization: Bearer $({navmcp} token {page.user['handle']})`.\n")
     return 0
 
 
@@ -117,7 +130,41 @@ def _base_url(host: str, port: int) -> str:
     return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
 
 
-def _serve_web(app, host: str, port: int, allow_hosts: list[str]) -> int:
+def _listen(host: str, port: int) -> socket.socket | None:
+    """The web server's socket, bound before anything is printed (a login link for a port another
+    program holds would lead there); None after saying why it can't be had."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: restart at once
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            print(f"navmcp: port {port} on {host} is already in use (another navmcp web?); choose another "
+                  "with --port", file=sys.stderr)
+        else:
+            print(f"navmcp: cannot listen on {host} port {port}: {e.strerror or e}", file=sys.stderr)
+        return None
+    return sock
+
+
+def running_base_url(home: Path) -> str | None:
+    """The address of the `navmcp web` serving this home, while one runs (it records it on start)."""
+    import json
+
+    try:
+        record = json.loads((home / RUNNING_FILE).read_text())
+        os.kill(int(record["pid"]), 0)  # a record left by a server that was killed is not an address
+    except PermissionError:  # alive, and someone else's
+        pass
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return record["base_url"] if isinstance(record.get("base_url"), str) else None
+
+
+def _serve_web(app, sock: socket.socket, host: str, port: int, allow_hosts: list[str]) -> int:
+    import json
+
     from navmcp.web import create_app
 
     extra = tuple(allow_hosts) + ((host,) if host not in ("0.0.0.0", "::", "") else ())
@@ -126,7 +173,20 @@ def _serve_web(app, host: str, port: int, allow_hosts: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     from navmcp.web import server  # uvicorn with timeouts for slow and stalled clients
 
-    server.run(create_app(app, allowed_hosts=extra), host, port)
+    record = app.config.home / RUNNING_FILE
+    mine = json.dumps({"base_url": _base_url(host, port), "pid": os.getpid()})
+    try:  # so that `navmcp login-link` and `navmcp get` name this server's address
+        record.write_text(mine)
+    except OSError:
+        record = None
+    try:
+        server.run(create_app(app, allowed_hosts=extra), host, port, sock=sock)
+    finally:
+        try:
+            if record is not None and record.read_text() == mine:  # not a later server's record
+                record.unlink()
+        except OSError:
+            pass
     return 0
 
 
@@ -135,6 +195,9 @@ def cmd_web(args: argparse.Namespace) -> int:
     from navmcp.web.auth import create_login_link
 
     app = _app()
+    sock = _listen(args.host, args.port)
+    if sock is None:
+        return 1
     base = _base_url(args.host, args.port)
     print(f"navmcp web: {base}  (MCP over Streamable HTTP at {base}/mcp, with a Bearer token)")
     if app.embedded:
@@ -142,7 +205,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         link = create_login_link(app.store, owner["id"], base)
         print(f"Sign in as @{owner['handle']} with this one-time link (valid {LINK_MINUTES} minutes):\n  {link}")
     print("Links for other people: navmcp login-link HANDLE. Stop with Ctrl-C.", flush=True)
-    return _serve_web(app, args.host, args.port, args.allow_host)
+    return _serve_web(app, sock, args.host, args.port, args.allow_host)
 
 
 def cmd_login_link(args: argparse.Namespace) -> int:
@@ -152,7 +215,8 @@ def cmd_login_link(args: argparse.Namespace) -> int:
     user = _named_user(app, args.handle)
     if user is None:
         return 1
-    print(create_login_link(app.store, user["id"], args.base_url, minutes=args.minutes))
+    base = args.base_url or running_base_url(app.config.home) or DEFAULT_BASE_URL
+    print(create_login_link(app.store, user["id"], base, minutes=args.minutes))
     return 0
 
 
@@ -189,9 +253,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from navmcp import walkthrough
 
     home = Path(args.home) if args.home else Path(str(default_home()) + "-demo")
+    sock = None if args.no_serve else _listen(args.host, args.port)  # before the walkthrough: fail fast
+    if sock is None and not args.no_serve:
+        return 1
     print(f"Demo workspace: {home}\nA scripted agent now connects to bin/mcp-server over MCP (stdio) and works in it.")
     created = walkthrough.run(home)
-    print("\nThe agent created:")
+    print("\nThe agent's items:")
     for kind, url in created.items():
         print(f"  {kind:<11} {url}")
     app = App(Config(home=home, database_url=None, token=None))
@@ -211,7 +278,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
           f"it then opens the agent's decision:\n     {link}")
     print(f"  2. The decision the agent created, for later:  {base}{created['decision']}")
     print("Stop with Ctrl-C.", flush=True)
-    return _serve_web(app, args.host, args.port, [])
+    return _serve_web(app, sock, args.host, args.port, [])
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
@@ -252,21 +319,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the stdio MCP server (what bin/mcp-server runs)").set_defaults(func=cmd_serve)
     get = sub.add_parser("get", help="render one page to stdout")
-    get.add_argument("url")
+    get.add_argument("url", help="a page's path, e.g. / or /studios/team/d/abc123 (see /help)")
     get.add_argument("--json", action="store_true", help="print the structured page instead of markdown")
     get.set_defaults(func=cmd_get)
     user = sub.add_parser("user", help="manage users").add_subparsers(dest="user_command", required=True)
     add = user.add_parser("add", help="create a user")
-    add.add_argument("handle")
-    add.add_argument("--name")
+    add.add_argument("handle", help="the user's handle: lowercase letters, digits, '-'")
+    add.add_argument("--name", help="display name (default: the handle)")
     add.set_defaults(func=cmd_user_add)
     delete = user.add_parser("delete", help="delete a user (their tokens stop working)")
-    delete.add_argument("handle")
+    delete.add_argument("handle", help="the user to delete")
     delete.add_argument("--force", action="store_true", help="even if a studio is left with no working admin")
     delete.set_defaults(func=cmd_user_delete)
-    token = sub.add_parser("token", help="print a JWT that acts as a user (set it as NAVMCP_TOKEN)")
-    token.add_argument("handle")
-    token.add_argument("--days", type=_positive, default=30)
+    token = sub.add_parser("token", help="print a JWT that acts as a user (set it as NAVMCP_TOKEN)",
+                           description="Print a JWT that acts as a user, and nothing else on stdout. Set it as "
+                           "NAVMCP_TOKEN for `navmcp serve` / bin/mcp-server, or send it as `Authorization: Bearer "
+                           "TOKEN` to `navmcp web` (pages, the action API, /mcp).")
+    token.add_argument("handle", help="the user the token acts as (`navmcp user add HANDLE` creates one)")
+    token.add_argument("--days", type=_positive, default=30, help="how long the token stays valid (default 30)")
     token.set_defaults(func=cmd_token)
     mig = sub.add_parser("migrate", help="apply the PostgreSQL migrations to NAVMCP_DATABASE_URL (harmless twice)")
     mig.add_argument("--url", help="database URL with a role that may create tables (default: NAVMCP_DATABASE_URL)")
@@ -274,18 +344,19 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="a demo workspace and a scripted agent walkthrough over real MCP")
     demo.add_argument("--home", help="where the demo workspace lives (default: a folder beside NAVMCP_HOME's default)")
     demo.add_argument("--no-serve", action="store_true", help="stop after the walkthrough (don't start the web app)")
-    demo.add_argument("--host", default="127.0.0.1")
-    demo.add_argument("--port", type=_port, default=8765)
+    demo.add_argument("--host", default="127.0.0.1", help="address the web app binds (default 127.0.0.1)")
+    demo.add_argument("--port", type=_port, default=8765, help="port of the web app (default 8765)")
     demo.set_defaults(func=cmd_demo)
     web = sub.add_parser("web", help="serve the web app and MCP over Streamable HTTP (/mcp)")
     web.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
-    web.add_argument("--port", type=_port, default=8765)
+    web.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765)")
     web.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                      help="another host name accepted in Host/Origin headers (DNS-rebinding protection)")
     web.set_defaults(func=cmd_web)
     link = sub.add_parser("login-link", help="print a one-time web login link for a user")
-    link.add_argument("handle")
-    link.add_argument("--base-url", default="http://127.0.0.1:8765", help="where `navmcp web` is reached")
+    link.add_argument("handle", help="the user the link signs in")
+    link.add_argument("--base-url", help="where `navmcp web` is reached (default: the address of the one "
+                      f"serving this NAVMCP_HOME while it runs, else {DEFAULT_BASE_URL})")
     link.add_argument("--minutes", type=_positive, default=LINK_MINUTES, help="how long the link stays valid")
     link.set_defaults(func=cmd_login_link)
     seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); on PostgreSQL connect as the owner")

@@ -73,10 +73,14 @@ class Page:
     @property
     def markdown(self) -> str:
         if self._markdown is None:
-            self._markdown = render_markdown(self.template, {
-                **self.data, "url": self.url, "title": self.title, "breadcrumb": self.breadcrumb,
-                "user": self.user, "actions": self.actions})
+            self._markdown = self.render()
         return self._markdown
+
+    def render(self, **extra: Any) -> str:
+        """The markdown page; given `shell=True` it leaves out the line that tells an agent to call a tool."""
+        return render_markdown(self.template, {
+            **self.data, "url": self.url, "title": self.title, "breadcrumb": self.breadcrumb,
+            "user": self.user, "actions": self.actions, **extra})
 
     def structured(self) -> dict[str, Any]:
         return {"url": self.url, "title": self.title, "actions": [a.public() for a in self.actions]}

@@ -529,7 +529,9 @@ def test_every_action_still_writes_what_it_writes_for_whoever_may_use_it(team, p
 
 @contextlib.contextmanager
 def _throwaway_database():
-    """An empty database of its own, dropped afterwards: (owner URL, app URL)."""
+    """An empty database of its own, dropped afterwards: (owner URL, app URL). The tests that make
+    one ask for `pg_database` too, which skips them where no server answers (or fails the run
+    under NAVMCP_REQUIRE_POSTGRES) instead of ending in a connection error."""
     from store_fixtures import PG_ADMIN_URL, _url
 
     name = f"navmcp_test_{secrets.token_hex(4)}"
@@ -561,7 +563,7 @@ def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
         yield owner_url, app_url
 
 
-def test_the_migration_backfills_people_who_left_before_it(tmp_path):
+def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database):
     """A database that lost sight of former members before `studio_people` existed gets them back
     from what they left behind: items, comments, options, votes, participants, reads, audit lines."""
     (version,) = [v for v, name, _ in migration_files() if name == "studio_people"]
@@ -609,7 +611,7 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path):
             app.store.close()
 
 
-def test_the_participant_count_migration_counts_existing_participants(tmp_path):
+def test_the_participant_count_migration_counts_existing_participants(tmp_path, pg_database):
     """A database at the migration before `participant_count`, seeded as `navmcp seed` does (COPY as
     the owner), gets every commitment's count; afterwards a plain member's join and leave, as
     navmcp_app under row-level security, are counted by the trigger."""
@@ -645,7 +647,7 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path):
             app.store.close()
 
 
-def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path):
+def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path, pg_database):
     """A database at the migration before `tag_order`, seeded as `navmcp seed` does (COPY as the
     owner), gets its tag rows' copies; a member's tag page, under row-level security, then counts
     and lists what the join of items and tags gives."""
@@ -704,7 +706,7 @@ def _supabase_like_database():
                     server.execute(f"DROP ROLE {role}")
 
 
-def test_supabase_data_api_roles_reach_no_table(tmp_path):
+def test_supabase_data_api_roles_reach_no_table(tmp_path, pg_database):
     """On Supabase a user's token also works in the Data API, as `authenticated`; there it would
     pass navmcp's policies but none of its rules (closing someone else's decision, writing a
     commitment's count). The migrations leave those roles no privilege on any table or sequence."""

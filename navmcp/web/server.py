@@ -23,6 +23,7 @@ NAVMCP_WEB_HTTP=h11 or =httptools chooses (the tests run the slow-client checks 
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -178,12 +179,22 @@ def protocol_class() -> type:
     return httptools or HeadTimeoutH11
 
 
-def run(asgi_app: Any, host: str, port: int) -> None:
+def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None) -> None:
+    """Serve until stopped; on `sock` when given (bound already: the CLI checks its port before it
+    prints a login link), else on a socket uvicorn binds to host:port."""
     import uvicorn
 
     configured = os.environ.get("NAVMCP_WEB_HEAD_TIMEOUT", "")  # tests shorten it
     HeadTimeout.head_timeout = float(configured) if configured.replace(".", "", 1).isdigit() else HEAD_TIMEOUT
 
-    uvicorn.run(asgi_app, host=host, port=port, log_level="warning", access_log=False, server_header=False,
-                http=protocol_class(), timeout_keep_alive=KEEP_ALIVE, limit_concurrency=MAX_CONNECTIONS,
-                backlog=BACKLOG, h11_max_incomplete_event_size=MAX_HEAD)
+    config = uvicorn.Config(asgi_app, host=host, port=port, log_level="warning", access_log=False,
+                            server_header=False, http=protocol_class(), timeout_keep_alive=KEEP_ALIVE,
+                            limit_concurrency=MAX_CONNECTIONS, backlog=BACKLOG,
+                            h11_max_incomplete_event_size=MAX_HEAD)
+    served = uvicorn.Server(config)
+    try:
+        served.run(sockets=[sock] if sock is not None else None)
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown
+        pass
+    if not served.started:  # as uvicorn.run does: a server that never started is a failure
+        raise SystemExit(3)

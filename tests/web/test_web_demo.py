@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -68,3 +69,44 @@ def test_demo_tour_serves_the_web_app(tmp_path):
         proc.wait(timeout=10)
         proc.stdout.close()
         proc.stderr.close()
+
+
+def demo_counts(home) -> dict[str, object]:
+    """What the demo's database holds: items per title, people, votes and joins."""
+    db = sqlite3.connect(home / "navmcp.db")
+    try:
+        return {
+            "items": dict(db.execute("SELECT title, count(*) FROM items GROUP BY title").fetchall()),
+            "members": db.execute("SELECT count(*) FROM memberships").fetchone()[0],
+            "voters": dict(db.execute("SELECT i.title, count(DISTINCT v.user_id) FROM votes v JOIN items i"
+                                      " ON i.id = v.decision_id GROUP BY i.title").fetchall()),
+            "joined": dict(db.execute("SELECT title, participant_count FROM items WHERE kind = 'commitment'")
+                           .fetchall()),
+        }
+    finally:
+        db.close()
+
+
+def test_demo_twice_adds_nothing_and_shows_a_team(tmp_path):
+    home = tmp_path / "demo"
+    command = [sys.executable, "-m", "navmcp", "demo", "--no-serve", "--home", str(home)]
+    first = subprocess.run(command, env=demo_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    built = demo_counts(home)
+    # three people, a few items each; others' votes, a commitment one short of its critical mass
+    assert built["members"] == 3 and set(built["items"].values()) == {1} and len(built["items"]) == 6
+    assert built["voters"] == {"Where do we hold the offsite?": 3, "Which day for the weekly demo?": 2}
+    assert built["joined"] == {"Book the venue together": 2, "Run the Friday retro": 2}
+    again = subprocess.run(command, env=demo_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert demo_counts(home) == built  # nothing duplicated, nothing voted or joined twice
+    assert "from an earlier run" in again.stdout and "✓ Created" not in again.stdout
+    # the same decision is offered both times
+    decision = re.search(r"decision\s+(/studios/demo/d/\w+)", first.stdout).group(1)
+    assert re.search(r"decision\s+(/studios/demo/d/\w+)", again.stdout).group(1) == decision
+    # what the owner's home shows: a teammate's decision awaiting the vote, a commitment that needs them
+    env = {**demo_env(tmp_path), "NAVMCP_HOME": str(home)}
+    page = subprocess.run([sys.executable, "-m", "navmcp", "get", "/"], env=env, capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "## Awaiting your vote" in page and "Which day for the weekly demo?" in page
+    assert "Run the Friday retro" in page and "2 of 3 joined, 1 more needed" in page
