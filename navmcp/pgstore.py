@@ -41,8 +41,9 @@ import psycopg
 from psycopg.rows import dict_row, no_result, tuple_row
 from psycopg_pool import ConnectionPool
 
+from navmcp import store as embedded
 from navmcp.errors import Busy, NavError
-from navmcp.store import Row, _WORD, row_maker
+from navmcp.store import Row, row_maker, search_words
 
 log = logging.getLogger("navmcp.pgstore")
 
@@ -68,18 +69,21 @@ def translate(sql: str) -> str:
 
 
 def ts_query(text: str) -> str | None:
-    """A user's words as a safe `to_tsquery` string: every word must match, the last as a prefix.
+    """A user's words as a safe `to_tsquery` string: every word must match, the last as a prefix (see
+    `navmcp.store.MIN_PREFIX`).
 
     Words are `\\w+` runs, quoted, so no user text reaches tsquery syntax (`&`, `|`, `!`, `:`).
     They go as typed: `to_tsquery` lowercases them as the columns' words were, with the server's
     rules. Python's `str.lower` has others ("İ" -> "i" + a combining dot, a final "Σ" -> "ς"),
     and a title typed as written missed its own note.
     """
-    words = _WORD.findall(text)[:16]
-    if not words:
+    found = search_words(text)
+    if found is None:
         return None
+    words, prefix = found
     quoted = ["'" + w + "'" for w in words]
-    quoted[-1] += ":*"
+    if prefix:
+        quoted[-1] += ":*"
     return " & ".join(quoted)
 
 
@@ -150,8 +154,8 @@ class PostgresTx:
             return [], 0
         # One call, as the owner (migration 20261124000018): under row-level security the GIN index
         # would not be used. It gives the page's hits in order, and their number.
-        found = self.conn.execute("SELECT * FROM navmcp.search_page(%s, %s, %s, %s)",
-                                  (studio_id, tsq, limit, offset)).fetchone()
+        found = self.conn.execute("SELECT * FROM navmcp.search_page(%s, %s, %s, %s, %s)",
+                                  (studio_id, tsq, limit, offset, embedded.SEARCH_WINDOW)).fetchone()
         hits = [{"item_id": i, "comment_id": c, "option_id": o}
                 for i, c, o in zip(found["item_ids"], found["comment_ids"], found["option_ids"])]
         return hits, found["total"]

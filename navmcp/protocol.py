@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from json.encoder import encode_basestring, encode_basestring_ascii
@@ -29,6 +31,9 @@ log = logging.getLogger("navmcp.protocol")
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
 MAX_BATCH = 100
+# Seconds of work one batch may take (NAVMCP_BATCH_SECONDS): the requests of a batch not begun by
+# then are answered `BatchBudgetSpent`, so one frame can't hold the server for MAX_BATCH costly calls.
+BATCH_SECONDS = float(os.environ.get("NAVMCP_BATCH_SECONDS") or 10)
 
 
 class JsonRpcError(Exception):
@@ -61,6 +66,10 @@ class InternalError(JsonRpcError):
     code, default = -32603, "Internal error"
 
 
+class BatchBudgetSpent(JsonRpcError):
+    code, default = -32000, "Server error: the batch's time budget was spent before this request"
+
+
 class ToolHost(Protocol):
     """What the protocol needs from the application: the static tool list and a way to call one."""
 
@@ -68,7 +77,7 @@ class ToolHost(Protocol):
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
     def tool_names(self) -> frozenset[str]: ...
     def on_initialize(self, client_info: dict[str, Any], protocol_version: str) -> None: ...
-    def group(self) -> AbstractContextManager[None]:
+    def group(self) -> AbstractContextManager[Any]:
         """A context in which the calls share one unit of work (see `Connection.group`)."""
 
 
@@ -243,10 +252,12 @@ class Connection:
             return encode(error_object(InternalError("Internal error (details are in the server log)"),
                                        id_ if _valid_id(id_) and not isinstance(id_, str) else None))
 
-    def group(self) -> AbstractContextManager[None]:
+    def group(self) -> AbstractContextManager[Any]:
         """For messages that arrived together (a client that pipelines): received inside this
-        context, their work may be one unit that is committed when it exits, so their replies must
-        be held until then; if it raises, send `rolled_back(reply)` for each instead."""
+        context, their writes may be one unit that is committed when it exits (or before a read
+        that follows them), so their replies must be held until then. The context's value, if
+        any, counts the commits that held (`commits`); if it raises, send `rolled_back(reply)`
+        instead of each reply made after the last of those."""
         return self.host.group()
 
     def receive(self, value: Any) -> Any:
@@ -265,7 +276,11 @@ class Connection:
             return error_object(InvalidRequest(f"Invalid Request: batch of {len(values)} exceeds {MAX_BATCH}"))
         if any(isinstance(v, dict) and v.get("method") == "initialize" for v in values):
             return error_object(InvalidRequest("Invalid Request: initialize must not be part of a batch"))
-        responses = [r for r in (self._one(v) for v in values) if r is not None]
+        deadline = time.monotonic() + BATCH_SECONDS
+        responses = [self._one(values[0])]  # the first runs whatever it costs, as it would alone
+        for value in values[1:]:
+            responses.append(self._one(value) if time.monotonic() < deadline else _not_begun(value))
+        responses = [r for r in responses if r is not None]
         return responses or None
 
     def _one(self, msg: Any) -> dict[str, Any] | None:
@@ -352,9 +367,11 @@ class Connection:
         return self.host.call_tool(name, arguments)
 
 
-def rolled_back(reply: bytes | None) -> bytes | None:
+def rolled_back(reply: bytes | None, results_stand: bool = False) -> bytes | None:
     """What to send instead of `reply` when the work behind it was rolled back (its group failed to
-    commit): each result becomes an internal error with the same id; errors stay as they were."""
+    commit): each result (unless `results_stand`: the request only read), and each internal error
+    (the failed commit itself may have caused it), becomes the internal error saying so, with the
+    same id; other errors stay as they were."""
     if reply is None:
         return None
     value = decode(reply)
@@ -362,9 +379,21 @@ def rolled_back(reply: bytes | None) -> bytes | None:
                           "was applied (details are in the server log); send it again")
 
     def one(response: Any) -> Any:
-        return error_object(error, response["id"]) if "result" in response else response
+        failed = response.get("error", {}).get("code") == InternalError.code
+        if failed or ("result" in response and not results_stand):
+            return error_object(error, response.get("id"))
+        return response
 
     return encode([one(r) for r in value] if isinstance(value, list) else one(value))
+
+
+def _not_begun(msg: Any) -> dict[str, Any] | None:
+    """The answer to a request of a batch whose time budget was spent before it (nothing of it ran)."""
+    if not (isinstance(msg, dict) and "method" in msg and _valid_id(msg.get("id"))):
+        return None
+    return error_object(BatchBudgetSpent(f"Server error: this batch's time budget ({BATCH_SECONDS:g} s) was spent "
+                                         "before this request began; nothing of it ran: send it again, alone or "
+                                         "in a smaller batch"), msg["id"])
 
 
 def _valid_id(id_: Any) -> bool:

@@ -42,17 +42,27 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
                     stdout.write(reply + b"\n")
                 stdout.flush()
                 continue
-            # A client that pipelines: the messages already read share one unit of work (one store
-            # transaction, committed once), and their replies go out after it has committed.
+            # A client that pipelines: the messages already read share one unit of work (their
+            # writes are committed together), and their replies go out after it has committed.
             replies: list[bytes | None] = []
+            epochs: list[int | None] = []  # each reply: the group's commits before its last write (None: it only read)
+            unit = None
             try:
-                with connection.group():
-                    replies.append(_answer(connection, line, max_line))
-                    while len(replies) < MAX_GROUP and lines.pending():
-                        replies.append(_answer(connection, lines.next(), max_line))
+                with connection.group() as unit:
+                    while True:
+                        writes = _writes(unit)
+                        replies.append(_answer(connection, line, max_line))
+                        epochs.append(unit.last_write if _writes(unit) > writes else None)
+                        if len(replies) >= MAX_GROUP or not lines.pending():
+                            break
+                        line = lines.next()
             except Exception:
                 log.exception("a group of %d messages could not be committed", len(replies))
-                replies = [rolled_back(reply) for reply in replies]
+                # Writes that a commit of the group applied stand; so do reads' results (a read never
+                # sees writes not yet committed); the rest is answered as not applied.
+                held = getattr(unit, "commits", 0)
+                replies = [reply if epoch is not None and epoch < held else rolled_back(reply, results_stand=epoch is None)
+                           for reply, epoch in zip(replies, epochs)]
             stdout.write(b"".join(reply + b"\n" for reply in replies if reply is not None))
             # Flush before waiting for input, not after every group: a client that pipelines gets
             # its replies in fewer, larger writes.
@@ -68,6 +78,11 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
         return 0
     except KeyboardInterrupt:
         return 0
+
+
+def _writes(unit) -> int:
+    """The writes a group has begun so far (a store without group commit counts none)."""
+    return getattr(unit, "writes", 0)
 
 
 def _widen_pipe(stream: BinaryIO) -> None:

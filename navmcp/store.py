@@ -92,18 +92,37 @@ def _packaged(package: str):
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Search is bounded, so that its cost does not grow with the studio: the last word matches as a
+# prefix only from MIN_PREFIX characters on (a one-letter prefix names most of the vocabulary, and
+# every posting of each of its words is read), and only the newest SEARCH_WINDOW matches of each
+# kind (items, comments, options) are ranked and counted. Both stores apply the same bounds.
+MIN_PREFIX = 2
+SEARCH_WINDOW = 1000
 
 
-def fts_query(text: str) -> str | None:
-    """A user's words as a safe FTS5 query: every word must match, the last one as a prefix.
-
-    User text never reaches FTS5 syntax (quotes, NEAR, column filters), so no query is an error.
-    """
+def search_words(text: str) -> tuple[list[str], bool] | None:
+    """A user's words to search for (at most 16) and whether the last is a prefix; None if none.
+    A last word shorter than MIN_PREFIX after others is left out (what is being typed: the others
+    find a superset of what it will find), and matches as a whole word alone."""
     words = _WORD.findall(text)[:16]
     if not words:
         return None
+    if len(words[-1]) >= MIN_PREFIX:
+        return words, True
+    return (words[:-1], True) if len(words) > 1 else (words, False)
+
+
+def fts_query(text: str) -> str | None:
+    """A user's words as a safe FTS5 query: every word must match, the last one as a prefix (see
+    MIN_PREFIX). User text never reaches FTS5 syntax (quotes, NEAR, column filters), so no query
+    is an error."""
+    found = search_words(text)
+    if found is None:
+        return None
+    words, prefix = found
     quoted = [f'"{w}"' for w in words]
-    quoted[-1] += "*"
+    if prefix:
+        quoted[-1] += "*"
     return " ".join(quoted)
 
 
@@ -186,39 +205,50 @@ class SqliteTx:
         match = fts_query(query)
         if match is None:
             return [], 0
-        # Items, comments and options ranked together by bm25 (lower is better); a comment or option
-        # hit names its item. Equal ranks in PostgreSQL's order (navmcp.search_page): an item before
-        # its comments and options, then by their ids, so no hit moves between pages from one
-        # request to the next.
-        # CROSS JOIN keeps the full-text index as the outer loop: left to itself the planner may walk
-        # every item of the studio and run the MATCH once per item (minutes at a million items).
+        # The newest SEARCH_WINDOW matches of each kind, then items, comments and options ranked
+        # together by bm25 (lower is better); a comment or option hit names its item. Equal ranks
+        # in PostgreSQL's order (navmcp.search_page): an item before its comments and options,
+        # then by their ids, so no hit moves between pages from one request to the next.
+        # CROSS JOIN keeps the full-text index as the outer loop, read newest first and stopped at
+        # the window: left to itself the planner may walk every item of the studio and run the
+        # MATCH once per item (minutes at a million items).
         sql = """
             WITH hits AS (
-                SELECT i.id AS item_id, NULL AS comment_id, NULL AS option_id, bm25(items_fts, 5.0, 1.0) AS rank
-                  FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
-                 WHERE items_fts MATCH ? AND i.studio_id = ?
+                SELECT * FROM (
+                    SELECT i.id AS item_id, NULL AS comment_id, NULL AS option_id, bm25(items_fts, 5.0, 1.0) AS rank
+                      FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
+                     WHERE items_fts MATCH ?1 AND i.studio_id = ?2 ORDER BY items_fts.rowid DESC LIMIT ?3)
                 UNION ALL
-                SELECT c.item_id, c.id, NULL, bm25(comments_fts) AS rank
-                  FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
-                 WHERE comments_fts MATCH ? AND c.studio_id = ?
+                SELECT * FROM (
+                    SELECT c.item_id, c.id, NULL, bm25(comments_fts) AS rank
+                      FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
+                     WHERE comments_fts MATCH ?1 AND c.studio_id = ?2 ORDER BY comments_fts.rowid DESC LIMIT ?3)
                 UNION ALL
-                SELECT o.decision_id, NULL, o.id, bm25(options_fts) AS rank
-                  FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
-                  CROSS JOIN items i ON i.id = o.decision_id
-                 WHERE options_fts MATCH ? AND i.studio_id = ?
+                SELECT * FROM (
+                    SELECT o.decision_id, NULL, o.id, bm25(options_fts) AS rank
+                      FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
+                      CROSS JOIN items i ON i.id = o.decision_id
+                     WHERE options_fts MATCH ?1 AND i.studio_id = ?2 ORDER BY options_fts.rowid DESC LIMIT ?3)
             )
-            SELECT * FROM hits ORDER BY rank, item_id, comment_id NULLS FIRST, option_id NULLS FIRST LIMIT ? OFFSET ?
+            SELECT item_id, comment_id, option_id, count(*) OVER () FROM hits
+             ORDER BY rank, item_id, comment_id NULLS FIRST, option_id NULLS FIRST LIMIT ?4 OFFSET ?5
         """
-        rows = self.all(sql, (match, studio_id, match, studio_id, match, studio_id, limit, offset))
-        total = self.scalar(
-            """SELECT (SELECT count(*) FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
-                        WHERE items_fts MATCH ? AND i.studio_id = ?)
-                    + (SELECT count(*) FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
-                        WHERE comments_fts MATCH ? AND c.studio_id = ?)
-                    + (SELECT count(*) FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
-                        CROSS JOIN items i ON i.id = o.decision_id WHERE options_fts MATCH ? AND i.studio_id = ?)""",
-            (match, studio_id, match, studio_id, match, studio_id),
-        )
+        found = self.tuples(sql, (match, studio_id, SEARCH_WINDOW, limit, offset))
+        if found:  # the total came with the page: the matches were read once
+            total = found[0][3]
+        elif offset:  # a page past the end: its number of matches says where the last page is
+            total = self.scalar(
+                """SELECT (SELECT count(*) FROM (SELECT 1 FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
+                            WHERE items_fts MATCH ?1 AND i.studio_id = ?2 LIMIT ?3))
+                        + (SELECT count(*) FROM (SELECT 1 FROM comments_fts CROSS JOIN comments c
+                            ON c.seq = comments_fts.rowid WHERE comments_fts MATCH ?1 AND c.studio_id = ?2 LIMIT ?3))
+                        + (SELECT count(*) FROM (SELECT 1 FROM options_fts CROSS JOIN options o
+                            ON o.rowid = options_fts.rowid CROSS JOIN items i ON i.id = o.decision_id
+                            WHERE options_fts MATCH ?1 AND i.studio_id = ?2 LIMIT ?3))""",
+                (match, studio_id, SEARCH_WINDOW))
+        else:
+            total = 0
+        rows = [{"item_id": i, "comment_id": c, "option_id": o} for i, c, o, _ in found]
         return rows, total
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
@@ -244,7 +274,7 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> Row:
 
 
 class SqliteStore:
-    """One SQLite file in WAL mode. One connection per store object (one per process/thread)."""
+    """One SQLite file in WAL mode, one connection per thread that uses the store object."""
 
     # How long a statement waits for another process's write lock in all. SQLite's busy handler
     # does most of the waiting; the retries cover the busy answers it gives without waiting (a WAL
@@ -256,21 +286,39 @@ class SqliteStore:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         ensure_home(self.path.parent)
-        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                    timeout=self.BUSY_SECONDS)
-        self.conn.row_factory = _dict_row  # for direct users of the connection (seeding, checks)
-        self.conn.execute("PRAGMA foreign_keys = ON")
-        self.conn.execute(f"PRAGMA busy_timeout = {int(self.BUSY_SECONDS * 1000)}")
-        self._retrying(lambda: self.conn.execute("PRAGMA journal_mode = WAL"), patience=self.MIGRATION_BUSY_SECONDS)
-        self.conn.execute("PRAGMA synchronous = NORMAL")
-        # One cursor runs every statement of this store's transactions, their BEGIN and their end:
-        # an execute resets the cursor's previous statement first, so the statement that ends a
-        # transaction also releases any read left mid-result (which would otherwise hold its
-        # snapshot, and stop WAL checkpoints, until the next call), and no cursor is made per call.
-        self.cursor = self.conn.cursor()
-        self.cursor.row_factory = None
-        self._group: _Group | None = None
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        # Each thread has its own connection (opened on its first call): the web app runs costly
+        # reads in worker threads, which WAL lets read beside the loop's connection and its writes.
+        self._local = _Local(self)
         self.migrate()
+
+    def _connect(self) -> tuple[sqlite3.Connection, sqlite3.Cursor]:
+        """A connection of this thread's, and the one cursor that runs its statements."""
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self.BUSY_SECONDS)
+        conn.row_factory = _dict_row  # for direct users of the connection (seeding, checks)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(f"PRAGMA busy_timeout = {int(self.BUSY_SECONDS * 1000)}")
+        self._retrying(lambda: conn.execute("PRAGMA journal_mode = WAL"), patience=self.MIGRATION_BUSY_SECONDS)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        # One cursor runs every statement of this connection's transactions, their BEGIN and their
+        # end: an execute resets the cursor's previous statement first, so the statement that ends
+        # a transaction also releases any read left mid-result (which would otherwise hold its
+        # snapshot, and stop WAL checkpoints, until the next call), and no cursor is made per call.
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        with self._connections_lock:
+            self._connections.append(conn)
+        return conn, cursor
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection."""
+        return self._local.conn
+
+    @property
+    def cursor(self) -> sqlite3.Cursor:
+        return self._local.cursor
 
     def _retrying(self, fn, *args, patience: float | None = None):
         started, attempt = time.monotonic(), 0
@@ -318,97 +366,119 @@ class SqliteStore:
             self._retrying(apply, patience=self.MIGRATION_BUSY_SECONDS)
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
-        group = self._group
-        if group is not None and group.thread == threading.get_ident():
-            return _GroupedRead(self, group)
-        return _Read(self)
+        local = self._local
+        return _Read(self, local) if local.group is None else _GroupedRead(self, local)
 
     def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
-        group = self._group
-        if group is not None and group.thread == threading.get_ident():
-            return _GroupedWrite(self, group)
-        return _Write(self)
+        local = self._local
+        return _Write(self, local) if local.group is None else _GroupedWrite(self, local)
 
-    def _rollback(self) -> None:
-        if self.conn.in_transaction:  # else SQLite has rolled it back itself (an I/O error, a full disk)
-            self.cursor.execute("ROLLBACK")
+    @staticmethod
+    def _rollback(local: "_Local") -> None:
+        if local.conn.in_transaction:  # else SQLite has rolled it back itself (an I/O error, a full disk)
+            local.cursor.execute("ROLLBACK")
 
-    def _commit(self) -> None:
+    def _commit(self, local: "_Local") -> None:
         try:
-            self._retrying(self.cursor.execute, "COMMIT")
+            self._retrying(local.cursor.execute, "COMMIT")
         finally:
-            self._rollback()  # a COMMIT that failed leaves its transaction open: nothing of it is kept
+            self._rollback(local)  # a COMMIT that failed leaves its transaction open: nothing of it is kept
 
     # --- group commit --------------------------------------------------------------------------
     # A transport holding several requests at once (a client that pipelines) runs them in one
-    # `group()`: their reads share one snapshot, and their writes one transaction, each write in a
-    # savepoint of its own (a refused action rolls back alone) and all committed together at the
-    # end: one COMMIT, one append of the pages they touched to the WAL, instead of one per request.
-    # The transport sends none of their replies before `group()` has returned, so an acknowledged
-    # write is a committed one, as without a group. Only the thread that opened the group joins it.
+    # `group()`: their writes share one transaction, each write in a savepoint of its own (a refused
+    # action rolls back alone) and all committed together: one COMMIT, one append of the pages they
+    # touched to the WAL, instead of one per request. A read that follows a write of the group
+    # commits the writes so far first, so the write lock is never held across reads (a pipelined
+    # run of searches would hold every other writer of the file waiting); consecutive reads share
+    # one snapshot. The transport sends none of their replies before `group()` has returned, so an
+    # acknowledged write is a committed one, as without a group; if a commit fails, the group's
+    # calls after it fail too and `group()` raises: the replies of the requests whose writes no
+    # commit applied (see `_Group`) are to be sent as not applied.
+    # A group is its thread's own.
 
     @contextlib.contextmanager
-    def group(self) -> Iterator[None]:
-        if self._group is not None:
-            yield  # already inside one: join it
+    def group(self) -> Iterator["_Group"]:
+        local = self._local
+        if local.group is not None:
+            yield local.group  # already inside one: join it
             return
-        group = self._group = _Group(threading.get_ident())
+        group = local.group = _Group()
         try:
-            yield
+            yield group
+            if group.failed:
+                raise sqlite3.OperationalError("a commit of this group of requests failed")
             if group.writing:
-                self._commit()
+                self._commit(local)
+                group.commits += 1
         finally:
-            self._group = None
-            self._rollback()  # a read snapshot, or a failure: nothing kept
+            local.group = None
+            self._rollback(local)  # a read snapshot, or a failure: nothing kept
 
-    def _check_group(self, group: "_Group") -> None:
+    @staticmethod
+    def _check_group(local: "_Local", group: "_Group") -> None:
         # SQLite rolls a whole transaction back on some errors (disk full, I/O): then the group's
         # earlier writes are gone, and nothing more may run as if they were there (the group's
         # COMMIT then fails, and the transport answers all of its requests as not applied).
-        if group.open and not self.conn.in_transaction:
+        if group.failed or (group.open and not local.conn.in_transaction):
             raise sqlite3.OperationalError("the transaction of this group of requests was rolled back")
 
     # A lone statement is its own transaction in SQLite (autocommit): as atomic as inside read() or
     # write(), without the BEGIN and COMMIT/ROLLBACK calls. fetchall() steps the query to its end,
     # which releases its snapshot at once.
     def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None:
-        if self._group is not None:
+        local = self._local
+        if local.group is not None:
             with self.read() as tx:
                 return tx.one(sql, params)
-        cursor = self._retrying(self.cursor.execute, sql, params)
+        cursor = self._retrying(local.cursor.execute, sql, params)
         rows = cursor.fetchall()
         return row_maker(_names(cursor))(rows[0]) if rows else None
 
     def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int:
-        if self._group is not None:
+        local = self._local
+        if local.group is not None:
             with self.write() as tx:
                 return tx.execute(sql, params)
-        return self._retrying(self.cursor.execute, sql, params).rowcount
+        return self._retrying(local.cursor.execute, sql, params).rowcount
 
     def integrity_check(self) -> str:
         return self.conn.execute("PRAGMA integrity_check").fetchone()["integrity_check"]
 
     def close(self) -> None:
-        self.conn.close()
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+
+
+class _Local(threading.local):
+    """A thread's connection to the store's file, its cursor, and its open group (if any). Made
+    in each thread on its first use (threading.local calls __init__ again there)."""
+
+    group: "_Group | None" = None
+
+    def __init__(self, store: SqliteStore):
+        self.conn, self.cursor = store._connect()
 
 
 class _Read:
     """`SqliteStore.read()`: a deferred transaction, one consistent snapshot for the whole page.
     (Classes rather than @contextmanager generators: these run on every call.)"""
 
-    __slots__ = ("store",)
+    __slots__ = ("store", "local")
     begin = "BEGIN"
 
-    def __init__(self, store: SqliteStore):
-        self.store = store
+    def __init__(self, store: SqliteStore, local: _Local):
+        self.store, self.local = store, local
 
     def __enter__(self) -> SqliteTx:
-        store = self.store
-        store._retrying(store.cursor.execute, self.begin)
-        return SqliteTx(store.conn, store.cursor)
+        local = self.local
+        self.store._retrying(local.cursor.execute, self.begin)
+        return SqliteTx(local.conn, local.cursor)
 
     def __exit__(self, *exc_info) -> None:
-        self.store._rollback()
+        self.store._rollback(self.local)
 
 
 class _Write(_Read):
@@ -419,68 +489,82 @@ class _Write(_Read):
 
     def __exit__(self, exc_type, exc, traceback) -> None:
         if exc_type is None:
-            self.store._commit()
+            self.store._commit(self.local)
         else:
-            self.store._rollback()
+            self.store._rollback(self.local)
 
 
-class _GroupedRead:
-    """`SqliteStore.read()` inside a group: the group's transaction (begun if need be)."""
+class _GroupedRead(_Read):
+    """`SqliteStore.read()` inside a group: the group's read snapshot (begun if need be). Writes of
+    the group so far are committed first: the write lock is not held across reads."""
 
-    __slots__ = ("store", "group")
-
-    def __init__(self, store: SqliteStore, group: "_Group"):
-        self.store, self.group = store, group
+    __slots__ = ()
 
     def __enter__(self) -> SqliteTx:
-        store, group = self.store, self.group
-        store._check_group(group)
+        store, local = self.store, self.local
+        group = local.group
+        store._check_group(local, group)
+        if group.writing:
+            group.open = group.writing = False
+            try:
+                store._commit(local)
+            except BaseException:
+                group.failed = True
+                raise
+            group.commits += 1
+            group.users.clear()  # read under the lock just released
         if not group.open:
-            store._retrying(store.cursor.execute, "BEGIN")
+            store._retrying(local.cursor.execute, "BEGIN")
             group.open = True
-        return SqliteTx(store.conn, store.cursor, group.users)
+        return SqliteTx(local.conn, local.cursor, group.users)
 
     def __exit__(self, *exc_info) -> None:
         pass
 
 
-class _GroupedWrite(_GroupedRead):
+class _GroupedWrite(_Read):
     """`SqliteStore.write()` inside a group: a savepoint in the group's write transaction (which a
     group that has only read so far begins now, ending its read snapshot)."""
 
     __slots__ = ()
 
     def __enter__(self) -> SqliteTx:
-        store, group = self.store, self.group
-        store._check_group(group)
+        store, local = self.store, self.local
+        group = local.group
+        store._check_group(local, group)
         if not group.writing:
             if group.open:  # reads only so far: end their snapshot, the write needs the lock
                 group.open = False
-                store.cursor.execute("ROLLBACK")
+                local.cursor.execute("ROLLBACK")
             group.users.clear()  # read in the snapshot just ended
-            store._retrying(store.cursor.execute, "BEGIN IMMEDIATE")
+            store._retrying(local.cursor.execute, "BEGIN IMMEDIATE")
             group.open = group.writing = True
-        store.cursor.execute("SAVEPOINT grouped")
-        return SqliteTx(store.conn, store.cursor, group.users)
+        local.cursor.execute("SAVEPOINT grouped")
+        group.writes += 1
+        group.last_write = group.commits
+        return SqliteTx(local.conn, local.cursor, group.users)
 
     def __exit__(self, exc_type, exc, traceback) -> None:
-        cursor = self.store.cursor
+        cursor = self.local.cursor
         if exc_type is None:
             cursor.execute("RELEASE grouped")
-        elif self.store.conn.in_transaction:  # else SQLite has rolled it all back already
+        elif self.local.conn.in_transaction:  # else SQLite has rolled it all back already
             cursor.execute("ROLLBACK TO grouped")
             cursor.execute("RELEASE grouped")
 
 
 class _Group:
-    """The open `SqliteStore.group()`: whose it is and what its transaction is so far."""
+    """An open `SqliteStore.group()`: what its transaction is so far."""
 
-    __slots__ = ("thread", "open", "writing", "users")
+    __slots__ = ("open", "writing", "users", "commits", "writes", "last_write", "failed")
 
-    def __init__(self, thread: int):
-        self.thread = thread
+    def __init__(self) -> None:
         self.open = False  # a transaction is open (BEGIN, or BEGIN IMMEDIATE once `writing`)
         self.writing = False
+        self.commits = 0  # the group's commits that held
+        self.writes = 0  # the group's writes begun
+        self.last_write = 0  # `commits` when the latest of them began: the commit that applies it is the next
+        self.failed = False  # a commit failed: nothing more runs in this group
         self.users: dict[str, Row] = {}  # see SqliteTx.users
 
 

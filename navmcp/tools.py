@@ -144,7 +144,7 @@ class Session:
         self.client = str(name)[:100] if name else "unknown"
         self.protocol_version = protocol_version
 
-    def group(self) -> AbstractContextManager[None]:
+    def group(self) -> AbstractContextManager[Any]:
         store = self.app.__dict__.get("store")  # not opened yet: the first tool call opens it
         return store.group() if store is not None else nullcontext()
 

@@ -3,9 +3,11 @@
 - pipelined writes through the real `bin/mcp-server` all land, each exactly once, and every reply
   is sent only after its write is committed (a second connection sees it when the reply arrives);
 - a refused action inside a group rolls back alone: the writes around it commit, it is audited;
-- when the group's COMMIT fails, no write of the group is applied and every request of the group
-  is answered with an error (none with the success it computed before the commit);
-- reads in a group see the group's earlier writes; a group never holds more than MAX_GROUP messages.
+- when the group's COMMIT fails, no write of the group is applied and every request that wrote (or
+  failed) is answered with an error (none with the success it computed before the commit);
+- reads in a group see the group's earlier writes; a group never holds more than MAX_GROUP messages;
+- a read after a write commits the group's writes first: no write lock is held across reads, and
+  when a later commit fails, what an earlier one applied keeps its replies.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import time
 
 import pytest
 
@@ -144,7 +147,8 @@ def test_a_group_whose_commit_fails_applies_nothing_and_answers_every_request_wi
              call(5, "execute_action", action="vote", url=STUDIO, params={})]
     replies = serve_all(app, b"".join(burst))
     assert [r["id"] for r in replies] == [1, 2, 3, 4, 5]
-    for reply in replies:
+    assert replies[3]["result"] == {}  # a ping wrote nothing: its answer stands
+    for reply in replies[:3] + replies[4:]:
         assert "result" not in reply and reply["error"]["code"] == -32603, reply
         assert "nothing of it was applied" in reply["error"]["message"]
     assert notes(app) == []
@@ -178,7 +182,8 @@ def test_reads_in_a_group_see_its_writes_and_groups_are_bounded(app, studio, mon
 
 def test_a_group_reads_the_acting_users_row_once_and_again_after_its_snapshot_ends(app, studio):
     """Calls of one group share a snapshot, so the user's row is read by the first of them only;
-    a write that ends a read-only snapshot starts a new one (the row is read again), and a write
+    a write that ends a read-only snapshot starts a new one (the row is read again), as does a read
+    that follows a write, and a write
     naming the users table in the group forgets what was read."""
     reads = []
     app.store.conn.set_trace_callback(lambda sql: reads.append(sql) if sql.startswith("SELECT * FROM users") else None)
@@ -190,8 +195,9 @@ def test_a_group_reads_the_acting_users_row_once_and_again_after_its_snapshot_en
     finally:
         app.store.conn.set_trace_callback(None)
     assert all(r["result"]["isError"] is False for r in replies), replies
-    # 3 navigations: one read; the write's new snapshot: one more; the navigation after it: none.
-    assert len(reads) == 2, reads
+    # 3 navigations: one read; the write's new snapshot: one more; the navigation after it one more
+    # (the write is committed before it, so that no lock is held across reads: a new snapshot).
+    assert len(reads) == 3, reads
     with app.store.group():
         with app.store.write() as tx:
             tx.users["someone"] = {"id": "someone"}
@@ -213,3 +219,49 @@ def test_a_user_deleted_before_a_group_is_refused_in_it(app, studio, owner):
         first = session.receive({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                  "params": {"name": "navigate", "arguments": {"url": "/"}}})
     assert first["result"]["isError"] and "does not exist" in first["result"]["content"][0]["text"]
+
+
+def test_a_group_commits_its_writes_before_a_read_so_no_write_lock_is_held_across_reads(app, studio):
+    """A client that pipelines a write and then reads (searches) must not keep every other writer
+    of the file waiting while the reads run: the group commits before its first read after a write.
+    Here the group's read is held open (a slow search) while another connection writes."""
+    other = sqlite3.connect(app.store.path, timeout=10, isolation_level=None)
+    waited: list[float] = []
+    try:
+        with app.store.group():
+            with app.store.write() as tx:
+                tx.execute("UPDATE studios SET name = 'Team A' WHERE handle = 'team'")
+            with app.store.read() as tx:
+                tx.all("SELECT * FROM studios")
+                started = time.monotonic()
+                other.execute("BEGIN IMMEDIATE")  # waits, unless the group's write was committed already
+                other.execute("UPDATE studios SET description = 'other' WHERE handle = 'team'")
+                other.execute("COMMIT")
+                waited.append(time.monotonic() - started)
+                assert tx.scalar("SELECT name FROM studios WHERE handle = 'team'") == "Team A"
+    finally:
+        other.close()
+    assert waited[0] < 1.0, waited
+    with app.store.read() as tx:
+        assert tx.one("SELECT name, description FROM studios WHERE handle = 'team'") == {
+            "name": "Team A", "description": "other"}
+
+
+def test_a_group_whose_later_commit_fails_keeps_the_replies_an_earlier_commit_applied(app, studio, caplog):
+    """Writes committed before a read of the group (see above) are acknowledged as they were; the
+    requests after the last commit that held are answered as not applied, and nothing of them is."""
+    app.store.conn.execute("CREATE TEMP TABLE parent (id TEXT PRIMARY KEY)")
+    app.store.conn.execute("CREATE TEMP TABLE child (parent_id TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+    app.store.conn.execute("CREATE TEMP TRIGGER poison AFTER INSERT ON main.items WHEN new.title = 'poison' "
+                           "BEGIN INSERT INTO child VALUES ('no such parent'); END")
+    burst = [call(1, "execute_action", action="create_note", url=STUDIO, params={"title": "first", "body": "b"}),
+             call(2, "navigate", url=STUDIO),  # commits "first"
+             call(3, "execute_action", action="create_note", url=STUDIO, params={"title": "poison", "body": "b"}),
+             call(4, "execute_action", action="create_note", url=STUDIO, params={"title": "third", "body": "b"})]
+    replies = serve_all(app, b"".join(burst))
+    assert [r["id"] for r in replies] == [1, 2, 3, 4]
+    assert replies[0]["result"]["isError"] is False and replies[1]["result"]["isError"] is False
+    for reply in replies[2:]:
+        assert "result" not in reply and "nothing of it was applied" in reply["error"]["message"], reply
+    assert notes(app) == ["first"]
+    assert "could not be committed" in caplog.text

@@ -263,7 +263,7 @@ def test_a_call_waiting_on_the_database_does_not_stall_the_process(world, pg_dat
 
 
 def test_sqlite_stays_on_the_event_loop(app, owner):
-    """The embedded store is one SQLite connection per process: it is never used from worker threads."""
+    """On the embedded store a request that is not costly is served on the event loop."""
     import asyncio
 
     from navmcp.web import create_app

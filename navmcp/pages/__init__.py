@@ -88,6 +88,8 @@ class PageSpec:
     view: Callable[[Request], dict[str, Any]]
     template: str
     query_keys: tuple[str, ...] = ("page",)  # query parameters that are part of the page's URL
+    # Its cost grows with the data it searches, not with one page of it: served apart (navmcp.web.app).
+    costly: bool = False
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -141,6 +143,21 @@ def _canonical_path(path: str) -> str:
     return path
 
 
+COSTLY_PAGE = 50  # a list page numbered past this skips over more than COSTLY_PAGE * PAGE_SIZE rows
+
+
+def costly(url: str) -> bool:
+    """Whether reading the page at `url` may cost more than one page of data: a costly page kind
+    (search), or a list read at a far page number (an OFFSET skips every row before it)."""
+    try:
+        spec, _, query, _ = _locate(url)
+    except NotFound:
+        return False
+    number = query.get("page") or query.get("part") or "0"
+    far = number.isascii() and number.isdigit() and (len(number) > 6 or int(number) > COSTLY_PAGE)
+    return spec.costly or far
+
+
 def route(path: str) -> tuple[PageSpec, dict[str, str]]:
     for regex, spec in _COMPILED:
         m = regex.match(path)
@@ -183,7 +200,7 @@ ROUTES: list[PageSpec] = [
     PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle, "cycle.md.j2",
              ("page", "after")),
     PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, studio.view_search, "search.md.j2",
-             ("q", "page")),
+             ("q", "page"), costly=True),
     PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, "tag.md.j2",
              ("page", "after")),
     PageSpec("audit", "/studios/{studio}/audit", studio.resolve_audit, studio.view_audit, "audit.md.j2",

@@ -6,8 +6,9 @@ import operator
 from typing import Any
 
 from navmcp.errors import NotFound
-from navmcp.pages import PAGE_SIZE, Request
 from navmcp.identity import now
+from navmcp.pages import PAGE_SIZE, Request
+from navmcp.store import MIN_PREFIX, SEARCH_WINDOW
 
 HOME = ("Home", "/")
 
@@ -117,5 +118,6 @@ def view_help(req: Request) -> dict[str, Any]:
         "breadcrumb": crumbs,
         "topic": topic,
         "topics": HELP_TOPICS,
+        "search_bounds": {"min_prefix": MIN_PREFIX, "window": SEARCH_WINDOW},
     }
 

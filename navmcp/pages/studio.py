@@ -7,6 +7,7 @@ from typing import Any
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NotFound
 from navmcp.identity import now
+from navmcp import store
 from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.home import HOME
 
@@ -186,11 +187,12 @@ def view_cycle(req: Request) -> dict[str, Any]:
 def view_search(req: Request) -> dict[str, Any]:
     q = req.query.get("q", "").strip()
     base = f"/studios/{req.studio['handle']}"
-    results, pager = [], None
+    results, pager, windowed = [], None, False
     if q:
         page = req.page_number()
         hits, total = req.tx.search(req.studio["id"], q, PAGE_SIZE, (page - 1) * PAGE_SIZE)
         pager = paginate(req, total)
+        windowed = total >= store.SEARCH_WINDOW  # a kind of match may have more than the window holds
         if hits:
             ids = list(dict.fromkeys(h["item_id"] for h in hits))
             marks = ", ".join("?" * len(ids))
@@ -209,7 +211,8 @@ def view_search(req: Request) -> dict[str, Any]:
             with_urls(req, results)
     return {"title": f"Search {req.studio['name']}" + (f": {q}" if q else ""),
             "breadcrumb": crumbs(req, ("Search", f"{base}/search")),
-            "q": q, "results": results, "pager": pager, "base": base}
+            "q": q, "results": results, "pager": pager, "base": base, "windowed": windowed,
+            "window": store.SEARCH_WINDOW}
 
 
 def view_tag(req: Request) -> dict[str, Any]:

@@ -12,12 +12,12 @@ and `/mcp` throughput matters. What this module owns:
 - one canonical error body per rendition (`error_response`);
 - the Host/Origin allow-list (DNS-rebinding protection) and the request-size limit.
 
-Workspace calls are synchronous. On the embedded store they run on the event loop: it is one SQLite
-connection per process (not shareable across threads), and its calls take well under a millisecond.
-On the hosted store every call is a network round trip, so each request is handled in a worker
-thread (as many as the store's connection pool has connections; `NAVMCP_WEB_THREADS` overrides,
-0 keeps them on the loop): the body is read on the loop first, so the handler never waits on the
-ASGI channel from a thread (see `WebApp._dispatch_offloaded`).
+Workspace calls are synchronous. On the embedded store they run on the event loop, where its calls
+take well under a millisecond. On the hosted store every call is a network round trip, so each
+request is handled in a worker thread (as many as the store's connection pool has connections;
+`NAVMCP_WEB_THREADS` overrides, 0 keeps them on the loop). Costly requests (batches, searches) are
+handled in threads of their own on both stores (`WebApp._route`). The body is read on the loop
+first, so a handler never waits on the ASGI channel from a thread.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from navmcp import sessions
 from navmcp.app import App
 from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import user_by_id
+from navmcp.pages import costly as costly_page
 from navmcp.pages import route, split_url
 from navmcp.protocol import ParseError, decode
 from navmcp.render import inline, plain
@@ -52,6 +53,7 @@ VERIFIED_TOKENS = 1024  # Bearer tokens remembered as verified (the cache is cle
 # Bytes. The biggest valid request: a 100,000-character body of 4-byte characters, form-encoded
 # (%F0%9F%99%82) or JSON-escaped (\ud83d\ude42), is 12 bytes a character: 1.2 MB with its title.
 MAX_BODY = 2 * 1024 * 1024
+COSTLY_THREADS = 2  # threads for costly requests (NAVMCP_WEB_COSTLY_THREADS; 0: none, they run as others do)
 BODY_TIMEOUT = float(os.environ.get("NAVMCP_WEB_BODY_TIMEOUT") or 30)  # seconds for a whole request body (408)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SECURITY_HEADERS = [  # on every response, already encoded for the ASGI message
@@ -64,6 +66,9 @@ HTML_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form
 RENDITIONS = {"html": "text/html; charset=utf-8", "markdown": "text/markdown; charset=utf-8",
               "json": "application/json"}
 _ACTION_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+
+_UNREAD = object()
 
 
 class BodyTooLarge(Exception):
@@ -129,6 +134,7 @@ class Request:
     client_ip: str = ""
     body_timeout: float = BODY_TIMEOUT
     deadlines: BodyDeadlines | None = None  # the app's; None: a timer for this request's body alone
+    _message: Any = _UNREAD
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -159,6 +165,17 @@ class Request:
                     break
             self._body = b"".join(chunks)
         return self._body
+
+    async def message(self) -> Any:
+        """The body decoded as JSON (strictly, as on stdio), decoded once: ParseError if it is not."""
+        if self._message is _UNREAD:
+            try:
+                self._message = decode(await self.body())
+            except ParseError as e:
+                self._message = e
+        if isinstance(self._message, ParseError):
+            raise self._message
+        return self._message
 
     async def form(self) -> dict[str, list[str]]:
         return parse_qs((await self.body()).decode("utf-8", "replace"), keep_blank_values=True)
@@ -258,7 +275,8 @@ class WebApp:
         self.max_body = max_body
         self.secure_cookies = secure_cookies
         self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: ThreadPoolExecutor | None = None  # the hosted store's worker threads
+        self._costly: ThreadPoolExecutor | None = None  # threads for costly requests (both stores)
         self._offload: bool | None = None  # decided on the first request (it opens the store)
         from navmcp.web.limits import WebLimits
 
@@ -292,12 +310,10 @@ class WebApp:
                       scope.get("scheme", "http"), receive, self.max_body,
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
         try:
-            if req.path != "/healthz" and self._offload is None:  # /healthz never opens the store
-                self._offload = self._start_workers()
-            if req.path != "/healthz" and self._offload:
-                response = await self._dispatch_offloaded(req)
+            if req.path == "/healthz":  # never opens the store, never waits behind other requests
+                response = await self.healthz(req)
             else:
-                response = await self.dispatch(req)
+                response = await self._route(req)
         except BodyTooLarge:
             response = self.refuse(req, 413, f"request body larger than {self.max_body} bytes")
         except BodyTimeout:
@@ -321,37 +337,69 @@ class WebApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                if self._executor is not None:
-                    self._executor.shutdown(wait=True)
+                for pool in (self._executor, self._costly):
+                    if pool is not None:
+                        pool.shutdown(wait=True)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    # --- worker threads for the hosted store ------------------------------------------------------
+    # --- worker threads ---------------------------------------------------------------------------
+    # Costly requests (a batch, a search: `_is_costly`) are handled in COSTLY_THREADS threads of
+    # their own on either store, each thread with its own connection (SQLite in WAL mode lets them
+    # read beside the loop's connection), so however many a client sends, the event loop (hence
+    # /healthz and every request on the embedded store) and the hosted store's other worker
+    # threads stay free for everyone else. Other requests: on the loop (embedded store: one call
+    # takes well under a millisecond), or in the worker threads (hosted store: a network round
+    # trip per call).
 
     def _start_workers(self) -> bool:
-        """Open the store (and what the handlers share) here on the loop, once; on a thread-safe
-        hosted store start the worker threads. True when requests are to be handled in them."""
+        """Open the store (and what the handlers share) here on the loop, once; start the threads
+        for costly requests and, on a thread-safe hosted store, the worker threads. True when
+        every request is to be handled in a thread."""
         store = self.app.store
         _ = self.app.secret, self.app.workspace, self.app.supabase  # cached: created once, not racing
+        costly = _threads("NAVMCP_WEB_COSTLY_THREADS", COSTLY_THREADS)
+        if costly > 0:
+            self._costly = ThreadPoolExecutor(max_workers=costly, thread_name_prefix="navmcp-costly")
         if not getattr(store, "hosted", False):
             return False
-        configured = os.environ.get("NAVMCP_WEB_THREADS", "").strip()
-        threads = int(configured) if configured.isdigit() else getattr(store.pool, "max_size", 4)
+        threads = _threads("NAVMCP_WEB_THREADS", getattr(store.pool, "max_size", 4))
         if threads <= 0:
             return False
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="navmcp-web")
         return True
 
-    async def _dispatch_offloaded(self, req: Request) -> Response:
-        """`dispatch` in a worker thread. The body is read here on the loop first; after that no
-        handler awaits anything that can suspend (body() and form() answer from the cached bytes),
-        so the coroutine runs to completion in the thread with a plain send(None)."""
-        refused = self.check_origin(req) or self.limits.before(req)  # as dispatch does, before the body is read
+    async def _route(self, req: Request) -> Response:
+        """`dispatch`, in the thread pool the request belongs to (or on the loop). The body is read
+        here on the loop first; after that no handler awaits anything that can suspend (body() and
+        form() answer from the cached bytes), so the coroutine runs to completion in the thread
+        with a plain send(None)."""
+        if self._offload is None:
+            self._offload = self._start_workers()
+        refused = self.check_origin(req) or self.limits.before(req)  # before the body is read
         if refused:
             return refused
+        pool = self._costly if self._costly is not None and await self._is_costly(req) else self._executor
+        if pool is None:
+            return await self._handle(req)
         await req.body()
-        return await asyncio.get_running_loop().run_in_executor(self._executor, _run_to_completion,
-                                                                self.dispatch(req))
+        return await asyncio.get_running_loop().run_in_executor(pool, _run_to_completion, self._handle(req))
+
+    async def _is_costly(self, req: Request) -> bool:
+        if req.path == "/mcp":
+            if req.method != "POST":
+                return False
+            try:
+                value = await req.message()
+            except ParseError:
+                return False
+            from navmcp.web import mcp_http
+
+            return mcp_http.costly(value)
+        if req.path in self.routes:
+            return False
+        path = self.rendition(req)[1]
+        return costly_page(path + ("?" + req.query_string if req.query_string else ""))
 
     async def dispatch(self, req: Request) -> Response:
         if req.path == "/healthz":
@@ -359,6 +407,10 @@ class WebApp:
         refused = self.check_origin(req) or self.limits.before(req)
         if refused:
             return refused
+        return await self._handle(req)
+
+    async def _handle(self, req: Request) -> Response:
+        """A request that passed the Host/Origin and bad-token checks."""
         handler = self.routes.get(req.path)
         response = await handler(req) if handler is not None else await self.page(req)
         self.limits.after(req, response)
@@ -695,8 +747,13 @@ def _posted_from_this_site(req: Request) -> bool:
     return bool(source and host) and urlsplit(source).netloc.lower() == host.lower()
 
 
+def _threads(variable: str, default: int) -> int:
+    configured = os.environ.get(variable, "").strip()
+    return int(configured) if configured.isascii() and configured.isdigit() else default
+
+
 def _run_to_completion(coroutine) -> Any:
-    """Run a coroutine that never suspends (see `WebApp._dispatch_offloaded`) and return its value."""
+    """Run a coroutine that never suspends (see `WebApp._route`) and return its value."""
     try:
         coroutine.send(None)
     except StopIteration as done:

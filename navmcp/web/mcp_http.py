@@ -22,10 +22,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from navmcp import __version__, sessions
+from navmcp import __version__, pages, sessions
 from navmcp.app import INSTRUCTIONS
 from navmcp.errors import AuthError
-from navmcp.protocol import (SUPPORTED_VERSIONS, Connection, InternalError, ParseError, decode, encode,
+from navmcp.protocol import (SUPPORTED_VERSIONS, Connection, InternalError, ParseError, encode,
                              error_object)
 from navmcp.tools import Session
 from navmcp.web.app import Response
@@ -62,6 +62,19 @@ def _header_text(message: str, limit: int = 200) -> str:
     quote a token's unverified header, and a header value that is not Latin-1 can't be sent at all."""
     text = message.replace('"', "'")[:limit]
     return "".join(c if " " <= c <= "~" and c != "\\" else "?" for c in text)
+
+
+def costly(value: Any) -> bool:
+    """Whether a decoded POST may cost more than one page read: a batch (up to MAX_BATCH calls), or
+    a call whose URL is a costly page (`navmcp.pages.costly`: a search)."""
+    if isinstance(value, list):
+        return len(value) > 1 or any(costly(v) for v in value)
+    if not isinstance(value, dict):
+        return False
+    params = value.get("params")
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    url = arguments.get("url") if isinstance(arguments, dict) else None
+    return isinstance(url, str) and pages.costly(url)
 
 
 def _holds_request(value: Any) -> bool:
@@ -110,7 +123,7 @@ async def handle(web: "WebApp", req: "Request") -> Response:
             and content_type.split(";")[0].strip().lower() != "application/json":
         return fault(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
     try:  # strict, as on stdio: no NaN/Infinity, no lone surrogates (they broke session writes)
-        value = decode(await req.body())
+        value = await req.message()
     except ParseError as e:
         return _json(400, error_object(e))
 
