@@ -33,11 +33,11 @@ test: $(STAMP)
 test-all: $(STAMP)
 	NAVMCP_REQUIRE_POSTGRES=1 NAVMCP_REQUIRE_CHROMIUM=1 $(VENV)/bin/python -m pytest
 
-# navmcp vs the MCP SDK server, side by side (see BENCHMARKS.md). BENCH_ARGS="--sizes 1000 --rounds 1" for a quick look.
+# navmcp vs the MCP SDK server, side by side (see docs/benchmarks.md). BENCH_ARGS="--sizes 1000 --rounds 1" for a quick look.
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench $(BENCH_ARGS)
 
 # The long adversarial run (thousands of fuzz cases, crowds, kill -9 rounds); figures go to
-# artifacts/adversarial-longrun.json and RELIABILITY.md. `make test` runs the same suite small.
+# artifacts/adversarial-longrun.json and RELIABILITY.md (docs/reliability.md). `make test` runs the same suite small.
 adversarial: $(STAMP)
 	$(VENV)/bin/python -m tests.adversarial.longrun

@@ -1,1 +1,1 @@
-"""navmcp benchmarks: `python -m bench` (see BENCHMARKS.md)."""
+"""navmcp benchmarks: `python -m bench` (see docs/benchmarks.md)."""

@@ -16,7 +16,7 @@ client sending its headers one byte at a time (slowloris) stays connected. Here:
 
 HTTP is parsed by httptools (uvicorn's C parser) when it is installed — a dependency of navmcp, as
 it is of `uvicorn[standard]`, with uvloop, which uvicorn picks up by itself: together a third fewer
-instructions per `/mcp` request than h11 on asyncio (BENCHMARKS.md) — else by h11;
+instructions per `/mcp` request than h11 on asyncio (CHANGELOG.md) — else by h11;
 NAVMCP_WEB_HTTP=h11 or =httptools chooses (the tests run the slow-client checks on both).
 """
 
