@@ -128,8 +128,11 @@ class Feed:
         with self._lock:
             self._watchers.add(watcher)
             if self._thread is None:
+                # Where the watch begins is read here, before `add` returns: a change committed
+                # after it is one the thread will see, however late the thread starts.
+                last = self.source.last()
                 self._stop.clear()
-                self._thread = threading.Thread(target=self._run, name="navmcp-feed", daemon=True)
+                self._thread = threading.Thread(target=self._run, args=(last,), name="navmcp-feed", daemon=True)
                 self._thread.start()
 
     def remove(self, watcher: Watcher) -> None:
@@ -143,9 +146,8 @@ class Feed:
             thread.join(timeout=5)
         self.source.close()
 
-    def _run(self) -> None:
+    def _run(self, last: int) -> None:
         try:
-            last = self.source.last()
             while not self._stop.is_set():
                 with self._lock:
                     if not self._watchers:  # nobody watches: the thread ends, and so does all polling

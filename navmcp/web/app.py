@@ -38,13 +38,14 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 from navmcp import actions as action_table
 from navmcp import sessions
 from navmcp.app import App
+from navmcp.changes import interest
 from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import user_by_id
 from navmcp.pages import costly as costly_page
 from navmcp.pages import route, split_url
 from navmcp.protocol import ParseError, decode
 from navmcp.render import inline, plain
-from navmcp.web import auth, html
+from navmcp.web import auth, html, live
 from navmcp.workspace import Page, action_info
 
 log = logging.getLogger("navmcp.web")
@@ -281,6 +282,7 @@ class WebApp:
         from navmcp.web.limits import WebLimits
 
         self.limits = WebLimits(self)  # rate limits per token and per IP for refused tokens
+        self.streams = live.Streams()  # open live-page streams
         from navmcp.web import mcp_http
 
         # Exact paths; every other path is a page of the workspace (the page table routes it).
@@ -309,6 +311,8 @@ class WebApp:
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
                       scope.get("scheme", "http"), receive, self.max_body,
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
+        if live.wants_events(req.method, req.header("accept")):
+            return await self.events(req, receive, send)
         try:
             if req.path == "/healthz":  # never opens the store, never waits behind other requests
                 response = await self.healthz(req)
@@ -330,6 +334,31 @@ class WebApp:
             headers = response.header_list()
         await send({"type": "http.response.start", "status": response.status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
+
+    async def events(self, req: Request, receive, send) -> None:
+        """A page's URL asked for as a stream of its changes (`live.py`): checked as the page is."""
+        url = req.path + ("?" + req.query_string if req.query_string else "")
+        response = self.check_origin(req)
+        try:
+            caller = None if response else self.caller(req)
+            if caller is None and response is None:
+                response = text(401, "sign in first")
+            elif caller is not None:
+                self.app.workspace.page(caller.user, url, caller.client)  # a page you may not see does not exist
+                with self.app.store.read(user_id=caller.user["id"]) as tx:
+                    wanted = interest(tx, caller.user["id"], url)
+                if wanted is None:
+                    response = text(204, "")  # a page no change alters (help): nothing to stream
+                else:
+                    refused = await live.stream(self.app, self.streams, caller.user["id"], url, wanted,
+                                                receive, send, SECURITY_HEADERS)
+                    if refused is None:
+                        return
+                    response = text(429, refused, headers=[("retry-after", "60")])
+        except NavError as e:
+            response = text(e.status, e.message)
+        await send({"type": "http.response.start", "status": response.status, "headers": response.header_list()})
+        await send({"type": "http.response.body", "body": response.body})
 
     async def _lifespan(self, receive, send) -> None:
         while True:

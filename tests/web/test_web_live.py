@@ -1,0 +1,108 @@
+"""Live pages for people over a real `navmcp web` process: a page's URL asked for as
+`text/event-stream` says `changed` when another process changes its facts, says nothing for other
+pages' changes, and ends with `gone` when the watcher loses the page."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+
+import httpx
+import pytest
+
+from navmcp.app import App
+from navmcp.config import Config
+from navmcp.identity import create_user, mint_token
+from navmcp.web import live
+
+EVENTS = {"Accept": "text/event-stream"}
+
+
+def listen(base: str, token: str, url: str) -> tuple[queue.Queue, threading.Event]:
+    """Read the event stream of `url` on a thread: (events as (name, data) in a queue, opened)."""
+    events: queue.Queue = queue.Queue()
+    opened = threading.Event()
+
+    def run() -> None:
+        try:
+            with httpx.stream("GET", base + url, headers={**EVENTS, "Authorization": f"Bearer {token}"},
+                              timeout=httpx.Timeout(5, read=60)) as reply:
+                events.put(("status", reply.status_code))
+                name = None
+                for line in reply.iter_lines():
+                    if line.startswith(": watching"):
+                        opened.set()
+                    elif line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: ") and name:
+                        events.put((name, json.loads(line[6:])))
+                        name = None
+        except httpx.HTTPError as e:  # the server stopped at the end of the test
+            events.put(("closed", str(e)))
+
+    threading.Thread(target=run, daemon=True).start()
+    return events, opened
+
+
+@pytest.fixture
+def world(server):
+    """The server's workspace seen from this process (another App on the same file): alice owns
+    studio `team` with a decision; bob is a member."""
+    app = App(Config(home=server.home, database_url=None, token=None))
+    with app.store.write() as tx:
+        alice, bob = create_user(tx, "alice"), create_user(tx, "bob")
+    ws = app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    ws.execute(alice, "/", "create_studio", {"handle": "other", "name": "Other"})
+    decision = ws.execute(alice, "/studios/team", "create_decision",
+                          {"question": "Lunch?", "options": ["Pizza", "Soup"]}).url
+    yield app, ws, alice, bob, decision
+    app.store.close()
+
+
+def test_a_vote_elsewhere_reaches_the_open_page(server, world):
+    app, ws, alice, bob, decision = world
+    events, opened = listen(server.base, mint_token(app.secret, bob["id"]), decision)
+    other, other_opened = listen(server.base, mint_token(app.secret, alice["id"]), "/studios/other")
+    assert events.get(timeout=10) == ("status", 200) and other.get(timeout=10) == ("status", 200)
+    assert opened.wait(10) and other_opened.wait(10)
+    started = time.monotonic()
+    ws.execute(alice, decision, "vote", {"votes": [{"option": "Soup", "accept": True}]})
+    assert events.get(timeout=5) == ("changed", decision)
+    assert time.monotonic() - started < 2
+    with pytest.raises(queue.Empty):
+        other.get(timeout=0.5)
+
+
+def test_a_removed_member_is_told_the_page_is_gone(server, world):
+    app, ws, alice, bob, decision = world
+    events, opened = listen(server.base, mint_token(app.secret, bob["id"]), decision)
+    assert events.get(timeout=10) == ("status", 200) and opened.wait(10)
+    ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
+    name, reason = events.get(timeout=5)
+    assert name == "gone" and "no longer a member" in reason
+
+
+def test_a_page_you_may_not_see_streams_nothing(server, world):
+    app, ws, alice, bob, decision = world
+    with app.store.write() as tx:
+        carol = create_user(tx, "carol")
+    token = mint_token(app.secret, carol["id"])
+    reply = httpx.get(server.base + decision, headers={**EVENTS, "Authorization": f"Bearer {token}"}, timeout=5)
+    assert reply.status_code == 404
+    assert httpx.get(server.base + decision, headers=EVENTS, timeout=5).status_code == 401
+    reply = httpx.get(server.base + decision, headers={**EVENTS, "Authorization": "Bearer nope"}, timeout=5)
+    assert reply.status_code == 401
+
+
+def test_open_streams_are_bounded_per_user(monkeypatch):
+    streams = live.Streams()
+    monkeypatch.setattr(live, "MAX_PER_USER", 2)
+    assert streams.admit("u") is None and streams.admit("u") is None
+    assert "limit" in streams.admit("u")
+    assert streams.admit("v") is None
+    streams.release("u")
+    assert streams.admit("u") is None
