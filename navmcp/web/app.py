@@ -311,7 +311,7 @@ class WebApp:
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
                       scope.get("scheme", "http"), receive, self.max_body,
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
-        if live.wants_events(req.method, req.header("accept")):
+        if req.path not in self.routes and live.wants_events(req.method, req.header("accept")):
             return await self.events(req, receive, send)
         try:
             if req.path == "/healthz":  # never opens the store, never waits behind other requests
