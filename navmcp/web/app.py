@@ -338,7 +338,7 @@ class WebApp:
     async def events(self, req: Request, receive, send) -> None:
         """A page's URL asked for as a stream of its changes (`live.py`): checked as the page is."""
         url = req.path + ("?" + req.query_string if req.query_string else "")
-        response = self.check_origin(req)
+        response = self.check_origin(req) or self.limits.before(req)  # refused tokens count here too
         try:
             caller = None if response else self.caller(req)
             if caller is None and response is None:
@@ -357,6 +357,7 @@ class WebApp:
                     response = text(429, refused, headers=[("retry-after", "60")])
         except NavError as e:
             response = text(e.status, e.message)
+        self.limits.after(req, response)
         await send({"type": "http.response.start", "status": response.status, "headers": response.header_list()})
         await send({"type": "http.response.body", "body": response.body})
 
