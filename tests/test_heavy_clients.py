@@ -201,3 +201,15 @@ def test_search_ranks_and_counts_a_bounded_window_of_matches(any_app, new_user, 
     page = ws.page(alice, "/studios/team/search?q=launch")
     assert "12 matches" in page.markdown and "or more" not in page.markdown
     assert store.fts_query("l") == '"l"' and store.fts_query("launch p") == '"launch"*'
+
+
+def test_telling_a_costly_request_never_recurses_into_nested_lists():
+    """A frame of 100,000 nested one-element lists (the fuzzer's) was a RecursionError, and a 500."""
+    from navmcp.web.mcp_http import costly
+
+    nested: list = []
+    for _ in range(100_000):
+        nested = [nested]
+    assert costly(nested) is False
+    assert costly([{"params": {"arguments": {"url": "/studios/x/search?q=plan"}}}]) is True
+    assert costly({"params": {"arguments": {"url": "/studios/x"}}}) is False

@@ -66,9 +66,14 @@ def _header_text(message: str, limit: int = 200) -> str:
 
 def costly(value: Any) -> bool:
     """Whether a decoded POST may cost more than one page read: a batch (up to MAX_BATCH calls), or
-    a call whose URL is a costly page (`navmcp.pages.costly`: a search)."""
+    a call whose URL is a costly page (`navmcp.pages.costly`: a search). Batch elements are looked
+    at one level deep only: anything nested deeper is an invalid request, answered at no cost."""
     if isinstance(value, list):
-        return len(value) > 1 or any(costly(v) for v in value)
+        return len(value) > 1 or any(_costly_call(v) for v in value)
+    return _costly_call(value)
+
+
+def _costly_call(value: Any) -> bool:
     if not isinstance(value, dict):
         return False
     params = value.get("params")
