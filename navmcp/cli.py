@@ -368,6 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Every file a navmcp process makes (the database, its WAL, the secret) is its owner's alone.
+    os.umask(0o077)
     _setup_logging()
     args = build_parser().parse_args(argv)
     try:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,17 +14,45 @@ def default_home() -> Path:
     return Path(base) / "navmcp"
 
 
+# What navmcp keeps in its home: the SQLite file with its WAL and shared-memory files, and the
+# signing secret. Only these are made private on open: NAVMCP_HOME may name a folder that also
+# holds files of the user's own.
+HOME_FILES = ("navmcp.db", "navmcp.db-wal", "navmcp.db-shm", "navmcp.db-journal", "secret")
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
+log = logging.getLogger("navmcp.config")
+
+
 def ensure_home(home: Path) -> Path:
-    """The data directory, made if missing; a clear refusal when it can't be (a file in its place, no
-    right to create it), in the CLI and as a tool error over MCP, instead of an internal error."""
+    """The data directory, made if missing, readable by its owner only; a clear refusal when it
+    can't be made (a file in its place, no right to create it), in the CLI and as a tool error over
+    MCP, instead of an internal error. A home made by an older navmcp or under a loose umask has its
+    modes tightened here (one line on stderr): every studio is in these files."""
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        home.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
     except OSError as e:
         from navmcp.errors import NavError
 
         raise NavError(f"server misconfigured: cannot use {str(home)!r} as the data directory (NAVMCP_HOME):"
                        f" {e.strerror or e}") from None
+    _make_private(home)
     return home
+
+
+def _make_private(home: Path) -> None:
+    fixed = []
+    for path in (home, *(home / name for name in HOME_FILES)):
+        try:
+            st = path.stat()
+            if st.st_mode & 0o077 and st.st_uid == os.geteuid():  # someone else's folder is theirs to set
+                os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077)
+                fixed.append(path.name if path != home else str(home))
+        except FileNotFoundError:
+            pass
+        except OSError as e:  # a read-only file system, say: the files stay as they are, and we say so
+            log.warning("could not make %s readable by its owner only: %s", path, e.strerror or e)
+    if fixed:
+        log.warning("made the navmcp home readable by its owner only (it was open to other accounts): %s",
+                    ", ".join(fixed))
 
 
 @dataclass(frozen=True)

@@ -74,11 +74,11 @@ def load_secret(home: Path) -> bytes:
     leave an empty or partial secret behind; a short one found anyway is refused, not used.
     """
     path = home / "secret"
+    ensure_home(home)  # made, or made private if it was not
     try:
         return _checked_secret(path, path.read_bytes().strip())
-    except (FileNotFoundError, NotADirectoryError):  # not yet made; or a file where home should be
+    except FileNotFoundError:  # not yet made
         pass
-    ensure_home(home)
     value = secrets.token_hex(32).encode()
     tmp = home / f".secret-{os.getpid()}-{secrets.token_hex(4)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

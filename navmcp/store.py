@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from navmcp.config import ensure_home
+from navmcp.config import PRIVATE_FILE, ensure_home
 from navmcp.errors import Busy
 
 log = logging.getLogger("navmcp.store")
@@ -286,6 +286,9 @@ class SqliteStore:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         ensure_home(self.path.parent)
+        # Made private before SQLite opens it: SQLite gives the -wal and -shm files the mode of the
+        # database file, and would create all three as the umask allows (0644, for every account).
+        os.close(os.open(self.path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE))
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         # Each thread has its own connection (opened on its first call): the web app runs costly
