@@ -20,18 +20,18 @@ def server_command() -> list[str]:
     shim = ROOT / "bin" / "mcp-server"
     if shim.exists():
         return [str(shim)]
-    return [sys.executable, "-m", "navmcp", "serve"]
+    return [sys.executable, "-P", "-m", "navmcp", "serve"]  # -P: nothing imported from the working directory
 
 
 class StdioClient:
     """A minimal MCP client over a subprocess's stdin/stdout (raw JSON-RPC lines)."""
 
     def __init__(self, env: dict[str, str | None] | None = None, command: list[str] | None = None,
-                 client_name: str = "navmcp-walkthrough"):
+                 client_name: str = "navmcp-walkthrough", **popen: Any):
         # A None value removes a variable from the inherited environment.
         full_env = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
         self.proc = subprocess.Popen(command or server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=full_env)
+                                     stderr=subprocess.PIPE, env=full_env, **popen)
         self._ids = itertools.count(1)
         self.client_name = client_name
 

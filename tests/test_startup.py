@@ -58,3 +58,46 @@ print(json.dumps({"built": sorted(m.__name__ for m in models if m.__pydantic_com
     seen = json.loads(done.stdout)
     assert seen["listed"] and set(seen["built"]) <= set(seen["listed"])
     assert len(seen["built"]) < seen["models"]
+
+
+PLANTED = "import pathlib\npathlib.Path({marker!r}).write_text('ran: ' + __name__)\n"
+
+
+def _planted_project(tmp_path):
+    """A project folder as an MCP client starts the server in: modules there that would shadow the
+    ones the server imports, each leaving a marker if it ever runs."""
+    project = tmp_path / "project"
+    project.mkdir()
+    marker = tmp_path / "marker"
+    for name in ("logging", "jwt", "json", "sqlite3", "navmcp_cwd_probe"):
+        (project / f"{name}.py").write_text(PLANTED.format(marker=str(marker)))
+    return project, marker
+
+
+def test_the_stdio_server_runs_nothing_from_the_directory_it_is_started_in(tmp_path, home):
+    """Issue 24, item 2: MCP clients start bin/mcp-server inside the user's project; `python -m` put
+    that directory first on sys.path, so a planted logging.py or jwt.py ran inside the server."""
+    from navmcp.identity import ensure_owner, mint_token
+    from navmcp.app import App
+    from navmcp.config import Config
+    from navmcp.walkthrough import StdioClient, text_of
+
+    app = App(Config(home=home, database_url=None, token=None))
+    token = mint_token(app.secret, ensure_owner(app.store)["id"])  # a token: the server imports jwt for it
+    app.store.close()
+    project, marker = _planted_project(tmp_path)
+    # An empty entry and a relative one in PYTHONPATH name the working directory too.
+    env = {**_embedded(home), "NAVMCP_TOKEN": token, "PYTHONPATH": ":."}
+    with StdioClient(env=env, cwd=project) as client:
+        assert client.initialize()["result"]["serverInfo"]["name"] == "navmcp"
+        page = client.navigate("/whoami")
+        assert not page["isError"] and "/whoami" in text_of(page)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_the_console_script_runs_nothing_from_the_directory_it_is_started_in(tmp_path, home):
+    project, marker = _planted_project(tmp_path)
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "navmcp"), "get", "/whoami"], cwd=project,
+                          env=_embedded(home), capture_output=True, timeout=60)
+    assert done.returncode == 0 and b"/whoami" in done.stdout, done.stderr.decode()[-2000:]
+    assert not marker.exists(), marker.read_text()
