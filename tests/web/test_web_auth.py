@@ -85,6 +85,22 @@ def test_form_without_csrf_token_is_refused(browser, seeded, api):
     assert "sneaky" not in api.get(seeded["note"] + ".md").text
 
 
+def test_a_non_ascii_csrf_token_is_refused_like_any_wrong_one(browser, seeded, api):
+    """Issue 24, item 10: `hmac.compare_digest` raises on a str that isn't ASCII: that was a 500."""
+    before = api.get(seeded["note"] + ".md").text
+    for token in ("é" * 64, "\u2603", "0" * 63 + "\u00b2"):
+        form = browser.post(seeded["note"] + "/actions/add_comment", data={"body": "sneaky", "csrf_token": token})
+        assert form.status_code == 403 and "CSRF" in form.text
+        logout = browser.post("/logout", data={"csrf_token": token})
+        assert logout.status_code == 403
+    # a header is read as Latin-1: any byte above 0x7f is a non-ASCII character there
+    header = browser.post(seeded["note"] + "/actions/add_comment", json={"body": "sneaky"},
+                          headers={"X-CSRF-Token": b"\xe9" * 64})
+    assert header.status_code == 403 and header.json()["status"] == 403
+    assert api.get(seeded["note"] + ".md").text == before
+    assert browser.get("/").status_code == 200  # still signed in
+
+
 def test_foreign_origin_and_host_are_refused(browser, seeded, api):
     page = browser.get(seeded["note"]).text
     reply = browser.post(seeded["note"] + "/actions/add_comment", data={"csrf_token": csrf_of(page), "body": "x"},
