@@ -72,7 +72,8 @@ class Config:
         return cls(
             home=home,
             database_url=env.get("NAVMCP_DATABASE_URL") or None,
-            token=env.get("NAVMCP_TOKEN") or None,
+            # Set but empty is a token, a bad one: only an unset NAVMCP_TOKEN means the local owner.
+            token=env.get("NAVMCP_TOKEN"),
             supabase_jwt_secret=env.get("SUPABASE_JWT_SECRET") or None,
             supabase_url=env.get("SUPABASE_URL") or None,
             rate_limit=env.get("NAVMCP_RATE_LIMIT") or None,

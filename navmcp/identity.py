@@ -277,6 +277,9 @@ def resolve_user(store: Store, secret: bytes, token: str | None, supabase: Any =
 
 def token_principal(store: Store, secret: bytes, token: str, supabase: Any = None) -> Principal:
     """`resolve_user` for a token, short of reading the user's row (see `Principal`)."""
+    if not token.strip():
+        raise AuthError("the token is empty (NAVMCP_TOKEN set to nothing?): set it to a token from "
+                        "`navmcp token HANDLE`, or unset it to act as the local owner")
     if supabase is not None and supabase.claims_token(token):
         return Principal(supabase.resolve(store, token)["id"])  # created on first sight
     if supabase is None and _claims_audience(token) == "authenticated":

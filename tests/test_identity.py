@@ -156,7 +156,7 @@ def test_a_good_token_acts_as_its_user(app, bob):
     ("future", "not yet valid"),
     ("alg_none", "not accepted"),
     ("unknown_user", "does not exist"),
-    ("empty", "token is not valid"),
+    ("empty", "token is empty"),
 ])
 def test_bad_tokens_are_refused_with_a_reason(app, bob, case, reason):
     user, _ = bob
@@ -241,3 +241,35 @@ def test_bad_handles_are_refused(app, owner, handle):
     with pytest.raises(NavError, match="invalid handle"):
         with app.store.write() as tx:
             create_user(tx, handle)
+
+
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_an_empty_navmcp_token_is_refused_not_the_local_owner(tmp_path, empty):
+    """Issue 24, item 14: `NAVMCP_TOKEN=` (set, to nothing) acted as the local owner, silently."""
+    home = tmp_path / "home"
+    out = cli(home, "get", "/whoami", env={"NAVMCP_TOKEN": empty})
+    assert out.returncode == 1 and out.stdout == b"" and b"token is empty" in out.stderr
+    with StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": empty, "NAVMCP_DATABASE_URL": None}) as agent:
+        agent.initialize()
+        page = agent.navigate("/whoami")
+        assert page["isError"] is True and "token is empty" in text_of(page)
+        made = agent.act("create_studio", url="/", handle="mine", name="Mine")
+        assert made["isError"] is True and "token is empty" in text_of(made)
+    assert cli(home, "get", "/whoami").returncode == 0  # unset: the local owner, as before
+
+
+def test_an_empty_token_is_refused_on_both_stores(any_app):
+    from navmcp.tools import Session
+
+    config = Config.from_env({"NAVMCP_HOME": str(any_app.config.home), "NAVMCP_TOKEN": "",
+                              **({"NAVMCP_DATABASE_URL": any_app.config.database_url} if not any_app.embedded else {})})
+    assert config.token == ""
+    app = App(config)
+    try:
+        result = Session(app, config.token).call_tool("navigate", {"url": "/whoami"})
+        assert result["isError"] is True and "token is empty" in text_of(result)
+        with pytest.raises(AuthError, match="token is empty"):
+            app.authenticate(config.token)
+    finally:
+        if "store" in app.__dict__:
+            app.store.close()
