@@ -144,24 +144,35 @@ def _encode_spliced(value: dict[str, Any], result: dict[str, Any]) -> bytes:
 
 
 _RARE_CONTROLS = bytes(range(0x20)).replace(b"\n", b"")  # what JSON escapes besides newlines, quotes, backslashes
+# Line boundaries that JSON leaves raw but some clients split lines on (Python's str.splitlines,
+# JavaScript's line terminators), in UTF-8: escaped too, so a frame stays one line for them. The
+# others (VT, FF, FS, GS, RS) are control characters, escaped already.
+_LINE_SEPARATORS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 
 
 def json_text(text: str) -> bytes:
-    """`text` as a JSON string in UTF-8, as `json.dumps(text, ensure_ascii=False)` writes it (a
-    lone surrogate is \\u-escaped). A page (newlines, quotes, backslashes, no other control
-    character) is escaped by bytes methods that scan in C at memory speed, where the encoder's
-    per-character loop took ~15 µs for a 4 KiB page; any other text is left to the encoder."""
+    """`text` as a JSON string in UTF-8, as `json.dumps(text, ensure_ascii=False)` writes it, but
+    with a lone surrogate and U+0085, U+2028 and U+2029 \\u-escaped. A page (newlines, quotes,
+    backslashes, no other control character) is escaped by bytes methods that scan in C at memory
+    speed, where the encoder's per-character loop took ~15 µs for a 4 KiB page; any other text is
+    left to the encoder."""
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate
         return encode_basestring_ascii(text).encode("ascii")
     if len(data.translate(None, _RARE_CONTROLS)) != len(data):
-        return encode_basestring(text).encode("utf-8")
-    if b"\\" in data:
-        data = data.replace(b"\\", b"\\\\")
-    if b'"' in data:
-        data = data.replace(b'"', b'\\"')
-    return b'"' + data.replace(b"\n", b"\\n") + b'"'
+        data = encode_basestring(text).encode("utf-8")
+    else:
+        if b"\\" in data:
+            data = data.replace(b"\\", b"\\\\")
+        if b'"' in data:
+            data = data.replace(b'"', b'\\"')
+        data = b'"' + data.replace(b"\n", b"\\n") + b'"'
+    # Looked for in the text, not the bytes: a search for one character of a str runs at memory speed.
+    if "\u2028" in text or "\u2029" in text or "\x85" in text:
+        for raw, escaped in _LINE_SEPARATORS:
+            data = data.replace(raw, escaped)
+    return data
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")

@@ -87,13 +87,20 @@ def test_spliced_tool_results_decode_to_the_plain_encoding(app, owner):
     assert json.loads(encode(structured)) == dict(structured)
 
 
+LINE_SEPARATORS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
 @settings(max_examples=3000, deadline=None)
-@given(st.text(alphabet=st.sampled_from('ab "\\/\n\t\r\x00\x1f\x7f\u00e9\u2028\u203a\ud800\U0001f600')))
+@given(st.text(alphabet=st.sampled_from('ab "\\/\n\t\r\x00\x1f\x7f\x85\u00e9\u2028\u2029\u203a\ud800\U0001f600')))
 def test_a_page_text_is_escaped_as_json_dumps_writes_it_in_utf8(text):
+    """As `json.dumps(text, ensure_ascii=False)`, with the line separators JSON leaves raw escaped
+    (issue 24, item 16): whoever splits the frame on any line boundary still reads one line."""
     data = json_text(text)
     assert json.loads(data) == text
+    assert len(data.decode("utf-8").splitlines()) == 1
+    expected = json.dumps(text, ensure_ascii=False)
     try:
-        assert data == json.dumps(text, ensure_ascii=False).encode("utf-8")
+        assert data == expected.translate(str.maketrans(LINE_SEPARATORS)).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: escaped, as everything `_dumps` writes
         assert data == _dumps(text)
 

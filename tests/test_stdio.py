@@ -178,3 +178,21 @@ def test_a_broken_stdout_ends_the_server_quietly(home):
     assert proc.wait(timeout=10) == 0
     assert b"Traceback" not in proc.stderr.read()
     proc.stderr.close()
+
+
+def test_a_frame_is_one_line_for_a_client_that_splits_on_any_line_boundary(server):
+    """Issue 24, item 16: U+2028, U+2029 and U+0085 in a page's text went out raw; Python's
+    splitlines() and JavaScript's line terminators break a frame there."""
+    separators = "a\u2028b\u2029c\x85d"
+    server.initialize()
+    made = server.act("create_studio", url="/", handle="team", name="Team")
+    assert not made["isError"], made
+    made = server.act("create_note", url="/studios/team", title=f"Title {separators}", body=f"Body {separators}")
+    assert not made["isError"], made
+    note = made["structuredContent"]["url"]
+    server.send({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+                 "params": {"name": "navigate", "arguments": {"url": note}}})
+    frame = server.proc.stdout.readline()
+    assert len(frame.decode("utf-8").splitlines()) == 1 and frame.endswith(b"\n")
+    page = json.loads(frame)["result"]
+    assert page["isError"] is False and f"Body {separators}" in page["content"][0]["text"]
