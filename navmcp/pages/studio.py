@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
-from navmcp.errors import NotFound
+from navmcp.errors import NavError, NotFound
 from navmcp.identity import now
 from navmcp import store
 from navmcp.pages import PAGE_SIZE, Request, url_with
@@ -81,13 +82,26 @@ def paginate(req: Request, total: int, last: str | None = None) -> dict[str, Any
     }
 
 
+# A position as `position` writes one: a time as the store keeps it (or the audit log's id), and a
+# seq below 2**63. ASCII only: str.isdigit() takes "²" and "٣", and an unbounded number overflows
+# both stores' integers; a NUL is refused by PostgreSQL in any text.
+_POSITION = re.compile(r"([0-9T:.Z-]{1,40})~([0-9]{1,18})", re.ASCII)
+
+
 def after(req: Request) -> tuple[str, int] | None:
     """The keyset position `<time>~<seq>` a Next link carried, or None (page 1, or a bare ?page=N,
-    which still works by offset)."""
-    stamp, _, seq = req.query.get("after", "").rpartition("~")
-    if req.page_number() == 1 or not stamp or not seq.isdigit():
+    which still works by offset). The one reading of `after=` for every paged list; one that no
+    Next link wrote is refused (400), as a bad URL, never passed to the store."""
+    given = req.query.get("after")
+    if not given:
         return None
-    return stamp, int(seq)
+    found = _POSITION.fullmatch(given)
+    if found is None:
+        raise NavError(f"after= in {req.path} is not a position a Next link gave: follow the page's Next link, "
+                       f"or ask for a page by number ({req.path}?page=2)")
+    if req.page_number() == 1:
+        return None
+    return found.group(1), int(found.group(2))
 
 
 def position(rows: list[dict[str, Any]], column: str) -> str | None:
