@@ -474,7 +474,10 @@ class WebApp:
             from navmcp.web.mcp_http import fault
 
             return fault(status, f"{reason(status)}: {message}")
-        return error_response(self.rendition(req)[0], status, message)
+        rendition, path = self.rendition(req)
+        if _split_action_path(path)[0] is not None:
+            rendition = _action_api_rendition(req, rendition)
+        return error_response(rendition, status, message)
 
     # --- small routes ---------------------------------------------------------------------------
 
@@ -644,9 +647,8 @@ class WebApp:
             # page the action belongs to, not a 405 in JSON.
             back = _local_path(target + ("?" + req.query_string if req.query_string else "")) or "/"
             return redirect(back)
-        if target is not None:  # the action API answers JSON; an HTML form's POST is answered with a page
-            is_form = (req.header("content-type") or "").startswith("application/x-www-form-urlencoded")
-            rendition = "html" if is_form and req.method == "POST" and rendition == "html" else "json"
+        if target is not None:
+            rendition = _action_api_rendition(req, rendition)
         if target is None:
             target = path
         url = target + ("?" + req.query_string if req.query_string else "")
@@ -753,6 +755,13 @@ class WebApp:
         if caller.session is not None:
             auth.set_flash(self.app.store, caller.session.id, result.message, caller.user["id"])
         return redirect(result.url)
+
+
+def _action_api_rendition(req: Request, negotiated: str) -> str:
+    """What the action API answers in, whatever it answers (a result, a refusal, an internal error):
+    JSON, for `*/*` too; a page only for an HTML form's POST from a browser."""
+    is_form = (req.header("content-type") or "").startswith("application/x-www-form-urlencoded")
+    return "html" if is_form and req.method == "POST" and negotiated == "html" else "json"
 
 
 def _local_path(url: str) -> str:

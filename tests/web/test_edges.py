@@ -51,3 +51,38 @@ def test_a_forged_cursor_is_a_clear_refusal_on_every_list(world, path, logged_er
             assert reply.status_code == 400 and "Next link" in reply.text, (target, reply.status_code, reply.text[:300])
     assert mcp.call_tool("navigate", {"url": path + "?page=2"})["isError"] is False  # by number: still fine
     assert logged_errors == []
+
+
+def test_the_action_api_answers_its_faults_in_json_for_any_accept(any_app, new_user, monkeypatch, logged_errors):
+    """Issue 24, item 15: an internal error (or a refusal before routing: 413, 408) on the action
+    API was HTML for a client that sent `Accept: */*` (curl, fetch, most HTTP libraries)."""
+    alice, token = new_user("alice")
+    any_app.workspace.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    web = create_app(any_app, max_body=10_000)
+    client = Client(web, {"Authorization": f"Bearer {token}"})
+    try:
+        def broken(*args, **kwargs):
+            raise RuntimeError("a fault of ours")
+
+        for accept in ("*/*", None, "application/json", "text/html, */*;q=0.8"):
+            headers = {"Accept": accept} if accept else {}
+            too_big = client.post("/studios/team/actions/create_note", json={"title": "x", "body": "x" * 20_000},
+                                  headers=headers)
+            assert too_big.status_code == 413 and too_big.json()["status"] == 413, (accept, too_big.text[:200])
+            with monkeypatch.context() as patch:
+                patch.setattr(any_app.workspace, "execute", broken)
+                reply = client.post("/studios/team/actions/create_note", json={"title": "t", "body": "b"},
+                                    headers=headers)
+            assert reply.status_code == 500 and reply.headers["content-type"] == "application/json", (accept, reply.text[:200])
+            assert reply.json()["status"] == 500 and "server log" in reply.json()["message"]
+        # a page asked for with */* is still HTML, and so is a browser's form POST that fails
+        assert client.get("/studios/team", headers={"Accept": "*/*"}).headers["content-type"].startswith("text/html")
+        with monkeypatch.context() as patch:
+            patch.setattr(any_app.workspace, "execute", broken)
+            form = client.post("/studios/team/actions/create_note", data={"title": "t", "body": "b"},
+                               headers={"Accept": "text/html"})
+        assert form.status_code == 500 and form.headers["content-type"].startswith("text/html")
+    finally:
+        client.close()
+    assert logged_errors and all("internal error" in e for e in logged_errors)
+    logged_errors.clear()
