@@ -119,7 +119,19 @@ def check_arguments(tool: str, arguments: dict[str, Any]) -> str | None:
             return f"{tool}: unknown argument '{echo(name)}'; arguments are {', '.join(fields)}"
         if value is not None and not isinstance(value, fields[name]):
             return f"{tool}: argument '{name}' must be {_TYPE_NAMES[fields[name]]}"
+        if type(value) is str and "\x00" in value:  # no URL or action name has one (`params` are checked by their action)
+            return f"{tool}: argument '{name}' must not contain NUL (U+0000)"
     return None
+
+
+def client_label(name: Any) -> str:
+    """How a client's `clientInfo.name` is kept (audit, sessions): one printable line of up to 100
+    characters. It is the client's to choose, so a NUL (which PostgreSQL refuses in any text, so
+    every write of the session failed) or a line break is dropped, not stored."""
+    text = str(name)[:200] if name else ""
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else " " for ch in text.replace("\x00", ""))
+    return " ".join(text.split())[:100] or "unknown"
 
 
 class Session:
@@ -140,8 +152,7 @@ class Session:
         return TOOL_NAMES
 
     def on_initialize(self, client_info: dict[str, Any], protocol_version: str) -> None:
-        name = client_info.get("name")
-        self.client = str(name)[:100] if name else "unknown"
+        self.client = client_label(client_info.get("name"))
         self.protocol_version = protocol_version
 
     def group(self) -> AbstractContextManager[Any]:

@@ -76,10 +76,38 @@ class Action:
     def parse(self, raw: dict[str, Any] | None, req: Request, available: list[str]) -> Params:
         # Agents often send optional parameters as null: null means "not given", never a value.
         given = {k: v for k, v in (raw or {}).items() if v is not None}
+        nul = _nul_in(given)
+        if nul is not None:
+            raise InvalidParams(f"invalid parameters for {self.name}: {nul} must not contain NUL (U+0000)",
+                                url=req.url, available=available)
         try:
             return self.params.model_validate(given)
         except ValidationError as e:
             raise InvalidParams(describe_validation(self, e), url=req.url, available=available) from None
+
+
+def _nul_in(value: Any, where: str = "", depth: int = 0) -> str | None:
+    """Where a NUL is in parameters (a name, or a text), else None. Refused before the models run,
+    for every action alike: PostgreSQL refuses NUL in any text, and a refusal quoting an unknown
+    option or parameter name would carry it into the audit log. No parameter nests deeper than a
+    few levels: deeper values are left to the model, which refuses their shape."""
+    if type(value) is str:
+        return f"'{where}'" if "\x00" in value else None
+    if depth > 8:
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if type(key) is str and "\x00" in key:
+                return "a parameter name"
+            found = _nul_in(item, f"{where}.{key}" if where else str(key), depth + 1)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _nul_in(item, f"{where}.{i}", depth + 1)
+            if found:
+                return found
+    return None
 
 
 def describe_validation(action: Action, error: ValidationError) -> str:

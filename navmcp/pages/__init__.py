@@ -116,6 +116,8 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     if len(url) > MAX_URL_LENGTH:
         raise NotFound(f"URL longer than {MAX_URL_LENGTH} characters")
     raw = url.strip()
+    if "\x00" in raw:  # no page's URL holds a NUL; PostgreSQL refuses one in any text it is compared with
+        raw = raw.replace("\x00", "")
     if _PLAIN_PATH.match(raw):
         return _canonical_path(raw), {}
     if not _SCHEME.match(raw):
@@ -125,6 +127,9 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     except ValueError:  # e.g. an unclosed "[" read as an IPv6 host: a bad URL, not a server fault
         raise NotFound("not a valid URL: try '/' (your studios) or '/help'") from None
     query = dict(parse_qsl(parts.query, keep_blank_values=False))
+    if "%00" in parts.query:  # ?comment=%00: dropped as a raw NUL is (and left out if nothing else is left)
+        query = {k.replace("\x00", ""): v.replace("\x00", "") for k, v in query.items()}
+        query = {k: v for k, v in query.items() if k and v}
     return _canonical_path(parts.path or "/"), query
 
 

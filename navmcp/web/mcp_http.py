@@ -100,6 +100,8 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     if token is None:
         return _unauthorized("send 'Authorization: Bearer <token>' (`navmcp token HANDLE` prints one)", False)
     session_id = req.header(SESSION_HEADER)
+    if session_id is not None and "\x00" in session_id:  # no session's id has one; PostgreSQL refuses it
+        return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
     try:
         if session_id and req.method == "POST":  # the session is read with the user, in one transaction
             user, stored, looked_up = web.authenticate_with_session(token, session_id)

@@ -86,3 +86,72 @@ def test_the_action_api_answers_its_faults_in_json_for_any_accept(any_app, new_u
         client.close()
     assert logged_errors and all("internal error" in e for e in logged_errors)
     logged_errors.clear()
+
+
+def _audit_clients(any_app, user_id) -> list[str]:
+    with any_app.store.read(user_id=user_id) as tx:
+        return [r["client"] for r in tx.all("SELECT client FROM audit WHERE user_id = ? ORDER BY id", (user_id,))]
+
+
+def test_a_nul_is_refused_or_dropped_at_every_edge(any_app, new_user, logged_errors):
+    """Issue 24, item 8: on PostgreSQL a NUL (U+0000) in the MCP client's name made every write of
+    the session fail, and `?comment=%00` or a NUL in a tool argument was an internal error."""
+    alice, token = new_user("alice")
+    ws = any_app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    note = ws.execute(alice, "/studios/team", "create_note", {"title": "T", "body": "b"}).url
+    decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Q", "options": ["A", "B"]}).url
+
+    mcp = Session(any_app, token)
+    mcp.on_initialize({"name": "evil\x00client\nsecond line"}, "2025-11-25")
+    wrote = mcp.call_tool("execute_action", {"url": note, "action": "add_comment", "params": {"body": "hi"}})
+    assert wrote["isError"] is False, wrote
+    assert _audit_clients(any_app, alice["id"])[-1] == "evilclient second line"
+    # query values: a NUL is dropped, as if it had not been sent
+    for url in (note + "?comment=%00", "/studios/team/search?q=%00", "/studios/team/search?q=T%00"):
+        page = mcp.call_tool("navigate", {"url": url})
+        assert page["isError"] is False, (url, page["content"][0]["text"][:300])
+    # tool arguments and parameters: refused, naming where
+    refused = {
+        ("navigate", note + "\x00"): "argument 'url' must not contain NUL",
+        ("execute_action", "add_comment\x00"): "argument 'action' must not contain NUL",
+    }
+    for (tool, value), said in refused.items():
+        args = {"url": value} if tool == "navigate" else {"url": note, "action": value, "params": {"body": "x"}}
+        result = mcp.call_tool(tool, args)
+        assert result["isError"] is True and said in result["content"][0]["text"]
+    for url, action, params, where in [
+        (note, "add_comment", {"body": "a\x00b"}, "'body'"),
+        (note, "add_comment", {"bo\x00dy": "x"}, "a parameter name"),
+        (decision, "vote", {"votes": [{"option": "A\x00", "accept": True}]}, "'votes.0.option'"),
+        (decision, "add_option", {"title": "C\x00"}, "'title'"),
+        ("/studios/team/members", "add_member", {"handle": "bob", "role": "admin\x00"}, "'role'"),
+        ("/studios/team", "create_note", {"title": "t", "body": "b", "tags": ["x\x00"]}, "'tags.0'"),
+    ]:
+        result = mcp.call_tool("execute_action", {"url": url, "action": action, "params": params})
+        text = result["content"][0]["text"]
+        assert result["isError"] is True and f"{where} must not contain NUL" in text, text
+
+    # the web: query values, the action API, a form, and /mcp's client name and session header
+    web = Client(create_app(any_app), {"Authorization": f"Bearer {token}"})
+    try:
+        assert web.get(note + ".md?comment=%00").status_code == 200
+        api = web.post(note + "/actions/add_comment", json={"body": "x\x00"})
+        assert api.status_code == 422 and "NUL" in api.json()["message"]
+        form = web.post(note + "/actions/add_comment", data={"body": "x\x00y"}, headers={"Accept": "text/html"})
+        assert form.status_code == 422 and "NUL" in form.text
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "web\x00agent"}}}
+        reply = web.post("/mcp", json=init)
+        assert reply.status_code == 200, reply.text
+        headers = {"Mcp-Session-Id": reply.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+        act = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "execute_action", "arguments": {
+            "url": note, "action": "add_comment", "params": {"body": "over http"}}}}
+        done = web.post("/mcp", json=act, headers=headers)
+        assert done.status_code == 200 and done.json()["result"]["isError"] is False, done.text
+        assert _audit_clients(any_app, alice["id"])[-1] == "webagent"
+        stray = web.post("/mcp", json=act, headers={**headers, "Mcp-Session-Id": "x\x00y"})
+        assert stray.status_code == 404
+    finally:
+        web.close()
+    assert logged_errors == []
