@@ -28,7 +28,7 @@ def world(any_app, new_user):
 
 
 LISTS = ["/studios/team", "/studios/team/tags/t", "/studios/team/cycles/today", "/studios/team/audit"]
-FORGED = ["x~\u00b2", "x~%C2%B2", "1~9223372036854775808", "1~" + "9" * 40, "%00~1", "2026%00~1", "~1", "1~",
+FORGED = ["x~\u00b2", "x~%C2%B2", "1~9223372036854775808", "1~" + "9" * 40, "%00~1", "2026%00x~1", "~1", "1~",
           "\u0663~\u0663", "x" * 41 + "~1", "1~-1", "1~1~1"]
 
 
