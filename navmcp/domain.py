@@ -13,6 +13,7 @@ from navmcp.errors import ActionFailed
 from navmcp.identity import new_id, now
 from navmcp.render import quoted, utc
 from navmcp.store import Row, Tx
+from navmcp.text import look_alike_key
 
 KIND_LETTER = {"note": "n", "decision": "d", "commitment": "c"}
 LETTER_KIND = {v: k for k, v in KIND_LETTER.items()}
@@ -123,8 +124,12 @@ def update_item(tx: Tx, item_id: str, **columns: object) -> None:
 
 
 def insert_option(tx: Tx, user: Row, decision_id: str, title: str) -> Row:
-    if tx.one("SELECT 1 FROM options WHERE decision_id = ? AND title = ?", (decision_id, title)):
-        raise ActionFailed(f"an option titled {quoted(title)} already exists")
+    # Compared as they look (text.look_alike_key), not byte for byte: a decision has 20 options at most.
+    key = look_alike_key(title)
+    for (existing,) in tx.tuples("SELECT title FROM options WHERE decision_id = ?", (decision_id,)):
+        if look_alike_key(existing) == key:
+            raise ActionFailed(f"an option titled {quoted(existing)} already exists"
+                               + ("" if existing == title else f", and {quoted(title)} looks the same"))
     row = {"id": new_id(), "decision_id": decision_id, "title": title, "created_by": user["id"], "created_at": now()}
     tx.execute("INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES (?, ?, ?, ?, ?)",
                tuple(row.values()))

@@ -20,6 +20,7 @@ from navmcp.config import ensure_home
 from navmcp.errors import AuthError, NavError
 from navmcp.render import DIRECTION_CONTROLS
 from navmcp.store import Row, Store, Tx
+from navmcp.text import handle_text, normalized
 
 AUDIENCE = "navmcp"
 ISSUER = "navmcp"
@@ -49,6 +50,7 @@ def now() -> str:
 
 
 def check_handle(handle: str) -> str:
+    handle = handle_text(handle)  # as the actions' Handle reads one: "ｂｏｂ" is bob
     if not HANDLE_RE.fullmatch(handle):  # match() would let "bob\n" through ($ matches before a final newline)
         raise NavError(
             f"invalid handle {handle!r}: use 1-32 lowercase letters, digits and '-', starting with a letter or digit"
@@ -59,8 +61,9 @@ def check_handle(handle: str) -> str:
 def check_name(name: str) -> str:
     """A display name for `navmcp user add`: up to 100 characters on one line, with no control
     character (tabs and DEL included) and no text-direction control. The actions' `Name`
-    (actions.fields) allows a tab and refuses invisible-only text; this check runs without pydantic."""
-    name = name.strip()
+    (actions.fields) allows a tab and refuses invisible-only text; this check runs without pydantic.
+    Stored as the actions store text (`text.normalized`: invisible characters dropped)."""
+    name = normalized(name).strip()
     if not name or len(name) > 100 or any(ord(ch) < 32 or ch == "\x7f" or ch in DIRECTION_CONTROLS for ch in name):
         raise NavError(f"invalid name {name[:100]!r}: use one line of up to 100 characters, "
                        "without control characters")
@@ -183,7 +186,7 @@ def deleted_message(handle: str) -> str:
 def create_user(tx: Tx, handle: str, name: str | None = None, user_id: str | None = None) -> Row:
     """Insert a user. The handle check is the insert itself (ON CONFLICT), which also holds for
     handles row-level security would hide from a SELECT, and for two processes racing."""
-    check_handle(handle)
+    handle = check_handle(handle)
     user = {"id": user_id or new_id(10), "handle": handle, "name": check_name(name) if name else handle,
             "created_at": now()}
     if not tx.execute("INSERT INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",

@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from navmcp.text import INVISIBLE
+
 BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
 
 _LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quote at a line start
@@ -31,7 +33,9 @@ _LINE_OPENERS = frozenset("-+=>.)")
 # the rest of its line reads ("— note, closed" after it). Titles and names refuse them (fields,
 # identity.check_name); one-line text drops them, for rows written before that.
 DIRECTION_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_NO_DIRECTION = dict.fromkeys(map(ord, DIRECTION_CONTROLS))
+# ...and characters that render as nothing, which titles and names drop as they are stored
+# (text.normalized): dropped from one-line text too, for rows written before that.
+_NO_DIRECTION = dict.fromkeys(map(ord, DIRECTION_CONTROLS + "".join(sorted(INVISIBLE))))
 
 
 def _one_line(text: str) -> str:

@@ -273,3 +273,18 @@ def test_an_empty_token_is_refused_on_both_stores(any_app):
     finally:
         if "store" in app.__dict__:
             app.store.close()
+
+
+def test_user_add_reads_a_handle_and_a_name_as_they_look(tmp_path):
+    """Issue 24, item 9: a fullwidth or zero-width-spaced handle is the handle it looks like, and a
+    name is stored without its invisible characters."""
+    home = tmp_path / "home"
+    added = cli(home, "user", "add", "\uff43\uff41\uff52\u200b\uff4f\uff4c", "--name", "Ca\u00adrol\ufeff")
+    assert added.returncode == 0 and b"@carol" in added.stderr, added.stderr
+    assert cli(home, "user", "add", "carol").returncode == 1  # the same handle
+    app = App(Config(home=home, database_url=None, token=None))
+    try:
+        with app.store.read() as tx:
+            assert tx.one("SELECT handle, name FROM users WHERE handle = 'carol'") == {"handle": "carol", "name": "Carol"}
+    finally:
+        app.store.close()

@@ -7,7 +7,7 @@ from pydantic import Field, model_validator
 from navmcp import domain
 from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
-from navmcp.actions.fields import Title
+from navmcp.actions.fields import OptionRef, Title
 from navmcp.errors import InvalidParams
 from navmcp.identity import now
 from navmcp.pages import Request
@@ -25,7 +25,7 @@ def add_option(req: Request, p: AddOption) -> Outcome:
 
 
 class Ballot(Params):
-    option: str = Field(min_length=1, max_length=200, description="an option's id or its exact title")
+    option: OptionRef = Field(description="an option's id or its exact title")
     accept: bool = Field(True, description="you could live with this option")
     prefer: bool = Field(False, description="this is the option you want most (only an option you accept)")
 

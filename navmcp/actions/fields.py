@@ -7,13 +7,18 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
-from navmcp.render import DIRECTION_CONTROLS
+from navmcp.render import DIRECTION_CONTROLS, quoted
+from navmcp.text import handle_text, look_alike_key, normalized
 
 
 def _one_line(value: str) -> str:
+    """One line as stored (`text.normalized`: NFC, invisible characters dropped), refused if what is
+    left holds a line break or control, a direction control, or nothing visible."""
+    value = normalized(value)
     if any(ch in value for ch in "\r\n\x00") or any(ord(ch) < 32 and ch != "\t" for ch in value):
         raise ValueError("must be a single line without control characters")
-    if not value.isprintable():  # only then can it hold a format character (the common case skips both scans)
+    value = value.strip()
+    if not value or not value.isprintable():  # only then can it hold a format character (the common case skips both scans)
         if any(ch in DIRECTION_CONTROLS for ch in value):
             raise ValueError("must not contain text-direction controls (U+202A to U+202E, U+2066 to U+2069)")
         if not any(ch.isprintable() and not ch.isspace() for ch in value):
@@ -60,12 +65,33 @@ def _deadline(value: object) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _distinct(options: list[str]) -> list[str]:
+    """Options of one decision must not look alike: compared by `look_alike_key`, so an option
+    can't pass for another with a zero-width space, a soft hyphen or a Cyrillic 'а' in it."""
+    seen: dict[str, str] = {}
+    for option in options:
+        key = look_alike_key(option)
+        if key in seen:
+            said = "are the same" if seen[key] == option else "look the same"
+            raise ValueError(f"options must be distinct: {quoted(seen[key])} and {quoted(option)} {said}")
+        seen[key] = option
+    return options
+
+
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), AfterValidator(_one_line)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), AfterValidator(_one_line)]
 Body = Annotated[str, StringConstraints(min_length=1, max_length=100_000), AfterValidator(_no_nul)]
 ShortText = Annotated[str, StringConstraints(max_length=5_000), AfterValidator(_no_nul)]
 Comment = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20_000), AfterValidator(_no_nul)]
-Handle = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
+Options = Annotated[list[Title], Field(max_length=20), AfterValidator(_distinct)]
+# An option named by a voter: its id, or its title as stored (normalized as titles are, so a title
+# typed or copied with an invisible character in it still names its option).
+OptionRef = Annotated[str, StringConstraints(min_length=1, max_length=200),
+                      AfterValidator(lambda v: normalized(v).strip() or v)]
+# A handle as typed is read as NFKC without format characters ("ｂｏｂ", "b\u200bob": bob) before its
+# pattern is checked, so the pattern judges what is seen.
+Handle = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$"),
+                   BeforeValidator(lambda v: handle_text(v) if isinstance(v, str) else v)]
 # A user as pages show one ("@carol") or bare: the '@' is not part of the handle.
 # Its schema says so too (an HTML form checks the pattern before sending).
 UserHandle = Annotated[Handle, BeforeValidator(lambda v: v[1:] if isinstance(v, str) and v.startswith("@") else v),

@@ -9,7 +9,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from navmcp import domain
 from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
-from navmcp.actions.fields import Body, Deadline, Handle, Name, ShortText, Tags, Title, UserHandle
+from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
 from navmcp.errors import ActionFailed, InvalidParams
 from navmcp.identity import deleted_message, new_id, now, user_by_handle, was_deleted
 from navmcp.pages import Request
@@ -147,16 +147,9 @@ def create_note(req: Request, p: CreateNote) -> Outcome:
 class CreateDecision(Params):
     question: Title = Field(description="the question to decide")
     description: ShortText = ""
-    options: list[Title] = Field([], max_length=20, description="initial option titles (at most 20)")
+    options: Options = Field([], description="initial option titles (at most 20)")
     deadline: Deadline | None = None
     tags: Tags = []
-
-    @field_validator("options")
-    @classmethod
-    def _distinct(cls, options: list[str]) -> list[str]:  # a field validator: the refusal names the field
-        if len(set(options)) != len(options):
-            raise ValueError("options must be distinct")
-        return options
 
 
 def create_decision(req: Request, p: CreateDecision) -> Outcome:
