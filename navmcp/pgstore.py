@@ -204,8 +204,11 @@ class PostgresStore:
     def _configure(self, conn: psycopg.Connection) -> None:
         # Connected as some other role (e.g. the database owner)? Work as the app role, so the
         # row-level policies apply. Connecting as navmcp_app itself is the stricter set-up.
+        # synchronous_commit on: a COMMIT returns once its WAL is flushed, whatever the database's
+        # default, so an acknowledged write survives a crash of the server (docs/reliability-promise.md).
         role = conn.execute("SELECT current_user AS r, set_config('lock_timeout', %s, false),"
-                            " set_config('statement_timeout', %s, false)", self.timeouts).fetchone()["r"]
+                            " set_config('statement_timeout', %s, false),"
+                            " set_config('synchronous_commit', 'on', false)", self.timeouts).fetchone()["r"]
         if role != APP_ROLE:
             conn.execute(f'SET ROLE "{APP_ROLE}"')
 

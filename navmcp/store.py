@@ -303,6 +303,10 @@ class SqliteStore:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA busy_timeout = {int(self.BUSY_SECONDS * 1000)}")
         self._retrying(lambda: conn.execute("PRAGMA journal_mode = WAL"), patience=self.MIGRATION_BUSY_SECONDS)
+        # Durability (docs/reliability-promise.md): a write transaction commits with synchronous=FULL,
+        # so the WAL is on disk before the write is acknowledged and a power loss keeps it;
+        # bookkeeping (`write_one`: an /mcp session's navigation state, on every call) commits
+        # with NORMAL, which a crash of any process keeps and a power loss may take back.
         conn.execute("PRAGMA synchronous = NORMAL")
         # One cursor runs every statement of this connection's transactions, their BEGIN and their
         # end: an execute resets the cursor's previous statement first, so the statement that ends
@@ -322,6 +326,14 @@ class SqliteStore:
     @property
     def cursor(self) -> sqlite3.Cursor:
         return self._local.cursor
+
+    @staticmethod
+    def _sync(local: "_Local", level: str) -> None:
+        """Have this thread's connection commit with `level` from now on. Outside a transaction
+        (SQLite refuses the change inside one), and only when it changes: a PRAGMA costs µs."""
+        if local.synchronous != level:
+            local.cursor.execute(f"PRAGMA synchronous = {level}")
+            local.synchronous = level
 
     def _retrying(self, fn, *args, patience: float | None = None):
         started, attempt = time.monotonic(), 0
@@ -443,6 +455,7 @@ class SqliteStore:
         if local.group is not None:
             with self.write() as tx:
                 return tx.execute(sql, params)
+        self._sync(local, "NORMAL")  # bookkeeping, not an acknowledged write (see _connect)
         return self._retrying(local.cursor.execute, sql, params).rowcount
 
     def integrity_check(self) -> str:
@@ -460,6 +473,7 @@ class _Local(threading.local):
     in each thread on its first use (threading.local calls __init__ again there)."""
 
     group: "_Group | None" = None
+    synchronous = "NORMAL"  # what the connection commits with (see SqliteStore._sync)
 
     def __init__(self, store: SqliteStore):
         self.conn, self.cursor = store._connect()
@@ -489,6 +503,10 @@ class _Write(_Read):
 
     __slots__ = ()
     begin = "BEGIN IMMEDIATE"
+
+    def __enter__(self) -> SqliteTx:
+        self.store._sync(self.local, "FULL")  # acknowledged once committed: on disk by then (see _connect)
+        return super().__enter__()
 
     def __exit__(self, exc_type, exc, traceback) -> None:
         if exc_type is None:
@@ -540,6 +558,7 @@ class _GroupedWrite(_Read):
                 group.open = False
                 local.cursor.execute("ROLLBACK")
             group.users.clear()  # read in the snapshot just ended
+            store._sync(local, "FULL")  # the group's replies wait for its COMMIT: on disk by then
             store._retrying(local.cursor.execute, "BEGIN IMMEDIATE")
             group.open = group.writing = True
         local.cursor.execute("SAVEPOINT grouped")
