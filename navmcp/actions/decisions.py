@@ -15,7 +15,7 @@ from navmcp.render import quoted
 
 
 class AddOption(Params):
-    title: Title
+    title: Title = Field(title="Option")
 
 
 def add_option(req: Request, p: AddOption) -> Outcome:
@@ -42,7 +42,7 @@ MAX_BALLOTS = 20
 
 
 class Vote(Params):
-    votes: list[Ballot] = Field(min_length=1, max_length=MAX_BALLOTS,
+    votes: list[Ballot] = Field(title="Your vote", min_length=1, max_length=MAX_BALLOTS,
                                 description="one entry per option you vote on; voting again replaces your vote")
 
 

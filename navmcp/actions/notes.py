@@ -13,7 +13,7 @@ from navmcp.pages import PAGE_SIZE, Request
 
 
 class AddComment(Params):
-    body: Comment = Field(description="markdown text")
+    body: Comment = Field(title="Comment", description="markdown text")
 
 
 def add_comment(req: Request, p: AddComment) -> Outcome:
@@ -39,7 +39,7 @@ def not_confirmed(req: Request) -> str | None:
 
 class EditNote(Params):
     title: Title | None = None
-    body: Body | None = Field(None, description="replaces the whole body")
+    body: Body | None = Field(None, title="Text", description="replaces the whole body")
     tags: Tags | None = Field(None, description="replaces the tags")
 
     @model_validator(mode="after")

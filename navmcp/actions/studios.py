@@ -16,7 +16,7 @@ from navmcp.pages import Request
 from navmcp.render import quoted
 
 class CreateStudio(Params):
-    handle: Handle = Field(description="URL name: lowercase letters, digits, '-' (e.g. 'team')")
+    handle: Handle = Field(title="Short name for its web address", description="URL name: lowercase letters, digits, '-' (e.g. 'team')")
     name: Name = Field(description="display name")
     description: ShortText = Field("", description="what the studio is for")
 
@@ -36,7 +36,7 @@ def create_studio(req: Request, p: CreateStudio) -> Outcome:
 
 
 class AddMember(Params):
-    handle: UserHandle = Field(description="handle of an existing user (a leading '@' is optional)")
+    handle: UserHandle = Field(title="Person", description="handle of an existing user (a leading '@' is optional)")
     role: Literal["member", "admin"] | None = Field(
         None, description="role in this studio; if left out: member for a newcomer, unchanged for a member")
 
@@ -63,7 +63,7 @@ def add_member(req: Request, p: AddMember) -> Outcome:
 
 
 class RemoveMember(Params):
-    handle: UserHandle = Field(description="handle of a current member (a leading '@' is optional)")
+    handle: UserHandle = Field(title="Person", description="handle of a current member (a leading '@' is optional)")
 
 
 def remove_member(req: Request, p: RemoveMember) -> Outcome:
@@ -135,7 +135,7 @@ def _keep_an_admin(req: Request, losing: str) -> None:
 
 class CreateNote(Params):
     title: Title
-    body: Body = Field(description="markdown text; mention another item's URL to link them")
+    body: Body = Field(title="Text", description="markdown text; mention another item's URL to link them")
     tags: Tags = []
 
 
@@ -164,8 +164,8 @@ def create_decision(req: Request, p: CreateDecision) -> Outcome:
 class CreateCommitment(Params):
     title: Title
     description: ShortText = ""
-    critical_mass: int = Field(ge=1, le=100_000, description="participants needed for it to take effect")
-    limit: int | None = Field(None, ge=1, le=100_000,
+    critical_mass: int = Field(title="People needed", ge=1, le=100_000, description="participants needed for it to take effect")
+    limit: int | None = Field(None, title="At most", ge=1, le=100_000,
                               description="most participants, at least critical_mass; reaching it closes the commitment")
     deadline: Deadline | None = None
     tags: Tags = []

@@ -62,8 +62,11 @@ SECURITY_HEADERS = [  # on every response, already encoded for the ASGI message
     (b"referrer-policy", b"same-origin"),  # "no-referrer" would make browsers send `Origin: null` on our own forms
     (b"x-frame-options", b"DENY"),
 ]
-HTML_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
-            "frame-ancestors 'none'; base-uri 'none'")
+# Styles and the one script come from our own fingerprinted files; a style attribute carries only a
+# bar's width, a number the template computes (never user text).
+HTML_CSP = ("default-src 'none'; style-src 'self'; style-src-attr 'unsafe-inline'; script-src 'self'; "
+            "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+STATIC_CACHE = "public, max-age=31536000, immutable"
 RENDITIONS = {"html": "text/html; charset=utf-8", "markdown": "text/markdown; charset=utf-8",
               "json": "application/json"}
 _ACTION_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
@@ -442,6 +445,8 @@ class WebApp:
     async def _handle(self, req: Request) -> Response:
         """A request that passed the Host/Origin and bad-token checks."""
         handler = self.routes.get(req.path)
+        if handler is None and req.path.startswith("/static/"):
+            handler = self.static
         response = await handler(req) if handler is not None else await self.page(req)
         self.limits.after(req, response)
         return response
@@ -483,6 +488,13 @@ class WebApp:
 
     async def healthz(self, req: Request) -> Response:
         return json_response(200, {"ok": True})
+
+    async def static(self, req: Request) -> Response:
+        """The stylesheet and script, at URLs that name their content's hash: cached for a year."""
+        found = html.asset(req.path)
+        if found is None or req.method not in ("GET", "HEAD"):
+            return text(404, "no such file\n", headers=[("cache-control", "no-store")])
+        return Response(200, found[0], found[1], headers=[("cache-control", STATIC_CACHE)])
 
     async def favicon(self, req: Request) -> Response:
         # Browsers ask for it on every first visit: no icon, said without a 404 in their console.
@@ -696,8 +708,13 @@ class WebApp:
         shown_error = None
         if error is not None:
             shown_error = {"action": action, "status": error.status, "message": error.message}
+        try:
+            home = page if page.name == "home" else self.app.workspace.page(caller.user, "/", caller.client)
+        except NavError:
+            home = None
         body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
-                                error=shown_error, submitted=form if error is not None else None)
+                                error=shown_error, submitted=form if error is not None else None,
+                                shell=html.shell_facts(page, home))
         return text(error.status if error else 200, body, RENDITIONS["html"],
                     headers=[*headers, ("content-security-policy", HTML_CSP)])
 

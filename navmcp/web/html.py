@@ -14,15 +14,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 from markupsafe import Markup, escape
 
+from navmcp import actions as action_table
 from navmcp.errors import ActionFailed
 from navmcp.render import excerpt, plain, templates_dir, utc
+from navmcp.web.markdown import to_html
 from navmcp.workspace import ActionInfo, Page
 
 LONG_TEXT = 500  # strings allowed to be longer than this get a text area
+# Deadlines take a bare date (the end of that day, UTC): what a date input sends. Its hint for people.
+DATE_FIELDS = {"deadline": "It ends at the end of that day (UTC). Leave it empty for no deadline."}
 
 
 @functools.cache
@@ -41,7 +46,131 @@ def environment():
     env.filters["utc"] = utc
     env.filters["plain"] = plain
     env.filters["message"] = message_html
+    env.filters["md"] = to_html
+    env.filters["ago"] = ago
+    env.filters["initials"] = initials
+    env.filters["hue"] = hue
+    env.filters["marked"] = marked
+    env.globals["asset"] = asset_url
     return env
+
+
+# --- static assets: fingerprinted, cached for a year ------------------------------------------
+
+ASSET_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+
+
+@functools.cache
+def _assets() -> dict[str, tuple[str, bytes, str]]:
+    """name ('app.css') → (its fingerprinted URL, its bytes, its content type), read once."""
+    found = {}
+    for path in sorted((templates_dir() / "static").iterdir()):
+        if path.suffix in ASSET_TYPES:
+            data = path.read_bytes()
+            digest = hashlib.sha256(data).hexdigest()[:12]
+            found[path.name] = (f"/static/{path.stem}.{digest}{path.suffix}", data, ASSET_TYPES[path.suffix])
+    return found
+
+
+def asset_url(name: str) -> str:
+    return _assets()[name][0]
+
+
+def asset(path: str) -> tuple[bytes, str] | None:
+    """The bytes and type of the asset at a fingerprinted `path`; None for any other path (an old
+    fingerprint too: what a year-long cache holds must never change under its URL)."""
+    for url, data, kind in _assets().values():
+        if url == path:
+            return data, kind
+    return None
+
+
+# --- small words for people -------------------------------------------------------------------
+
+
+def ago(value: str | None, now: datetime | None = None) -> str:
+    """A stored UTC time relative to now, as people say it: "just now", "5 min ago", "in 3 days",
+    "12 Nov 2025" when far. The exact time goes beside it, in the <time> element's title."""
+    if not value:
+        return ""
+    try:
+        then = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return utc(value)
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=timezone.utc)
+    seconds = ((now or datetime.now(timezone.utc)) - then).total_seconds()
+    future, span = seconds < 0, abs(seconds)
+    if span < 60:
+        return "just now" if not future else "in a minute"
+    for limit, unit, size in ((3600, "min", 60), (86400, "h", 3600), (86400 * 14, "day", 86400)):
+        if span < limit:
+            n = int(span // size)
+            word = f"{n} {unit}{'s' if unit == 'day' and n != 1 else ''}"
+            return f"in {word}" if future else f"{word} ago"
+    return f"{then.day} {then.strftime('%b %Y')}"
+
+
+def marked(text: str, query: str) -> Markup:
+    """`text` escaped, with the words of a search `query` in it marked (<mark>), whole or as a prefix."""
+    words = [w for w in re.findall(r"\w+", query or "") if len(w) > 1][:10]
+    if not words:
+        return escape(text)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\w*", re.IGNORECASE)
+    out, pos = [], 0
+    for m in pattern.finditer(text):
+        out += [escape(text[pos:m.start()]), Markup("<mark>%s</mark>") % m.group(0)]
+        pos = m.end()
+    out.append(escape(text[pos:]))
+    return Markup("").join(out)
+
+
+def initials(name: str | None, handle: str = "") -> str:
+    """Up to two letters for an avatar: a name's first two words, else the handle's start."""
+    words = [w for w in re.split(r"[\s._-]+", (name or "").strip()) if w and w[0].isalnum()]
+    if len(words) >= 2:
+        return (words[0][0] + words[1][0]).upper()
+    source = words[0] if words else handle.lstrip("@")
+    return source[:2].upper() or "?"
+
+
+def hue(handle: str) -> str:
+    """An avatar's colour class, the same for a handle on every page (white text passes AA on each)."""
+    return f"hue{int(hashlib.md5(handle.encode('utf-8', 'surrogatepass')).hexdigest()[:4], 16) % 8}"
+
+
+# The people's words for each action: its button, and for the destructive ones what happens.
+# Agents read the action table's names and descriptions; these are only for the web page.
+ACTION_LABELS = {
+    "create_studio": "New studio", "add_member": "Add a person", "remove_member": "Remove a person",
+    "leave_studio": "Leave this studio", "create_note": "New note", "create_decision": "New decision",
+    "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",
+    "edit_note": "Edit", "pin": "Pin to the studio", "unpin": "Unpin", "add_option": "Add an option",
+    "vote": "Save my vote", "close_decision": "Close voting", "join_commitment": "Join",
+    "leave_commitment": "Leave", "close_commitment": "Close this commitment",
+}
+DESTRUCTIVE = {
+    "leave_studio": "You will no longer see this studio, its notes, decisions or commitments. "
+                    "To come back, one of its admins has to add you again.",
+    "remove_member": "They will no longer see this studio or anything in it. What they wrote stays.",
+    "close_decision": "Voting ends for everyone and the result is fixed. Nobody can vote or add options after this.",
+    "close_commitment": "Nobody can join or leave after this.",
+}
+
+
+def action_label(name: str) -> str:
+    return ACTION_LABELS.get(name) or name.replace("_", " ").capitalize()
+
+
+@functools.cache
+def _field_titles(name: str) -> dict[str, str]:
+    """The titles the params model gives its fields (`Field(title=...)`, else pydantic's own from
+    the field's name): the page's labels. The agents' schema leaves titles out."""
+    for by_name in action_table.BY_PAGE.values():
+        if name in by_name:
+            schema = by_name[name].params.model_json_schema()
+            return {k: v.get("title", k) for k, v in schema.get("properties", {}).items()}
+    return {}
 
 
 _CODE_SPAN = re.compile(r"(?<!\\)`([^`\n]+)`")
@@ -64,24 +193,70 @@ def render(template: str, context: dict[str, Any]) -> str:
 
 
 def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str | None = None,
-                error: dict[str, Any] | None = None, submitted: dict[str, list[str]] | None = None) -> str:
+                error: dict[str, Any] | None = None, submitted: dict[str, list[str]] | None = None,
+                shell: dict[str, Any] | None = None) -> str:
     """`submitted`: the form of the refused action (`error["action"]`), whose inputs are filled
-    from it again, so what the user typed is not lost."""
-    template = "html/" + page.template.replace(".md.j2", ".html.j2")
+    from it again, so what the user typed is not lost. `shell`: the app shell's facts (`shell_facts`)."""
+    template = page.template.replace(".md.j2", ".html.j2")
     refused = (error or {}).get("action")
-    forms = []
+    forms = {}
     for a in page.actions:
         fields = form_fields(a, page, submitted if a.name == refused else None)
         if a.name == refused:
             _mark_invalid(fields, error["message"], submitted or {})
-        forms.append({"action": a, "fields": fields})
-    if error is not None:  # the alert links to the form it refused, when that form is on the page
-        error = {**error, "form": refused in {a.name for a in page.actions}}
+        forms[a.name] = {"action": a, "fields": fields, "label": action_label(a.name),
+                         "confirm": DESTRUCTIVE.get(a.name), "refused": a.name == refused,
+                         "refused_message": ""}
+    if error is not None:  # the refusal goes beside its form when that form is on the page
+        error = {**error, "form": refused in forms, "message": people_message(error["message"], refused, forms)}
+        if refused in forms:
+            forms[refused]["refused_message"] = error["message"]
     extra = {"help_html": help_html(page.markdown)} if page.name.startswith("help") else {}
-    return render(template.removeprefix("html/"), {**extra,
-        **page.data, "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb, "user": page.user,
+    if page.name == "decision":  # options in one stable order (the oldest first), however the votes go
+        extra["options"] = sorted(page.data.get("options", []), key=lambda o: (o["created_at"], o["id"]))
+    return render(template, {**page.data, **extra,
+        "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb, "user": page.user, "page_name": page.name,
         "actions": page.actions, "forms": forms, "csrf": csrf, "alternates": alternates, "flash": flash,
-        "error": error, "action_base": page.url.split("?", 1)[0].rstrip("/") or ""})
+        "error": error, "action_base": page.url.split("?", 1)[0].rstrip("/") or "", "shell": shell or {}})
+
+
+_AVAILABLE = re.compile(r"\s*(?:Available here: [^\n]*|No actions are available here for you\.)\s*$")
+
+
+def people_message(message: str, action: str | None, forms: dict[str, Any]) -> str:
+    """A refusal as a person reads it beside the form: the agents' frame taken off (which actions
+    are valid instead, the parameter list) and each field named by its label, not its key."""
+    text = _AVAILABLE.sub("", message)
+    if action:
+        text = re.sub(rf"^invalid parameters for {re.escape(action)}: ", "", text)
+        text = re.sub(rf"\.? ?Parameters of {re.escape(action)}: [^\n]*$", ".", text)
+        text = re.sub(rf"^{re.escape(action)} is not available: ", "", text)
+        labels = {f["name"]: f["label"] for f in forms.get(action, {}).get("fields", [])}
+        text = _NAMED.sub(lambda m: labels.get(m.group(1).split(".")[0], m.group(1)), text)
+    text = text.strip()
+    return text[:1].upper() + text[1:]
+
+
+def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:
+    """What the app shell shows around a page: your studios, the one you are in, what awaits you
+    (home's lists, counted: "20+" when a list is full) and where the search box searches."""
+    from navmcp.errors import NotFound
+    from navmcp.pages import PAGE_SIZE, route
+
+    data = home.data if home is not None else {}
+    studios = data.get("studios", [])
+    current = (page.data.get("studio") or {}).get("handle")
+    lists = [data.get("awaiting_votes", []), data.get("near_mass", [])]
+    try:
+        route("/search")
+        search, scope = "/search", "everything"
+    except NotFound:  # no search across studios: the studio you are in, else your first one
+        handle = current or (studios[0]["handle"] if studios else None)
+        search = f"/studios/{handle}/search" if handle else None
+        scope = next((s["name"] for s in studios if s["handle"] == handle), "")
+    return {"studios": studios, "current": current, "search": search, "search_scope": scope,
+            **({"awaiting": sum(map(len, lists)), "awaiting_more": any(len(x) >= PAGE_SIZE for x in lists)}
+               if home is not None else {})}
 
 
 def help_text(markdown: str) -> str:
@@ -157,13 +332,17 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
     schema = action.input_schema
     defs = schema.get("$defs", {})
     required = set(schema.get("required", []))
+    titles = _field_titles(action.name)
     fields = []
     for name, raw in schema.get("properties", {}).items():
         prop = _non_null(raw)
         field: dict[str, Any] = {"name": name, "required": name in required, "invalid": False,
-                                 "description": prop.get("description", ""), "default": prop.get("default")}
+                                 "label": titles.get(name, name), "description": prop.get("description", ""),
+                                 "default": prop.get("default")}
         kind = prop.get("type")
-        if "enum" in prop:
+        if name in DATE_FIELDS:
+            field.update(kind="date", description=DATE_FIELDS[name])
+        elif "enum" in prop:
             field.update(kind="select", choices=prop["enum"])
         elif kind == "boolean":
             field.update(kind="checkbox", checked=bool(prop.get("default")))

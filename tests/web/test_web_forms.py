@@ -25,7 +25,7 @@ def test_forms_follow_the_schema(seeded, browser):
     assert re.search(r'<input type="number"[^>]*name="critical_mass"[^>]*min="1"', form_of(studio, "create_commitment"))
     members = browser.get("/studios/team/members").text
     # an optional choice with no default starts blank, which leaves it out (add_member: never a demotion)
-    assert re.search(r'<select[^>]*name="role"><option value="" selected>—</option><option value="member">member</option>'
+    assert re.search(r'<select[^>]*name="role"[^>]*><option value="" selected>—</option><option value="member">member</option>'
                      r'<option value="admin">admin</option></select>', form_of(members, "add_member"))
     # a vote's ballots are real choices: one row per option of this decision, accept/prefer checkboxes
     vote = form_of(browser.get(seeded["decision"]).text, "vote")
@@ -71,16 +71,18 @@ def test_refused_form_shows_the_reason_on_the_page(browser, seeded):
                            data={"csrf_token": token, "votes.option": ["x"], "votes.accept": ["x"]})
     assert refused.status_code == 409
     seen = visible_text(refused.text)
-    assert "vote was refused (409): vote is not available" in seen
-    assert "Available here: add_comment" in seen
+    # in people's words: the reason, without the agents' frame (action names, what else is valid)
+    assert "Not done: The decision is closed" in seen, seen
+    assert "Available here" not in seen.split("For agents")[0] and "vote is not available" not in seen
     unknown = browser.post("/studios/team/members/actions/add_member", data={"csrf_token": token, "handle": "nobody"})
-    shown = re.search(r'<div class="error" role="alert"[^>]*>(.*?)</div>', unknown.text, re.S).group(1)
+    shown = re.search(r'<div class="alert refusal" role="alert"[^>]*>(.*?)</div>', unknown.text, re.S).group(1)
     assert "<code>navmcp user add nobody</code>" in shown and "`" not in shown  # code spans, not raw backticks
-    # bad params: 422 naming the field, still on the page
+    # bad params: 422 naming the field by its label, beside the form
     bad = browser.post("/studios/team/actions/create_commitment",
                        data={"csrf_token": token, "title": "x", "critical_mass": "lots"})
     assert bad.status_code == 422
-    assert "critical_mass" in visible_text(bad.text) and "create_commitment was refused (422)" in visible_text(bad.text)
+    refusal = visible_text(re.search(r'<div class="alert refusal"[^>]*>(.*?)</div>', bad.text, re.S).group(1))
+    assert refusal.startswith("Not done: People needed:") and "critical_mass" not in refusal, refusal
 
 
 def test_edit_form_starts_from_what_it_edits(seeded, browser, api):
@@ -211,7 +213,7 @@ def test_a_flash_shows_user_text_as_written_and_inert(browser):
     reply = browser.post("/actions/create_studio", data={
         "csrf_token": csrf_of(page), "handle": "ops", "name": "Ops `rm -rf` <b>team</b> \\ end"})
     assert reply.status_code == 303
-    shown = re.search(r'<p class="flash" role="status">(.*?)</p>', browser.get(reply.headers["location"]).text,
+    shown = re.search(r'<p class="alert flash" role="status">(.*?)</p>', browser.get(reply.headers["location"]).text,
                       re.S).group(1)
     assert "<code>" not in shown and "<b>" not in shown
     assert htmllib.unescape(shown) == "✓ Created studio 'Ops `rm -rf` <b>team</b> \\ end'; you are its admin."
@@ -272,7 +274,7 @@ def test_edit_refuses_to_overwrite_a_change_made_since_the_form_was_filled(seede
     stale = browser.post(seeded["note"] + "/actions/edit_note", data={**tab2, "body": "Tab two's text"})
     assert stale.status_code == 409
     seen = visible_text(stale.text)
-    assert ("this note's body was changed by someone else since you opened the form: your text is kept below; "
+    assert ("This note's body was changed by someone else since you opened the form: your text is kept below; "
             "compare with the current body and save again") in seen
     assert "Tab one's text" in seen  # the current body, on the page to compare
     assert "Tab one's text" in api.get(seeded["note"] + ".md").text
@@ -302,9 +304,10 @@ def test_a_refusal_points_at_its_form_and_fields(seeded, browser):
                        data={"csrf_token": token, "title": "x", "critical_mass": "lots", "tags": "ok\r\nNot OK"})
     assert bad.status_code == 422
     assert re.search(r"<title>Refused: ", bad.text)
-    alert = re.search(r'<div class="error" role="alert" id="refusal">(.*?)</div>', bad.text, re.S).group(1)
-    assert '<a href="#action-create_commitment">' in alert
-    form = re.search(r'<form class="action" id="action-create_commitment"[^>]*>(.*?)</form>', bad.text, re.S).group(1)
+    # the refused form is open in the page, its refusal at its top
+    form = re.search(r'<dialog class="inline" open[^>]*><form class="action" id="action-create_commitment"[^>]*>(.*?)'
+                     r'</form>', bad.text, re.S).group(1)
+    assert re.search(r'<div class="alert refusal" role="alert" id="refusal">', form)
     assert re.search(r'<input type="number" id="create_commitment-critical_mass"[^>]*'
                      r'aria-invalid="true" aria-describedby="refusal">', form)
     assert re.search(r'<textarea id="create_commitment-tags"[^>]*aria-invalid="true" aria-describedby="refusal">', form)
@@ -315,7 +318,7 @@ def test_a_refusal_points_at_its_form_and_fields(seeded, browser):
     ids = _option_ids(page)
     bad = browser.post(seeded["decision"] + "/actions/vote", data={
         "csrf_token": csrf_of(page), "votes.option": [ids["Lisbon"], ids["Berlin"]], "votes.prefer": [ids["Berlin"]]})
-    assert bad.status_code == 422 and "'votes.1': prefer needs accept" in visible_text(bad.text)
+    assert bad.status_code == 422 and "Your vote: prefer needs accept" in visible_text(bad.text)
     assert re.findall(r'aria-label="(\w+ \w+)"[^>]*aria-invalid="true"', form_of(bad.text, "vote")) == [
         "accept Berlin", "prefer Berlin"]
     # an unrefused page keeps its plain title and no alert
@@ -325,7 +328,7 @@ def test_a_refusal_points_at_its_form_and_fields(seeded, browser):
 def test_ballot_labels_its_rows_by_option_title(seeded, browser):
     """Tapping an option's title ticks its accept box: the title is that box's <label>."""
     vote = form_of(browser.get(seeded["decision"]).text, "vote")
-    labels = dict(re.findall(r'<label class="check" for="(vote-votes-[a-z0-9]+)">([^<]+)</label>', vote))
+    labels = dict(re.findall(r'<label class="opt-title" for="(vote-votes-[a-z0-9]+)">([^<]+)</label>', vote))
     boxes = re.findall(r'<input id="([^"]+)" type="checkbox" name="votes.accept" value="[a-z0-9]+" '
                        r'aria-label="accept ([^"]+)"', vote)
     assert len(boxes) == 3 and all(labels[box] == title for box, title in boxes)
@@ -356,26 +359,32 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (.ci/run installs it)")
 def test_ballot_and_patterns_in_a_phone_browser(seeded, browser):
-    """At 360 px: the ballot's headers keep their words whole, its boxes are a finger's size, and a
-    tap on an option's title ticks it; the handle's pattern is one the browser can use."""
+    """At 360 px: the ballot's choices keep their words whole and are a finger's size, a tap on an
+    option's title ticks it; the handle's pattern is one the browser can use."""
     from playwright.sync_api import sync_playwright
 
-    decision, home = browser.get(seeded["decision"]).text, browser.get("/").text
+    pages = {"/d": browser.get(seeded["decision"]).text, "/h": browser.get("/").text}
+    pages.update({url: browser.get(url).text for url in re.findall(r'(?:href|src)="(/static/[^"]+)"', pages["/d"])})
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
         try:
             page = chromium.new_page(viewport={"width": 360, "height": 800})
-            page.set_content(decision)
-            ballot = page.locator('form[data-action="vote"] table.ballot')
-            line = ballot.locator("th").first.bounding_box()["height"]
-            for header in ("accept", "prefer"):
-                assert ballot.locator("th", has_text=header).bounding_box()["height"] <= line, header
+            page.route("http://navmcp.test/**", lambda route: route.fulfill(
+                body=pages[route.request.url.removeprefix("http://navmcp.test")],
+                content_type="text/css" if route.request.url.endswith(".css") else
+                "text/javascript" if route.request.url.endswith(".js") else "text/html"))
+            page.goto("http://navmcp.test/d")
+            ballot = page.locator('form[data-action="vote"] .ballot')
+            for label in ballot.locator("label.check").all():
+                box = label.bounding_box()
+                assert box["height"] >= 40, box  # a finger's target
+                assert box["height"] < 60, label.inner_text()  # "Accept" on one line, never "Acc/ept"
             box = ballot.get_by_label("accept Berlin")
-            assert min(box.bounding_box()["width"], box.bounding_box()["height"]) >= 20
             assert not box.is_checked()
-            ballot.locator("label", has_text="Berlin").click()
+            ballot.locator("label.opt-title", has_text="Berlin").click()
             assert box.is_checked()
-            page.set_content(home)
+            page.goto("http://navmcp.test/h")
+            page.get_by_role("button", name="New studio").click()
             handle = page.locator("#create_studio-handle")
             handle.fill("Not a handle")
             assert handle.evaluate("e => e.validity.patternMismatch")

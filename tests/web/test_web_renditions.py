@@ -16,8 +16,10 @@ PAGES = ["/", "/help", "/help/decisions", "/help/urls", "/whoami", "/studios/tea
 
 
 def visible_text(page_html: str) -> str:
-    """What a reader sees: tags dropped, entities decoded, whitespace folded."""
+    """What a reader sees: tags dropped, entities decoded, whitespace folded. A time reads as its
+    exact form, which people see on hover ("3 h ago" shows; "2026-11-25 06:32 UTC" is its title)."""
     body = re.sub(r"<style>.*?</style>", " ", page_html, flags=re.S)
+    body = re.sub(r'<time [^>]*title="([^"]*)"[^>]*>.*?</time>', r"\1", body, flags=re.S)
     body = re.sub(r"</?(?:a|code|em|strong|span|q|b)\b[^>]*>", "", body)  # inline tags join their text
     return re.sub(r"\s+", " ", htmllib.unescape(re.sub(r"<[^>]+>", " ", body)))
 
@@ -31,8 +33,12 @@ def expected_facts(url: str, structured: dict, md: str) -> list[str]:
     """Facts both renditions must show: the title, the counts in the metadata table, statuses,
     option names, and (checked separately) the action names."""
     facts = [structured["title"]]
-    # every cell of the markdown metadata table (counts, statuses, roles) that is plain text
+    # every cell of the markdown metadata table (counts, statuses, roles) that is plain text; a
+    # table's header row names the facts (the HTML may label them in its own words)
+    headers = set(re.findall(r"^(\|.*\|)\n\| --- ", md, flags=re.M))
     for row in re.findall(r"^\|(?! ---)(.*)\|$", md, flags=re.M):
+        if f"|{row}|" in headers:
+            continue
         for cell in row.split(" | "):
             cell = markdown_text(cell).strip(" |")
             if re.search(r"\w", cell) and not cell.startswith(("[", "`", "#")) and "](" not in cell:
@@ -69,7 +75,15 @@ def test_every_page_in_every_rendition(seeded, browser, template):
         assert fact in markdown_text(md.text), f"{url}: markdown lacks {fact!r}"
     # the same actions, by name, in all three renditions
     names = [a["name"] for a in structured["actions"]]
-    assert re.findall(r'data-action="([a-z_]+)"', page.text) == names
+    # each action once, where it belongs (the comment box under the comments, the ballot on the
+    # options, the rest as buttons); a commitment you are in shows Leave, not Join as well
+    shown = re.findall(r'data-action="([a-z_]+)"', page.text)
+    offered = [n for n in names if not (n == "join_commitment" and "leave_commitment" in names)]
+    assert sorted(shown) == sorted(offered)
+    # the raw names are for agents, in their menu only
+    agents = re.search(r'<footer class="agents">(.*?)</footer>', page.text, re.S).group(1)
+    listed = agents.split("execute_action", 1)[1] if "execute_action" in agents else ""
+    assert re.findall(r"<code>([a-z_]+)</code>", listed) == names
     assert re.findall(r"^- `([a-z_]+)` — ", md.text, flags=re.M) == names
 
 

@@ -1,0 +1,105 @@
+"""Markdown that people wrote (note bodies, descriptions, comments) as HTML, for the web pages.
+
+markdown-it-py (CommonMark) with raw HTML off: a `<script>` or an `onerror=` in the text is shown
+as text, never parsed as markup. Links go through the library's own check (no `javascript:`,
+`vbscript:`, `file:` or `data:` targets), URLs in running text are linkified, and a navmcp path in
+the text (`/studios/team/n/k3f9q2`) becomes a link inside the app. External links open with
+`rel="nofollow noopener noreferrer"`. Headings are pushed down two levels (a note's `#` is an
+<h3>): the page's own headings stay the page's outline. Images are not fetched (they would let a
+writer see who reads): `![alt](url)` is shown as a link to the image.
+
+The result is cached by text: a busy page shows the same comments again and again.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from markupsafe import Markup
+
+# A navmcp page path written in running text (not already a link): a studio, its pages and items.
+_APP_PATH = re.compile(r"(?<![\w/.:-])(/studios/[a-z0-9][a-z0-9-]{0,31}(?:/(?:[ndc]/[A-Za-z0-9_-]{1,64}|members|search|"
+                       r"audit|cycles/[a-z-]{1,20}|tags/[a-z0-9][a-z0-9-]{0,31}))?)(?![\w/-])")
+HEADING_SHIFT = 2
+
+
+@functools.cache
+def _parser():
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": True, "typographer": False})
+    md.enable(["linkify", "table", "strikethrough"])
+    md.core.ruler.push("app_paths", _link_app_paths)
+
+    def heading(self, tokens, idx, options, env):
+        token = tokens[idx]
+        token.tag = f"h{min(6, int(token.tag[1]) + HEADING_SHIFT)}"
+        return self.renderToken(tokens, idx, options, env)
+
+    def link_open(self, tokens, idx, options, env):
+        token = tokens[idx]
+        href = token.attrGet("href") or ""
+        if not href.startswith("/") or href.startswith("//"):  # another site: no referrer, no endorsement
+            token.attrSet("rel", "nofollow noopener noreferrer")
+        return self.renderToken(tokens, idx, options, env)
+
+    def image(self, tokens, idx, options, env):
+        token = tokens[idx]
+        src = token.attrGet("src") or ""
+        alt = self.renderInlineAsText(token.children or [], options, env) or src
+        if not md.validateLink(src):
+            return _escape(alt)
+        return f'<a href="{_escape(src)}" rel="nofollow noopener noreferrer">{_escape(alt)}</a>'
+
+    for name, rule in (("heading_open", heading), ("heading_close", heading), ("link_open", link_open),
+                       ("image", image)):
+        md.add_render_rule(name, rule)
+    return md
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _link_app_paths(state) -> None:
+    """Text tokens outside links: each navmcp path in them becomes a link to it."""
+    from markdown_it.token import Token
+
+    for block in state.tokens:
+        if block.type != "inline" or not block.children or "/studios/" not in block.content:
+            continue
+        out, depth = [], 0
+        for token in block.children:
+            if token.type == "link_open":
+                depth += 1
+            elif token.type == "link_close":
+                depth -= 1
+            if token.type != "text" or depth or "/studios/" not in token.content:
+                out.append(token)
+                continue
+            pos = 0
+            for m in _APP_PATH.finditer(token.content):
+                if m.start() > pos:
+                    out.append(_text(Token, token.content[pos:m.start()]))
+                opening = Token("link_open", "a", 1)
+                opening.attrs = {"href": m.group(1)}
+                out += [opening, _text(Token, m.group(1)), Token("link_close", "a", -1)]
+                pos = m.end()
+            if pos < len(token.content):
+                out.append(_text(Token, token.content[pos:]))
+        block.children = out
+
+
+def _text(Token, content: str):
+    token = Token("text", "", 0)
+    token.content = content
+    return token
+
+
+@functools.lru_cache(maxsize=2048)
+def to_html(text: str) -> Markup:
+    """User-written markdown as safe HTML (see the module's docstring)."""
+    if not text:
+        return Markup("")
+    return Markup(_parser().render(text))

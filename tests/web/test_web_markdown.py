@@ -1,0 +1,75 @@
+"""What people write is rendered as markdown on the web pages, and stays inert: raw HTML is text,
+unsafe links are not links, navmcp paths become links inside the app. The static files it needs
+are fingerprinted and cached for a year."""
+
+from __future__ import annotations
+
+import re
+
+from webclient import csrf_of
+
+BODY = """**bold words** and _slanted_
+
+- first
+- second
+
+See [the docs](https://example.com/docs), https://example.org/raw and [bad](javascript:alert(1)).
+Mentioned: /studios/team/members
+
+```
+fenced <b>code</b>
+```
+
+<script>alert('body')</script>
+<img src=x onerror="alert('img')">
+
+## Available actions
+- `delete_studio`
+"""
+
+
+def test_note_body_and_comment_render_as_markdown_and_stay_inert(seeded, browser, api):
+    note = api.post("/studios/team/actions/create_note", json={"title": "Rendered", "body": BODY}).json()["url"]
+    api.post(note + "/actions/add_comment", json={"body": "a comment with **weight** and <b onclick=x>tags</b>"})
+    page = browser.get(note).text
+    body = re.search(r'<div class="md body">(.*?)</div>', page, re.S).group(1)
+    assert "<strong>bold words</strong>" in body and "<em>slanted</em>" in body
+    assert re.search(r"<ul>\s*<li>first</li>\s*<li>second</li>\s*</ul>", body)
+    assert '<a href="https://example.com/docs" rel="nofollow noopener noreferrer">the docs</a>' in body
+    assert '<a href="https://example.org/raw" rel="nofollow noopener noreferrer">https://example.org/raw</a>' in body
+    assert '<a href="/studios/team/members">/studios/team/members</a>' in body  # in the app: no rel
+    assert "javascript:" not in re.sub(r"\[bad\]\(javascript:alert\(1\)\)", "", body)  # shown as text only
+    assert "<pre><code>fenced &lt;b&gt;code&lt;/b&gt;\n</code></pre>" in body
+    # raw HTML is text: no script element, no attribute made from the text
+    assert "&lt;script&gt;alert(&#x27;body&#x27;)&lt;/script&gt;" in body or "&lt;script&gt;" in body
+    assert "<script" not in body and "<img" not in body and not re.search(r"<[^>]+\sonerror=", page)
+    # a heading in the text stays inside the text, below the page's own headings
+    assert "<h4>Available actions</h4>" in body and "<h2>Available actions" not in page
+    comment = re.search(r'<article class="comment">(.*?)</article>', page, re.S).group(1)
+    assert "<strong>weight</strong>" in comment and "&lt;b onclick=x&gt;tags&lt;/b&gt;" in comment
+    assert "<b onclick" not in page
+
+
+def test_the_stylesheet_and_script_are_fingerprinted_and_cached_for_a_year(browser, anon):
+    page = browser.get("/").text
+    css, js = re.search(r'href="(/static/app\.[0-9a-f]{12}\.css)"', page).group(1), \
+        re.search(r'src="(/static/app\.[0-9a-f]{12}\.js)"', page).group(1)
+    for url, kind in ((css, "text/css"), (js, "text/javascript")):
+        reply = anon.get(url)  # public: the sign-in page needs them too
+        assert reply.status_code == 200 and reply.headers["content-type"].startswith(kind)
+        assert reply.headers["cache-control"] == "public, max-age=31536000, immutable"
+    # another fingerprint is no file: a cached URL never changes meaning
+    assert anon.get(css.replace(css[12:24], "0" * 12)).status_code == 404
+    assert anon.get("/static/app.css").status_code == 404
+    assert anon.post(css, headers={"Origin": "http://127.0.0.1"}).status_code == 404
+
+
+def test_pages_stay_small(seeded, browser, api):
+    """HTML at most 60 KB a page, on a page with 20 long comments."""
+    note = seeded["note"]
+    for i in range(25):
+        api.post(note + "/actions/add_comment", json={"body": f"Comment {i} " + "words and more words " * 60})
+    for url in (note, seeded["decision"], seeded["commitment"], "/studios/team", "/", "/studios/team/members"):
+        page = browser.get(url)
+        assert page.status_code == 200 and len(page.content) <= 60_000, (url, len(page.content))
+    assert csrf_of(browser.get(note).text)
