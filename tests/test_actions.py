@@ -339,7 +339,7 @@ def test_voters_who_left_are_counted_apart_from_the_members(ws, people, decision
     page = ws.page(owner, decision)
     assert tally(ws, owner, decision)["Lisbon"] == (3, 0)
     assert "| 1 of 1 members (+2 former members) |" in page.markdown
-    assert "<td>1 of 1 members (+2 former members)</td>" in render_page(page, csrf="csrf", alternates={})
+    assert "<dt>Voters</dt><dd>1 of 1 members (+2 former members)</dd>" in render_page(page, csrf="csrf", alternates={})
 
 
 def test_vote_with_unknown_option_lists_the_options(ws, people, decision):

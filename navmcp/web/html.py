@@ -217,7 +217,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     return render(template, {**page.data, **extra,
         "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb, "user": page.user, "page_name": page.name,
         "actions": page.actions, "forms": forms, "csrf": csrf, "alternates": alternates, "flash": flash,
-        "error": error, "action_base": page.url.split("?", 1)[0].rstrip("/") or "", "shell": shell or {}})
+        "error": error, "action_base": page.url.split("?", 1)[0].rstrip("/") or "", "shell": shell or NO_SHELL})
 
 
 _AVAILABLE = re.compile(r"\s*(?:Available here: [^\n]*|No actions are available here for you\.)\s*$")
@@ -235,6 +235,9 @@ def people_message(message: str, action: str | None, forms: dict[str, Any]) -> s
         text = _NAMED.sub(lambda m: labels.get(m.group(1).split(".")[0], m.group(1)), text)
     text = text.strip()
     return text[:1].upper() + text[1:]
+
+
+NO_SHELL = {"studios": [], "current": None, "search": None, "search_scope": ""}
 
 
 def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:

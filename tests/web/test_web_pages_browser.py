@@ -1,0 +1,322 @@
+"""Every page type in a real browser (Debian's Chromium through Playwright), against a real
+`navmcp web` process, at a desk's width and a phone's: nothing scrolls sideways, no word in a
+label, chip or table breaks across lines, axe-core finds no serious or critical accessibility
+fault; markdown renders and user-written HTML stays inert; a vote cast in place updates the
+tallies; a destructive action asks and can be cancelled; the keyboard alone signs in, votes and
+comments. Screenshots of every page at both widths land in artifacts/pages/.
+
+axe-core comes from npm (installed on first use into .cache/npm). Without npm the axe test skips,
+unless NAVMCP_REQUIRE_AXE=1 (as .ci/run sets): then it fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts" / "pages"
+AXE_VERSION = "4.14.1"
+AXE = ROOT / ".cache" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+WIDTHS = (1280, 390)
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (.ci/run installs it)")
+
+NOTE_BODY = """Plan for **the offsite**, see https://example.com/venue and /studios/team/members.
+
+- book the room
+- order food
+
+```
+fenced <b>block</b>
+```
+
+<script>document.title = "pwned by script"</script>
+<img src="x" onerror="document.title = 'pwned by onerror'">
+"""
+
+# Elements whose words must never break across lines: labels, chips, key/value lines, buttons, tables.
+NO_SPLIT = "dt, dd, .chip, label, button, th, td, .counts, .crumbs a, .side a, .awaits, .meta > span, .progress-text"
+
+SPLIT_WORDS_JS = """(selector) => {
+  const split = [];
+  for (const el of document.querySelectorAll(selector)) {
+    if (!el.getClientRects().length) continue;  // not shown (a closed dialog)
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let node;
+    while ((node = walker.nextNode())) {
+      const words = /\\S+/g;
+      let m;
+      while ((m = words.exec(node.data))) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (tops.size > 1) split.push(el.tagName + "." + el.className + ": " + m[0]);
+      }
+    }
+  }
+  return split;
+}"""
+
+
+def navmcp(server, *args: str) -> str:
+    return subprocess.run([sys.executable, "-m", "navmcp", *args], env=server.env, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A real server with a small team's workspace, made through the action API."""
+    from webclient import WebServer
+
+    server = WebServer(tmp_path_factory.mktemp("pages") / "home")
+    try:
+        navmcp(server, "user", "add", "alice", "--name", "Alice Martin")
+        navmcp(server, "user", "add", "bob", "--name", "Bob <b>Builder</b>")
+        api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {server.token()}"})
+
+        def act(url: str, action: str, **params) -> str:
+            reply = api.post(f"{url.rstrip('/')}/actions/{action}", json=params)
+            assert reply.status_code == 200, reply.text
+            return reply.json()["url"]
+
+        act("/", "create_studio", handle="team", name="Product team", description="Where we **decide** things.")
+        for handle in ("alice", "bob"):
+            act("/studios/team/members", "add_member", handle=handle)
+        note = act("/studios/team", "create_note", title="Offsite planning", body=NOTE_BODY, tags=["offsite", "planning"])
+        decision = act("/studios/team", "create_decision", question="Where is the offsite?",
+                       description="Pick what you could live with.", options=["Lisbon", "Berlin", "Online"],
+                       tags=["offsite"])
+        commitment = act("/studios/team", "create_commitment", title="Book the venue together", critical_mass=3,
+                         limit=6, description="Join if you can help.")
+        act(note, "add_comment", body="Looks good, **ship it**. <script>document.title='pwned'</script>")
+        act(decision, "add_comment", body="Berlin is cheaper.")
+        act(commitment, "join_commitment")
+        closing = act("/studios/team", "create_decision", question="Which snacks?", options=["Fruit", "Cake"])
+        urls = {"home": "/", "help": "/help", "whoami": "/whoami", "studio": "/studios/team",
+                "members": "/studios/team/members", "note": note, "decision": decision, "commitment": commitment,
+                "cycle": "/studios/team/cycles/today", "search": "/studios/team/search?q=offsite",
+                "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit", "closing": closing}
+        api.close()
+        yield server, urls
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+def signed_in(chromium, server, width: int = 1280, bypass_csp: bool = False):
+    """A browser page signed in as the owner with a login link (pressing its button). `bypass_csp`:
+    for injecting axe-core, which our CSP (rightly) refuses as an inline script."""
+    context = chromium.new_context(viewport={"width": width, "height": 900}, bypass_csp=bypass_csp)
+    page = context.new_page()
+    page.goto(navmcp(server, "login-link", server.owner_handle(), "--base-url", server.base))
+    page.get_by_role("button", name=re.compile("^Sign in as")).click()
+    page.wait_for_url(server.base + "/")
+    return page
+
+
+def axe_script() -> str | None:
+    """axe-core's script, installed from npm on first use; None when npm is not there."""
+    if not AXE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            return None
+        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(AXE.parents[2]),
+                        f"axe-core@{AXE_VERSION}"], check=True, capture_output=True, timeout=300)
+    return AXE.read_text()
+
+
+def check_layout(page, name: str, width: int) -> None:
+    scroll = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll <= width, f"{name} at {width} px scrolls sideways ({scroll} px)"
+    split = page.evaluate(SPLIT_WORDS_JS, NO_SPLIT)
+    assert not split, f"{name} at {width} px splits words: {split[:10]}"
+
+
+def test_every_page_type_at_desk_and_phone_width(world, chromium):
+    server, urls = world
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for width in WIDTHS:
+        page = signed_in(chromium, server, width)
+        for name, url in urls.items():
+            reply = page.goto(server.base + url)
+            assert reply.status == 200, (name, reply.status)
+            check_layout(page, name, width)
+            page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+        # the sign-in page and an error page, signed out
+        anon = chromium.new_context(viewport={"width": width, "height": 900}).new_page()
+        for name, url in (("login", "/login"), ("error", "/studios/nope/n/nothing")):
+            anon.goto(server.base + url)
+            check_layout(anon, name, width)
+            anon.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+        page.goto(server.base + "/studios/nope")
+        check_layout(page, "not-found", width)
+        anon.context.close()
+        page.context.close()
+
+
+def test_markdown_renders_and_written_html_stays_inert(world, chromium):
+    server, urls = world
+    page = signed_in(chromium, server)
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(server.base + urls["note"])
+    body = page.locator(".md.body")
+    assert body.locator("strong", has_text="the offsite").count() == 1
+    assert body.locator("ul > li").all_inner_texts() == ["book the room", "order food"]
+    assert body.locator('a[href="https://example.com/venue"]').count() == 1
+    assert body.locator('a[href="/studios/team/members"]').count() == 1  # a navmcp path: a link in the app
+    assert body.locator("pre code").inner_text().strip() == "fenced <b>block</b>"
+    # the script and the onerror are text on the page, and never ran
+    assert body.locator("script, img").count() == 0
+    assert '<script>document.title = "pwned by script"</script>' in body.inner_text()
+    assert "onerror" in body.inner_text()
+    assert "pwned" not in page.title() and dialogs == []
+    assert page.locator(".comment strong", has_text="ship it").count() == 1
+
+
+def test_a_vote_cast_in_place_updates_the_tallies(world, chromium):
+    server, urls = world
+    page = signed_in(chromium, server, 390)
+    page.goto(server.base + urls["decision"])
+    rows = page.locator(".ballot > li")
+    assert rows.locator(".opt-title").all_inner_texts() == ["Lisbon", "Berlin", "Online"]
+    berlin = rows.filter(has_text="Berlin")
+    assert berlin.locator(".counts").inner_text() == "0 accept, 0 prefer"
+    for title in ("Lisbon", "Online"):
+        page.get_by_label(f"accept {title}").uncheck()
+    page.get_by_label("prefer Berlin").check()
+    page.get_by_role("button", name="Save my vote").click()
+    page.wait_for_load_state()
+    assert page.url == server.base + urls["decision"]
+    assert "✓ Vote recorded" in page.locator("main").inner_text()
+    berlin = page.locator(".ballot > li").filter(has_text="Berlin")
+    assert berlin.locator(".counts").inner_text() == "1 accept, 1 prefer"
+    assert berlin.locator(".bar .prefer").evaluate("e => e.getBoundingClientRect().width") > 100
+    # the rows keep their order after the vote: nothing moves under the cursor
+    assert page.locator(".ballot .opt-title").all_inner_texts() == ["Lisbon", "Berlin", "Online"]
+    assert page.get_by_label("prefer Berlin").is_checked() and not page.get_by_label("accept Lisbon").is_checked()
+    page.context.close()
+
+
+def test_a_destructive_action_asks_and_can_be_cancelled(world, chromium):
+    server, urls = world
+    page = signed_in(chromium, server)
+    page.goto(server.base + urls["closing"])
+    page.get_by_role("button", name="Close voting").click()
+    dialog = page.get_by_role("dialog")
+    assert dialog.is_visible()
+    assert "Voting ends for everyone and the result is fixed" in dialog.inner_text()
+    assert "danger" in dialog.get_by_role("button", name="Close voting").get_attribute("class")
+    dialog.get_by_role("button", name="Cancel").click()
+    assert not dialog.is_visible()
+    page.reload()
+    assert page.locator(".facts .chip.open").count() == 1  # still open: nothing was done
+    # Escape cancels too; then confirming does it
+    page.get_by_role("button", name="Close voting").click()
+    page.keyboard.press("Escape")
+    assert not page.get_by_role("dialog").is_visible()
+    page.get_by_role("button", name="Close voting").click()
+    page.get_by_role("dialog").get_by_role("button", name="Close voting").click()
+    page.wait_for_load_state()
+    assert page.locator(".facts .chip.closed").count() == 1 and "Decision closed" in page.inner_text("main")
+    page.context.close()
+
+
+def test_the_keyboard_alone_signs_in_votes_and_comments(world, chromium):
+    server, urls = world
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(navmcp(server, "login-link", "alice", "--base-url", server.base) + "&next=" + urls["decision"])
+
+    def tab_to(locator, limit: int = 80) -> None:
+        for _ in range(limit):
+            page.keyboard.press("Tab")
+            if locator.evaluate("e => e === document.activeElement"):
+                return
+        raise AssertionError(f"Tab never reached {locator}")
+
+    tab_to(page.get_by_role("button", name="Sign in as @alice"))
+    page.keyboard.press("Enter")
+    page.wait_for_url(server.base + urls["decision"])
+    # vote: Space toggles the boxes, Enter on the button saves
+    tab_to(page.get_by_label("accept Online"))
+    page.keyboard.press("Space")
+    tab_to(page.get_by_label("prefer Lisbon"))
+    page.keyboard.press("Space")
+    tab_to(page.get_by_role("button", name="Save my vote"))
+    page.keyboard.press("Enter")
+    page.wait_for_load_state()
+    assert "Your vote: Lisbon: accept + prefer; Berlin: accept; Online: reject." in page.inner_text("main")
+    # comment: type in the box, Enter on its button
+    tab_to(page.get_by_label("Comment", exact=True))
+    page.keyboard.type("Typed with the keyboard alone")
+    tab_to(page.get_by_role("button", name="Comment", exact=True))
+    page.keyboard.press("Enter")
+    page.wait_for_load_state()
+    assert page.locator(".comment", has_text="Typed with the keyboard alone").count() == 1
+    # and a dialog: open with Enter, its first field has focus, Escape closes it
+    tab_to(page.get_by_role("button", name="Add an option"))
+    page.keyboard.press("Enter")
+    assert page.get_by_role("dialog").is_visible()
+    page.keyboard.type("Porto")
+    page.keyboard.press("Enter")
+    page.wait_for_load_state()
+    assert page.locator(".ballot .opt-title", has_text="Porto").count() == 1
+    context.close()
+
+
+def test_axe_finds_no_serious_or_critical_fault_on_any_page(world, chromium):
+    script = axe_script()
+    if script is None:
+        if os.environ.get("NAVMCP_REQUIRE_AXE"):
+            pytest.fail("npm is needed to install axe-core (NAVMCP_REQUIRE_AXE is set)")
+        pytest.skip("npm is not installed: axe-core can't be fetched")
+    server, urls = world
+    faults = {}
+    for width in WIDTHS:
+        page = signed_in(chromium, server, width, bypass_csp=True)
+        targets = [(name, url, None) for name, url in urls.items()]
+        targets += [("decision+dialog", urls["decision"], "Add an option"), ("studio+dialog", urls["studio"], "New decision")]
+        for name, url, opener in targets:
+            page.goto(server.base + url)
+            if opener:
+                page.get_by_role("button", name=opener).click()
+            page.add_script_tag(content=script)
+            found = page.evaluate("""async () => {
+                const r = await axe.run(document, {resultTypes: ["violations"]});
+                return r.violations.filter(v => v.impact === "serious" || v.impact === "critical")
+                    .map(v => v.id + ": " + v.help + " — " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(", "));
+            }""")
+            if found:
+                faults[f"{name}@{width}"] = found
+        anon = chromium.new_context(viewport={"width": width, "height": 900}, bypass_csp=True).new_page()
+        for name, url in (("login", "/login"), ("error", "/studios/nope")):
+            anon.goto(server.base + url)
+            anon.add_script_tag(content=script)
+            found = anon.evaluate("""async () => (await axe.run(document)).violations
+                .filter(v => v.impact === "serious" || v.impact === "critical").map(v => v.id + ": " + v.help)""")
+            if found:
+                faults[f"{name}@{width}"] = found
+        anon.context.close()
+        page.context.close()
+    assert not faults, faults
