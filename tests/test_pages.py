@@ -467,8 +467,9 @@ def _html_text(page) -> str:
     """The visible text of the page's HTML rendition, up to its actions (whose forms hold the body)."""
     from navmcp.web.html import render_page
 
-    html = render_page(page, csrf="x", alternates={}).split('<section class="actions"', 1)[0]
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html.split("<main>", 1)[1]))
+    html = render_page(page, csrf="x", alternates={}).split('<main id="main">', 1)[1].split("</main>", 1)[0]
+    html = re.sub(r"<dialog.*?</dialog>|<form class=\"action\".*?</form>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
 EMPTY_TEXTS = ("Nothing here yet", "No matches", "No items carry this tag", "No comments yet",

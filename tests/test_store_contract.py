@@ -589,7 +589,7 @@ def test_a_former_members_work_stays_with_the_studio(any_app, team):
     page = ws.page(alice, decision)
     assert "2 accept, 1 prefer" in page.markdown
     assert "| 1 of 1 members (+1 former member) |" in page.markdown
-    assert "<td>1 of 1 members (+1 former member)</td>" in render_page(page, csrf="csrf", alternates={})
+    assert "<dt>Voters</dt><dd>1 of 1 members (+1 former member)</dd>" in render_page(page, csrf="csrf", alternates={})
     assert "- @bob, joined" in ws.page(alice, commitment).markdown
     cycle = ws.page(alice, "/studios/team/cycles/today").markdown
     assert re.search(r"\[Handover\]\(\S+\) — note, updated \S+ by @bob", cycle), cycle

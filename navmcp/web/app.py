@@ -714,9 +714,18 @@ class WebApp:
             home = None
         body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
                                 error=shown_error, submitted=form if error is not None else None,
-                                shell=html.shell_facts(page, home))
+                                shell=html.shell_facts(page, home), people=self.people_to_add(caller, page))
         return text(error.status if error else 200, body, RENDITIONS["html"],
                     headers=[*headers, ("content-security-policy", HTML_CSP)])
+
+    def people_to_add(self, caller: Caller, page: Page) -> list[dict[str, Any]]:
+        """For the members page's "Add a person": the people you share another studio with who are
+        not in this one, to pick from (anyone else is still added by typing their handle)."""
+        if page.name != "members" or not any(a.name == "add_member" for a in page.actions):
+            return []
+        handle = page.url.split("/")[2]
+        with self.app.store.read(user_id=caller.user["id"]) as tx:
+            return tx.all(_PEOPLE_TO_ADD, (caller.user["id"], handle))
 
     def csrf(self, caller: Caller) -> str:
         return auth.csrf_token(self.app.secret, caller.session.id) if caller.session else ""
@@ -779,6 +788,15 @@ def _action_api_rendition(req: Request, negotiated: str) -> str:
     JSON, for `*/*` too; a page only for an HTML form's POST from a browser."""
     is_form = (req.header("content-type") or "").startswith("application/x-www-form-urlencoded")
     return "html" if is_form and req.method == "POST" and negotiated == "html" else "json"
+
+
+_PEOPLE_TO_ADD = """SELECT DISTINCT u.handle, u.name FROM memberships mine
+                       JOIN memberships theirs ON theirs.studio_id = mine.studio_id
+                       JOIN users u ON u.id = theirs.user_id
+                      WHERE mine.user_id = ? AND u.deleted_at IS NULL
+                        AND NOT EXISTS (SELECT 1 FROM memberships m JOIN studios s ON s.id = m.studio_id
+                                         WHERE s.handle = ? AND m.user_id = u.id)
+                      ORDER BY u.handle LIMIT 200"""
 
 
 def _local_path(url: str) -> str:

@@ -194,7 +194,7 @@ def render(template: str, context: dict[str, Any]) -> str:
 
 def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str | None = None,
                 error: dict[str, Any] | None = None, submitted: dict[str, list[str]] | None = None,
-                shell: dict[str, Any] | None = None) -> str:
+                shell: dict[str, Any] | None = None, people: list[dict[str, Any]] | None = None) -> str:
     """`submitted`: the form of the refused action (`error["action"]`), whose inputs are filled
     from it again, so what the user typed is not lost. `shell`: the app shell's facts (`shell_facts`)."""
     template = page.template.replace(".md.j2", ".html.j2")
@@ -204,6 +204,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
         fields = form_fields(a, page, submitted if a.name == refused else None)
         if a.name == refused:
             _mark_invalid(fields, error["message"], submitted or {})
+        _pick_people(a.name, fields, page, people or [])
         forms[a.name] = {"action": a, "fields": fields, "label": action_label(a.name),
                          "confirm": DESTRUCTIVE.get(a.name), "refused": a.name == refused,
                          "refused_message": ""}
@@ -260,6 +261,23 @@ def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:
     return {"studios": studios, "current": current, "search": search, "search_scope": scope,
             **({"awaiting": sum(map(len, lists)), "awaiting_more": any(len(x) >= PAGE_SIZE for x in lists)}
                if home is not None else {})}
+
+
+def _pick_people(action: str, fields: list[dict[str, Any]], page: Page, people: list[dict[str, Any]]) -> None:
+    """Members are picked, not typed: removing one is a choice among the members listed, adding one
+    suggests the people you share another studio with (any handle can still be typed)."""
+    for f in fields:
+        if f["name"] != "handle":
+            continue
+        if action == "remove_member":
+            shown = [m for m in page.data.get("members", []) if m["handle"] != page.user["handle"]]
+            f.update(kind="select", choices=[m["handle"] for m in shown], default=f["value"] or None,
+                     labels={m["handle"]: f"{m['name']} (@{m['handle']})" for m in shown}, required=True,
+                     description="")
+        elif action == "add_member":
+            f.update(suggest=[{"handle": p["handle"], "label": f"{p['name']} (@{p['handle']})"} for p in people],
+                     description="Pick someone you work with in another studio, or type the handle of anyone "
+                                 "on this navmcp.")
 
 
 def help_text(markdown: str) -> str:
@@ -344,7 +362,8 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
                                  "default": prop.get("default")}
         kind = prop.get("type")
         if name in DATE_FIELDS:
-            field.update(kind="date", description=DATE_FIELDS[name])
+            field.update(kind="date", description=DATE_FIELDS[name],
+                         min=datetime.now(timezone.utc).date().isoformat())  # today ends in the future
         elif "enum" in prop:
             field.update(kind="select", choices=prop["enum"])
         elif kind == "boolean":

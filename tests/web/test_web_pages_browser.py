@@ -319,4 +319,4 @@ def test_axe_finds_no_serious_or_critical_fault_on_any_page(world, chromium):
                 faults[f"{name}@{width}"] = found
         anon.context.close()
         page.context.close()
-    assert not faults, faults
+    assert not faults, "\n".join(f"{page}: {fault}" for page, found in faults.items() for fault in found)
