@@ -31,7 +31,7 @@ test: $(STAMP)
 
 # Everything, PostgreSQL and Chromium included: a suite that would be skipped fails the run instead.
 test-all: $(STAMP)
-	NAVMCP_REQUIRE_POSTGRES=1 NAVMCP_REQUIRE_CHROMIUM=1 $(VENV)/bin/python -m pytest
+	NAVMCP_REQUIRE_POSTGRES=1 NAVMCP_REQUIRE_CHROMIUM=1 NAVMCP_REQUIRE_AXE=1 $(VENV)/bin/python -m pytest
 
 # navmcp vs the MCP SDK server, side by side (see docs/benchmarks.md). BENCH_ARGS="--sizes 1000 --rounds 1" for a quick look.
 bench: $(STAMP)

@@ -469,6 +469,7 @@ def _html_text(page) -> str:
 
     html = render_page(page, csrf="x", alternates={}).split('<main id="main">', 1)[1].split("</main>", 1)[0]
     html = re.sub(r"<dialog.*?</dialog>|<form class=\"action\".*?</form>", " ", html, flags=re.S)
+    html = re.sub(r'<time [^>]*title="([^"]*)"[^>]*>.*?</time>', r"\1", html, flags=re.S)  # the exact time, on hover
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 

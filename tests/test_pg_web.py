@@ -171,9 +171,9 @@ def test_a_login_link_from_process_a_gives_a_cookie_that_works_on_process_b(worl
                               data={"csrf_token": csrf, "body": "Posted from a browser on B"})
         assert posted.status_code == 303 and posted.headers["location"] == world["decision"], posted.text
         shown = browser.get(a.base + world["decision"])  # back on A: the flash B set shows, once
-        assert shown.status_code == 200 and '<p class="flash"' in shown.text
+        assert shown.status_code == 200 and '<p class="alert flash"' in shown.text
         assert "Posted from a browser on B" in shown.text
-        assert '<p class="flash"' not in browser.get(b.base + world["decision"]).text
+        assert '<p class="alert flash"' not in browser.get(b.base + world["decision"]).text
         assert browser.post(a.base + "/logout", data={"csrf_token": csrf}).status_code == 303
         browser.cookies.set("navmcp_session", cookie)
         assert browser.get(b.base + world["decision"]).status_code == 303  # signed out everywhere

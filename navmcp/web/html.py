@@ -389,6 +389,11 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
         if submitted is not None:
             _refill(field, submitted)
         fields.append(field)
+    # a hint naming another parameter ("at least critical_mass") names it by its label
+    named = {n: t.lower() for n, t in titles.items() if "_" in n}
+    for field in fields:
+        for name, label in named.items():
+            field["description"] = re.sub(rf"\b{name}\b", label, field["description"])
     return fields
 
 

@@ -238,7 +238,7 @@ class FormAgent:
         reply = self.http.request("POST", target, data=form)
         if reply.status_code == 303:
             return {"isError": False, "content": [{"type": "text", "text": "✓ (form posted)"}]}
-        found = re.search(r'class="error"[^>]*>(.*?)</(?:div|p)>', reply.text, re.S)
+        found = re.search(r'class="alert (?:error|refusal)"[^>]*>(.*?)</(?:div|p)>', reply.text, re.S)
         return {"isError": True, "content": [{"type": "text", "text": found.group(1) if found else reply.text}]}
 
     def close(self) -> None:

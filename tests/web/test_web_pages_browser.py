@@ -6,7 +6,7 @@ tallies; a destructive action asks and can be cancelled; the keyboard alone sign
 comments. Screenshots of every page at both widths land in artifacts/pages/.
 
 axe-core comes from npm (installed on first use into .cache/npm). Without npm the axe test skips,
-unless NAVMCP_REQUIRE_AXE=1 (as .ci/run sets): then it fails."""
+unless NAVMCP_REQUIRE_AXE=1 (as `make test-all` and CI set): then it fails."""
 
 from __future__ import annotations
 
@@ -205,8 +205,8 @@ def test_a_vote_cast_in_place_updates_the_tallies(world, chromium):
     for title in ("Lisbon", "Online"):
         page.get_by_label(f"accept {title}").uncheck()
     page.get_by_label("prefer Berlin").check()
-    page.get_by_role("button", name="Save my vote").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save my vote").click()
     assert page.url == server.base + urls["decision"]
     assert "✓ Vote recorded" in page.locator("main").inner_text()
     berlin = page.locator(".ballot > li").filter(has_text="Berlin")
@@ -236,8 +236,8 @@ def test_a_destructive_action_asks_and_can_be_cancelled(world, chromium):
     page.keyboard.press("Escape")
     assert not page.get_by_role("dialog").is_visible()
     page.get_by_role("button", name="Close voting").click()
-    page.get_by_role("dialog").get_by_role("button", name="Close voting").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.get_by_role("dialog").get_by_role("button", name="Close voting").click()
     assert page.locator(".facts .chip.closed").count() == 1 and "Decision closed" in page.inner_text("main")
     page.context.close()
 
@@ -264,23 +264,23 @@ def test_the_keyboard_alone_signs_in_votes_and_comments(world, chromium):
     tab_to(page.get_by_label("prefer Lisbon"))
     page.keyboard.press("Space")
     tab_to(page.get_by_role("button", name="Save my vote"))
-    page.keyboard.press("Enter")
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     assert "Your vote: Lisbon: accept + prefer; Berlin: accept; Online: reject." in page.inner_text("main")
     # comment: type in the box, Enter on its button
     tab_to(page.get_by_label("Comment", exact=True))
     page.keyboard.type("Typed with the keyboard alone")
     tab_to(page.get_by_role("button", name="Comment", exact=True))
-    page.keyboard.press("Enter")
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     assert page.locator(".comment", has_text="Typed with the keyboard alone").count() == 1
     # and a dialog: open with Enter, its first field has focus, Escape closes it
     tab_to(page.get_by_role("button", name="Add an option"))
     page.keyboard.press("Enter")
     assert page.get_by_role("dialog").is_visible()
     page.keyboard.type("Porto")
-    page.keyboard.press("Enter")
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     assert page.locator(".ballot .opt-title", has_text="Porto").count() == 1
     context.close()
 
