@@ -277,3 +277,22 @@ def test_sqlite_stays_on_the_event_loop(app, owner):
 
     assert asyncio.run(get()) == 200
     assert web._offload is False and web._executor is None
+
+
+def test_the_member_picker_suggests_only_people_you_share_a_studio_with(world, pg_database):
+    """"Add a person" suggests the people of your other studios, read as the app's role under
+    row-level security: someone you share no studio with is not listed (nor visible at all)."""
+    app, skipper = world["app"], world["skipper"]
+    for handle in ("cook", "stranger"):
+        add_user(app.store, handle)
+    app.workspace.execute(skipper, "/", "create_studio", {"handle": "galley", "name": "Galley"})
+    app.workspace.execute(skipper, "/studios/galley/members", "add_member", {"handle": "cook"})
+    server = PgWebServer(world["home"], world["url"])
+    try:
+        token = mint_token(app.secret, skipper["id"])
+        page = httpx.get(server.base + "/studios/crew/members", headers={"Authorization": f"Bearer {token}"})
+        assert page.status_code == 200
+        people = re.search(r'<datalist id="add_member-handle-people">(.*?)</datalist>', page.text, re.S).group(1)
+        assert re.findall(r'<option value="([a-z0-9-]+)">', people) == ["cook"]
+    finally:
+        server.stop()
