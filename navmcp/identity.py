@@ -141,6 +141,66 @@ def verify_token(secret: bytes, token: str) -> dict[str, Any]:
         raise AuthError(f"token is not valid: {e}") from None
 
 
+
+# --- OAuth access tokens ------------------------------------------------------------------------
+
+ACCESS_TOKEN_TYPE = "at+jwt"  # RFC 9068's JWT header type: how an OAuth access token is told from ours
+
+
+@dataclass(frozen=True)
+class Access:
+    """What an OAuth access token allows (navmcp/oauth): the grant a person approved, for which
+    client, with which scopes, for which resource (this server's /mcp)."""
+
+    grant_id: str
+    client_id: str
+    client_name: str
+    scopes: frozenset[str]
+    resource: str
+
+
+def is_access_token(token: str) -> bool:
+    """Whether `token` is an OAuth access token (its header says so; checked, not trusted, later)."""
+    import jwt
+
+    try:
+        return jwt.get_unverified_header(token).get("typ") == ACCESS_TOKEN_TYPE
+    except jwt.InvalidTokenError:
+        return False
+
+
+def mint_access_token(secret: bytes, *, issuer: str, user_id: str, access: Access, seconds: int) -> str:
+    import jwt
+
+    issued = int(time.time())
+    claims = {"iss": issuer, "sub": user_id, "aud": access.resource, "client_id": access.client_id,
+              "client_name": access.client_name, "scope": " ".join(sorted(access.scopes)), "gid": access.grant_id,
+              "iat": issued, "nbf": issued, "exp": issued + seconds, "jti": secrets.token_urlsafe(12)}
+    return jwt.encode(claims, secret, algorithm=ALGORITHM, headers={"typ": ACCESS_TOKEN_TYPE})
+
+
+def verify_access_token(secret: bytes, token: str, resource: str) -> tuple[str, Access]:
+    """(user id, Access) of an OAuth access token issued for `resource` (RFC 8707: a token for
+    another resource is refused); an `AuthError` otherwise."""
+    import jwt
+
+    try:
+        claims = jwt.decode(token, secret, algorithms=[ALGORITHM], audience=resource,
+                            options={"require": ["exp", "sub", "aud", "gid", "client_id", "scope"]})
+    except jwt.ExpiredSignatureError:
+        raise AuthError("access token expired: refresh it, or authorize again") from None
+    except jwt.InvalidAudienceError:
+        raise AuthError(f"access token is for another resource (this is {resource})") from None
+    except jwt.MissingRequiredClaimError as e:
+        raise AuthError(f"access token lacks the {e.claim!r} claim") from None
+    except jwt.InvalidSignatureError:
+        raise AuthError("access token signature is invalid") from None
+    except jwt.InvalidTokenError as e:
+        raise AuthError(f"access token is not valid: {e}") from None
+    access = Access(str(claims["gid"]), str(claims["client_id"]), str(claims.get("client_name") or claims["client_id"]),
+                    frozenset(str(claims["scope"]).split()), resource)
+    return str(claims["sub"]), access
+
 # --- users ------------------------------------------------------------------------------------
 
 

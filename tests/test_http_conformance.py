@@ -138,7 +138,7 @@ def test_a_forged_supabase_token_header_is_a_401(home, jwks_server, header):
                              headers={**HEADERS, "authorization": f"Bearer {_forged(header)}"})
         assert reply.status_code == 401, reply.text
         challenge = reply.headers["www-authenticate"]
-        assert challenge.startswith('Bearer realm="navmcp", error="invalid_token", error_description="')
+        assert challenge.startswith('Bearer realm="navmcp", error="invalid_token", ') and 'error_description="' in challenge
         description = challenge.split('error_description="', 1)[1]
         assert description.endswith('"') and all(" " <= c <= "~" for c in description)
         assert '"' not in description[:-1] and "\\" not in description

@@ -40,7 +40,7 @@ from navmcp import sessions
 from navmcp.app import App
 from navmcp.changes import interest
 from navmcp.errors import AuthError, NavError, NotFound
-from navmcp.identity import user_by_id
+from navmcp.identity import Access, is_access_token, user_by_id
 from navmcp.pages import costly as costly_page
 from navmcp.pages import route, split_url
 from navmcp.protocol import ParseError, decode
@@ -278,7 +278,7 @@ class WebApp:
         self._deadlines = BodyDeadlines()  # Host header value → allowed (the answer never changes)
         self.max_body = max_body
         self.secure_cookies = secure_cookies
-        self._verified: dict[str, tuple[str, float]] = {}  # Bearer token → (user id, expiry)
+        self._verified: dict[str, tuple[str, float, Access | None]] = {}  # Bearer token → (user id, expiry, access)
         self._executor: ThreadPoolExecutor | None = None  # the hosted store's worker threads
         self._costly: ThreadPoolExecutor | None = None  # threads for costly requests (both stores)
         self._offload: bool | None = None  # decided on the first request (it opens the store)
@@ -298,11 +298,25 @@ class WebApp:
             "/login/code": self.login_code,
             "/logout": self.logout,
         }
+        from navmcp.oauth.metadata import WELL_KNOWN
+
+        # OAuth (navmcp/oauth): /mcp's authorization server, and the people's side of it.
+        self.routes |= {path: self._oauth("well_known") for path in WELL_KNOWN}
+        self.routes |= {f"/{name.replace('_', '-')}": self._oauth(name)
+                        for name in ("authorize", "token", "register", "revoke", "connected_apps")}
         from navmcp.supabase_signin import SupabaseSignIn
 
         # Sign-in by an emailed code through Supabase Auth, offered when SUPABASE_URL and
         # SUPABASE_ANON_KEY are set (login links keep working beside it).
         self.signin = SupabaseSignIn.from_env()
+
+    def _oauth(self, name: str) -> Callable[[Request], Awaitable[Response]]:
+        """A handler of navmcp.oauth.endpoints, imported on first use (Authlib is not light)."""
+        async def handler(req: Request) -> Response:
+            from navmcp.oauth import endpoints
+
+            return await getattr(endpoints, name)(self, req)
+        return handler
 
     async def __call__(self, scope: dict[str, Any], receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -447,6 +461,8 @@ class WebApp:
         handler = self.routes.get(req.path)
         if handler is None and req.path.startswith("/static/"):
             handler = self.static
+        if handler is None and req.path.startswith("/.well-known/"):  # JSON, never a login page
+            handler = self._oauth("well_known")
         response = await handler(req) if handler is not None else await self.page(req)
         self.limits.after(req, response)
         return response
@@ -597,36 +613,49 @@ class WebApp:
 
     # --- who is asking ------------------------------------------------------------------------
 
-    def authenticate(self, token: str) -> dict[str, Any]:
+    def authenticate(self, token: str, resource: str | None = None) -> dict[str, Any]:
         """`App.authenticate` for a Bearer token, remembering a verified token until it expires.
+        `resource`: this server's /mcp when the token is presented there, the one place an OAuth
+        access token is accepted (`authenticate_access`).
 
         A token seen before skips the signature check (it can't have changed) but its user is read
         again on every request, so a deleted user is refused at once. Only successes are remembered.
         """
+        return self.authenticate_access(token, resource)[0]
+
+    def authenticate_access(self, token: str, resource: str | None = None) -> tuple[dict[str, Any], Access | None]:
+        """(user, what the token allows: None for a navmcp or Supabase token, which allow all)."""
         known = self._verified.get(token)
         if known is not None and known[1] > time.time():
+            access = auth.check_access(self.app.store, known[0], known[2], resource)
             with self.app.store.read(user_id=known[0]) as tx:
                 user = user_by_id(tx, known[0])
             if user is not None:
-                return user
-        user = self.app.authenticate(token)
+                return user, access
+        if is_access_token(token):
+            user, access = auth.verify_access(self.app, token, resource)
+        else:
+            user, access = self.app.authenticate(token), None
         expires = _expiry(token)
         if expires is not None:
             if len(self._verified) >= VERIFIED_TOKENS:
                 self._verified.clear()
-            self._verified[token] = (user["id"], expires)
-        return user
+            self._verified[token] = (user["id"], expires, access)
+        return user, access
 
-    def authenticate_with_session(self, token: str, session_id: str) -> tuple[dict[str, Any], Any, bool]:
-        """`authenticate(token)` and the stored MCP session `session_id`, read in one transaction
-        when the token was verified before (the common case: every call after `initialize`).
-        Returns (user, session or None, whether the session was looked up)."""
+    def authenticate_with_session(self, token: str, session_id: str, resource: str | None = None
+                                  ) -> tuple[dict[str, Any], Any, bool, Access | None]:
+        """`authenticate_access(token)` and the stored MCP session `session_id`, read in one
+        transaction when the token was verified before (the common case: every call after
+        `initialize`). Returns (user, session or None, whether the session was looked up, access)."""
         known = self._verified.get(token)
         if known is not None and known[1] > time.time():
+            access = auth.check_access(self.app.store, known[0], known[2], resource)
             user, stored = sessions.load_with_user(self.app.store, known[0], session_id)
             if user is not None:
-                return user, stored, True
-        return self.authenticate(token), None, False
+                return user, stored, True, access
+        user, access = self.authenticate_access(token, resource)
+        return user, None, False, access
 
     def caller(self, req: Request) -> Caller | None:
         """The Bearer token's user, else the cookie session's; None when neither is presented.

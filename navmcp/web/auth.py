@@ -1,4 +1,5 @@
-"""Who is asking over HTTP: one-time login links, cookie sessions, CSRF tokens, Bearer tokens.
+"""Who is asking over HTTP: one-time login links, cookie sessions, CSRF tokens, Bearer tokens
+(navmcp's own, Supabase's, and OAuth access tokens for /mcp).
 
 Humans sign in by following a login link (`navmcp web` prints one for the local owner, `navmcp
 login-link HANDLE` for anyone): the link's token is single-use and expires. Opening it (GET) only
@@ -19,7 +20,8 @@ from datetime import datetime, timedelta, timezone
 from http.cookies import SimpleCookie
 
 from navmcp.errors import AuthError
-from navmcp.identity import now, user_by_id
+from navmcp.identity import Access, now, user_by_id, verify_access_token
+from navmcp.oauth.grants import GrantCache
 from navmcp.store import Row, Store
 
 COOKIE = "navmcp_session"
@@ -214,3 +216,34 @@ def bearer_token(header: str | None) -> str | None:
     scheme, _, value = header.partition(" ")
     value = value.strip()
     return value if scheme.lower() == "bearer" and value else None
+
+
+# --- OAuth access tokens (navmcp/oauth) ---------------------------------------------------------
+
+
+def verify_access(app, token: str, resource: str | None) -> tuple[Row, Access]:
+    """The user and `Access` of an OAuth access token presented at `resource` (this server's
+    /mcp), its grant still live; an `AuthError` otherwise."""
+    if resource is None:
+        raise AuthError("an OAuth access token is accepted at /mcp only")
+    user_id, access = verify_access_token(app.secret, token, resource)
+    check_access(app.store, user_id, access, resource)
+    with app.store.read(user_id=user_id) as tx:
+        user = user_by_id(tx, user_id)
+    if user is None:
+        raise AuthError("token names a user that does not exist (deleted?)")
+    return user, access
+
+
+def check_access(store: Store, user_id: str, access: Access | None, resource: str | None) -> Access | None:
+    """A verified token's `access` still holds at `resource`: the same resource, and a grant not
+    revoked since (a cached answer, see `GrantCache`). None (a navmcp or Supabase token) holds anywhere."""
+    if access is None:
+        return None
+    if resource is None:
+        raise AuthError("an OAuth access token is accepted at /mcp only")
+    if access.resource != resource:
+        raise AuthError(f"access token is for another resource (this is {resource})")
+    if not GrantCache.live(store, user_id, access.grant_id):
+        raise AuthError("access was revoked: authorize again")
+    return access

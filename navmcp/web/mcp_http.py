@@ -5,7 +5,9 @@ user, client, protocol version, NavigationState), feeds the decoded JSON to `Con
 and saves the navigation state if the call moved it — so any process can serve any session and a
 restart loses nothing. The HTTP rules live here and only here:
 
-- `Authorization: Bearer <navmcp token>` on every request (401 + WWW-Authenticate otherwise);
+- `Authorization: Bearer <token>` on every request: a navmcp or Supabase token, or an OAuth access
+  token issued for this /mcp (navmcp/oauth), whose scopes must cover the message (403
+  insufficient_scope otherwise); 401 + WWW-Authenticate naming the resource metadata otherwise;
   a session belongs to the user whose token opened it (another user's token: 404, as unknown);
 - `initialize` issues `Mcp-Session-Id`; later requests must send it (missing: 400; unknown or
   ended: 404); DELETE ends it; GET (an SSE stream we don't offer) answers 405;
@@ -25,6 +27,9 @@ from typing import TYPE_CHECKING, Any
 from navmcp import __version__, pages, sessions
 from navmcp.app import INSTRUCTIONS
 from navmcp.errors import AuthError
+from navmcp.identity import Access
+from navmcp.oauth import SCOPES, scopes_needed
+from navmcp.oauth import metadata as oauth_metadata
 from navmcp.protocol import (SUPPORTED_VERSIONS, Connection, InternalError, ParseError, encode,
                              error_object)
 from navmcp.tools import Session
@@ -50,18 +55,19 @@ def fault(status: int, message: str, headers: list[tuple[str, str]] | None = Non
     return _json(status, {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, headers)
 
 
-def _unauthorized(message: str, bad_token: bool) -> Response:
-    challenge = 'Bearer realm="navmcp"'
-    if bad_token:
-        challenge += ', error="invalid_token", error_description="' + _header_text(message) + '"'
+def _unauthorized(issuer: str, message: str, bad_token: bool) -> Response:
+    """401 with the challenge that starts an OAuth client's discovery (RFC 9728 §5.1)."""
+    challenge = oauth_metadata.challenge(issuer, error="invalid_token" if bad_token else None,
+                                         description=message if bad_token else None)
     return fault(401, f"Unauthorized: {message}", [("www-authenticate", challenge)])
 
 
-def _header_text(message: str, limit: int = 200) -> str:
-    """`message` as an RFC 6750 error_description: printable ASCII but `"` and `\\`. The message may
-    quote a token's unverified header, and a header value that is not Latin-1 can't be sent at all."""
-    text = message.replace('"', "'")[:limit]
-    return "".join(c if " " <= c <= "~" and c != "\\" else "?" for c in text)
+def _insufficient_scope(issuer: str, needed: frozenset[str]) -> Response:
+    scope = " ".join(s for s in SCOPES if s in needed)
+    challenge = oauth_metadata.challenge(issuer, error="insufficient_scope", scope=scope,
+                                         description=f"this request needs the scope {scope}")
+    return fault(403, f"Forbidden: this request needs the scope {scope!r}: authorize this app again with it",
+                 [("www-authenticate", challenge)])
 
 
 def costly(value: Any) -> bool:
@@ -96,19 +102,22 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     if req.method not in ("POST", "DELETE"):
         return fault(405, f"Method Not Allowed: {req.method}", [("allow", "POST, DELETE")])
 
+    issuer = oauth_metadata.issuer(req.scheme, req.header("host"))
+    resource = oauth_metadata.resource(issuer)
     token = bearer_token(req.header("authorization"))
     if token is None:
-        return _unauthorized("send 'Authorization: Bearer <token>' (`navmcp token HANDLE` prints one)", False)
+        return _unauthorized(issuer, "send 'Authorization: Bearer <token>': sign in with OAuth (this server's "
+                                     "metadata says how), or `navmcp token HANDLE` prints one", False)
     session_id = req.header(SESSION_HEADER)
     if session_id is not None and "\x00" in session_id:  # no session's id has one; PostgreSQL refuses it
         return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
     try:
         if session_id and req.method == "POST":  # the session is read with the user, in one transaction
-            user, stored, looked_up = web.authenticate_with_session(token, session_id)
+            user, stored, looked_up, access = web.authenticate_with_session(token, session_id, resource)
         else:
-            user, stored, looked_up = web.authenticate(token), None, False
+            (user, access), stored, looked_up = web.authenticate_access(token, resource), None, False
     except AuthError as e:
-        return _unauthorized(e.message, True)
+        return _unauthorized(issuer, e.message, True)
 
     version = req.header(VERSION_HEADER)
     if version is not None and version not in SUPPORTED_VERSIONS:
@@ -134,8 +143,12 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     except ParseError as e:
         return _json(400, error_object(e))
 
+    if access is not None:  # an OAuth token: its scopes must cover what the message asks (RFC 6750 §3.1)
+        needed = scopes_needed(value)
+        if not needed <= access.scopes:
+            return _insufficient_scope(issuer, needed)
     try:
-        return _receive(web, token, user, session_id, stored, looked_up, value)
+        return _receive(web, token, user, session_id, stored, looked_up, value, access)
     except Exception:  # here, not in the web app: the id is known, so the client can match the error
         log.exception("internal error on POST /mcp")
         id_ = value.get("id") if isinstance(value, dict) else None
@@ -145,11 +158,11 @@ async def handle(web: "WebApp", req: "Request") -> Response:
 
 
 def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | None, stored: Any,
-             looked_up: bool, value: Any) -> Response:
+             looked_up: bool, value: Any, access: Access | None = None) -> Response:
     """A decoded POST: the handshake, or messages of the stored session `session_id`."""
     store = web.app.store
     if isinstance(value, dict) and value.get("method") == "initialize" and "id" in value:  # not a notification
-        return _initialize(web, token, user, value)
+        return _initialize(web, token, user, value, access)
 
     if not session_id:
         return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
@@ -178,12 +191,15 @@ def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | 
     return _json(200, response, [("mcp-session-id", stored.id)])
 
 
-def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str, Any]) -> Response:
+def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str, Any],
+                access: Access | None = None) -> Response:
     session = Session(_Verified(web.app, user), token)
     connection = _connection(session)
     response = connection.receive(value)
     if not isinstance(response, dict) or "result" not in response:
         return _json(200, response)
+    if access is not None:  # the audit names the app the person allowed, not what it calls itself
+        session.client = access.client_name[:100]
     stored = sessions.create(web.app.store, user["id"], session.client, connection.protocol_version or "")
     return _json(200, response, [("mcp-session-id", stored.id)])
 

@@ -1,0 +1,306 @@
+"""OAuth clients: registered ones (Dynamic Client Registration, RFC 7591, kept in the database)
+and Client ID Metadata Documents (the client id is an HTTPS URL; the document there is fetched,
+checked and cached for a while). Both become a `Client`, which Authlib's grants ask the OAuth
+questions: which redirect URIs, grant types, scopes and authentication method it may use.
+
+Fetching a metadata document is a request to a URL anyone can name, so it is fenced: HTTPS only,
+to a public address (the name is resolved once and that address is the one connected to, so a
+second answer can't point it elsewhere), no redirects, a short timeout and a size limit. Loopback
+`http://` ids (a client under development on this machine) are accepted only with
+NAVMCP_OAUTH_LOOPBACK_CLIENT_IDS=1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import ipaddress
+import json
+import os
+import socket
+import ssl
+import threading
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from authlib.oauth2.rfc6749 import ClientMixin, InvalidClientError
+from authlib.oauth2.rfc7591 import ClientMetadataClaims
+from joserfc.errors import JoseError
+
+from navmcp.oauth import SCOPES
+from navmcp.store import Store
+
+LOOPBACK_NAMES = ("127.0.0.1", "::1", "localhost")
+DOCUMENT_MAX_BYTES = 64 * 1024
+DOCUMENT_TIMEOUT = 5.0  # seconds, for connecting and for each read
+DOCUMENT_TTL = 300.0  # seconds a fetched document is believed (less if its Cache-Control says so)
+NAME_MAX = 100
+REDIRECT_URIS_MAX = 10
+_REFUSED_SCHEMES = {"javascript", "data", "file", "vbscript", "about", "blob"}
+
+
+def loopback_ids_allowed() -> bool:
+    return os.environ.get("NAVMCP_OAUTH_LOOPBACK_CLIENT_IDS", "") == "1"
+
+
+class Client(ClientMixin):
+    def __init__(self, client_id: str, metadata: dict[str, Any], secret_hash: str | None = None):
+        self.client_id, self.metadata, self.secret_hash = client_id, metadata, secret_hash
+        self.name = str(metadata.get("client_name") or client_id)[:NAME_MAX]
+        self.auth_method = metadata.get("token_endpoint_auth_method") or "client_secret_basic"
+
+    def get_client_id(self) -> str:
+        return self.client_id
+
+    def get_default_redirect_uri(self) -> str | None:
+        uris = self.metadata.get("redirect_uris") or []
+        return uris[0] if len(uris) == 1 else None  # with several, the request must name one
+
+    def get_allowed_scope(self, scope: str | None) -> str | None:
+        """The scopes granted of those asked for (all of ours when none are named), within the
+        client's registered `scope`; None (invalid_scope) when that leaves none."""
+        allowed = set((self.metadata.get("scope") or " ".join(SCOPES)).split()) & set(SCOPES)
+        wanted = scope.split() if scope else list(SCOPES)
+        return " ".join(s for s in SCOPES if s in wanted and s in allowed) or None
+
+    def check_redirect_uri(self, redirect_uri: str) -> bool:
+        return redirect_uri_allowed(self.metadata.get("redirect_uris") or [], redirect_uri)
+
+    def check_client_secret(self, client_secret: str) -> bool:
+        return self.secret_hash is not None and hmac.compare_digest(
+            self.secret_hash, hashlib.sha256(client_secret.encode()).hexdigest())
+
+    def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
+        return method == self.auth_method
+
+    def check_response_type(self, response_type: str) -> bool:
+        return response_type in (self.metadata.get("response_types") or ["code"])
+
+    def check_grant_type(self, grant_type: str) -> bool:
+        return grant_type in (self.metadata.get("grant_types") or ["authorization_code"])
+
+
+def redirect_uri_allowed(registered: list[str], presented: str) -> bool:
+    """Exact string match, except that a loopback redirect URI may use any port (RFC 8252 §7.3)."""
+    if presented in registered:
+        return True
+    try:
+        p = urlsplit(presented)
+        if p.scheme != "http" or p.hostname not in LOOPBACK_NAMES or p.port is None:
+            return False
+        for uri in registered:
+            r = urlsplit(uri)
+            if (r.scheme, r.hostname, r.path or "/", r.query, r.fragment, r.username) == \
+                    ("http", p.hostname, p.path or "/", p.query, p.fragment, p.username):
+                return True
+    except ValueError:  # a port that is not a number
+        return False
+    return False
+
+
+def check_redirect_uri(uri: Any) -> str | None:
+    """Why a redirect URI can't be registered, or None: absolute, no fragment, and plain `http`
+    only to a loopback address (RFC 8252); private-use schemes (`myapp://cb`) are allowed."""
+    if not isinstance(uri, str) or not uri or len(uri) > 2000:
+        return "a redirect URI must be a string of up to 2000 characters"
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return f"{uri!r} is not a valid URI"
+    if not parts.scheme or parts.scheme.lower() in _REFUSED_SCHEMES:
+        return f"{uri!r} is not an absolute URI of an allowed scheme"
+    if parts.fragment or "#" in uri:
+        return f"{uri!r} has a fragment"
+    if parts.scheme == "http" and parts.hostname not in LOOPBACK_NAMES:
+        return f"{uri!r}: plain http is allowed only to a loopback address (127.0.0.1, [::1], localhost)"
+    if parts.scheme in ("http", "https") and not parts.hostname:
+        return f"{uri!r} names no host"
+    return None
+
+
+def validate_metadata(data: dict[str, Any], server_metadata: dict[str, Any]) -> dict[str, Any]:
+    """Client metadata checked by RFC 7591's rules (Authlib's claims) and ours; the registered claims.
+    ValueError with the reason."""
+    claims = ClientMetadataClaims(data, {}, ClientMetadataClaims.get_claims_options(server_metadata), server_metadata)
+    try:
+        claims.validate()
+    except JoseError as e:
+        raise ValueError(e.description or str(e)) from None
+    metadata = dict(claims.get_registered_claims())
+    uris = metadata.get("redirect_uris")
+    if not isinstance(uris, list) or not uris:
+        raise ValueError("redirect_uris is required: the authorization code flow redirects to one of them")
+    if len(uris) > REDIRECT_URIS_MAX:
+        raise ValueError(f"at most {REDIRECT_URIS_MAX} redirect_uris")
+    for uri in uris:
+        problem = check_redirect_uri(uri)
+        if problem:
+            raise ValueError(problem)
+    name = metadata.get("client_name")
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX
+                             or any(ord(c) < 32 or c == "\x7f" for c in name)):
+        raise ValueError(f"client_name must be one line of up to {NAME_MAX} characters")
+    return metadata
+
+
+# --- registered clients (RFC 7591) -------------------------------------------------------------
+
+
+def save_registered(store: Store, client_id: str, secret: str | None, metadata: dict[str, Any]) -> None:
+    secret_hash = hashlib.sha256(secret.encode()).hexdigest() if secret else None
+    name = str(metadata.get("client_name") or client_id)[:NAME_MAX]
+    body = json.dumps(metadata, ensure_ascii=False)
+    with store.write() as tx:
+        if getattr(store, "hosted", False):  # nobody is known yet: the function inserts this one row
+            tx.one("SELECT navmcp.oauth_register_client(?, ?, ?, ?) AS done", (client_id, secret_hash, name, body))
+        else:
+            from navmcp.identity import now
+
+            tx.execute("INSERT INTO oauth_clients (client_id, secret_hash, name, metadata, created_at)"
+                       " VALUES (?, ?, ?, ?, ?)", (client_id, secret_hash, name, body, now()))
+
+
+def load_registered(store: Store, client_id: str) -> Client | None:
+    with store.read() as tx:
+        if getattr(store, "hosted", False):
+            row = tx.one("SELECT * FROM navmcp.oauth_client(?)", (client_id,))
+        else:
+            row = tx.one("SELECT * FROM oauth_clients WHERE client_id = ?", (client_id,))
+    if row is None:
+        return None
+    return Client(row["client_id"], json.loads(row["metadata"]), row["secret_hash"])
+
+
+# --- Client ID Metadata Documents ------------------------------------------------------------
+
+
+def is_document_id(client_id: str) -> bool:
+    """Is this client id a metadata document's URL (rather than a registered client's id)?"""
+    return client_id.startswith(("https://", "http://"))
+
+
+class DocumentCache:
+    """Fetched and validated metadata documents, by URL, each believed for a while."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._clients: dict[str, tuple[Client, float]] = {}
+
+    def client(self, url: str, server_metadata: dict[str, Any]) -> Client:
+        """The client whose id is `url`; InvalidClientError saying why it can't be used."""
+        known = self._clients.get(url)
+        if known is not None and known[1] > time.monotonic():
+            return known[0]
+        data, ttl = fetch_document(url)
+        if data.get("client_id") != url:
+            raise InvalidClientError(description="the client metadata document's client_id is not its own URL")
+        if not data.get("client_name"):
+            raise InvalidClientError(description="the client metadata document has no client_name")
+        method = data.get("token_endpoint_auth_method") or "none"
+        if method != "none":
+            raise InvalidClientError(description=f"token_endpoint_auth_method {method!r} is not supported for "
+                                                 "metadata-document clients (only 'none')")
+        try:
+            metadata = validate_metadata({**data, "token_endpoint_auth_method": "none"}, server_metadata)
+        except ValueError as e:
+            raise InvalidClientError(description=f"the client metadata document is invalid: {e}") from None
+        client = Client(url, metadata)
+        with self._lock:
+            if len(self._clients) >= 1024:
+                self._clients.clear()
+            self._clients[url] = (client, time.monotonic() + ttl)
+        return client
+
+
+def check_document_url(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of an acceptable metadata document URL; InvalidClientError otherwise."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise InvalidClientError(description="the client id is not a valid URL") from None
+    loopback = parts.scheme == "http" and parts.hostname in LOOPBACK_NAMES
+    if parts.scheme != "https" and not (loopback and loopback_ids_allowed()):
+        raise InvalidClientError(description="a URL client id must use https")
+    if not parts.hostname or parts.username or parts.password or parts.fragment or "#" in url:
+        raise InvalidClientError(description="a URL client id must name a host, without credentials or fragment")
+    if parts.path in ("", "/") or "/./" in parts.path + "/" or "/../" in parts.path + "/":
+        raise InvalidClientError(description="a URL client id must have a path (and no dot segments)")
+    return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def _address(host: str, port: int) -> str:
+    """The one address to connect to: public, or loopback under the development setting."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise InvalidClientError(description=f"the client metadata document's host {host!r} does not resolve") from None
+    for info in infos:
+        ip = ipaddress.ip_address(info[4][0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
+        if ip.is_global:
+            return str(ip)
+        if ip.is_loopback and loopback_ids_allowed():
+            return str(ip)
+    raise InvalidClientError(description="the client metadata document's host is not a public address")
+
+
+class _PinnedHTTPS(http.client.HTTPSConnection):
+    """HTTPS to one resolved address, with the certificate checked for the URL's host name."""
+
+    def __init__(self, host: str, address: str, port: int, timeout: float):
+        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
+        self._address = address
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+
+def fetch_document(url: str) -> tuple[dict[str, Any], float]:
+    """GET a client metadata document: (the JSON object, seconds to believe it)."""
+    scheme, host, port = check_document_url(url)
+    address = _address(host, port)
+    parts = urlsplit(url)
+    target = parts.path + ("?" + parts.query if parts.query else "")
+    if scheme == "https":
+        conn: http.client.HTTPConnection = _PinnedHTTPS(host, address, port, DOCUMENT_TIMEOUT)
+    else:
+        conn = http.client.HTTPConnection(address, port, timeout=DOCUMENT_TIMEOUT)
+    try:
+        conn.request("GET", target, headers={"Host": parts.netloc, "Accept": "application/json",
+                                             "User-Agent": "navmcp-oauth"})
+        reply = conn.getresponse()
+        if reply.status != 200:
+            raise InvalidClientError(description=f"the client metadata document answered HTTP {reply.status}")
+        body = reply.read(DOCUMENT_MAX_BYTES + 1)
+        if len(body) > DOCUMENT_MAX_BYTES:
+            raise InvalidClientError(description=f"the client metadata document is larger than "
+                                                 f"{DOCUMENT_MAX_BYTES} bytes")
+        cache_control = reply.getheader("cache-control") or ""
+    except (OSError, http.client.HTTPException) as e:
+        raise InvalidClientError(description=f"the client metadata document could not be fetched "
+                                             f"({type(e).__name__})") from None
+    finally:
+        conn.close()
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidClientError(description="the client metadata document is not JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidClientError(description="the client metadata document is not a JSON object")
+    return data, _ttl(cache_control)
+
+
+def _ttl(cache_control: str) -> float:
+    for part in cache_control.lower().split(","):
+        name, _, value = part.strip().partition("=")
+        if name in ("no-store", "no-cache"):
+            return 0.0
+        if name == "max-age" and value.strip().isdigit():
+            return min(float(value.strip()), 3600.0)
+    return DOCUMENT_TTL

@@ -1,0 +1,219 @@
+"""The OAuth HTTP endpoints the web app routes to: the well-known documents, /authorize (with the
+consent page, on the person's web sign-in), /token, /register, /revoke, and /connected-apps
+(where a person sees and revokes the clients they allowed)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+from authlib.common.urls import add_params_to_uri
+from authlib.oauth2.rfc6749 import OAuth2Error
+
+from navmcp.oauth import SCOPES, clients, grants, metadata
+from navmcp.oauth.server import Answer, FormRequest, OAuthServer, RegistrationRequest
+from navmcp.web import auth, html
+from navmcp.web.app import HTML_CSP, RENDITIONS, Response, error_response, json_response, redirect, text
+
+if TYPE_CHECKING:
+    from navmcp.web.app import Request, WebApp
+
+REGISTRATION_MAX_BYTES = 16 * 1024
+_documents = clients.DocumentCache()  # metadata documents are public: one cache for the process
+
+
+def issuer_of(req: "Request") -> str:
+    return metadata.issuer(req.scheme, req.header("host"))
+
+
+def _server(web: "WebApp", req: "Request") -> OAuthServer:
+    return OAuthServer(web.app, issuer_of(req), _documents)
+
+
+def _json_answer(answer: Answer) -> Response:
+    body = answer.body if isinstance(answer.body, dict) else {}
+    headers = [(k, v) for k, v in answer.headers if k.lower() != "content-type"]
+    if not any(k.lower() == "cache-control" for k, _ in headers):
+        headers.append(("cache-control", "no-store"))
+    return json_response(answer.status, body, headers)
+
+
+def _oauth_error(status: int, error: str, description: str) -> Response:
+    return json_response(status, {"error": error, "error_description": description}, [("cache-control", "no-store")])
+
+
+def _method(req: "Request", *allowed: str) -> Response | None:
+    if req.method in allowed:
+        return None
+    return _oauth_error(405, "invalid_request", f"use {' or '.join(allowed)}") if "GET" not in allowed else \
+        json_response(405, {"error": "invalid_request", "error_description": f"use {' or '.join(allowed)}"},
+                      [("allow", ", ".join(allowed))])
+
+
+# --- discovery ---------------------------------------------------------------------------------
+
+
+async def well_known(web: "WebApp", req: "Request") -> Response:
+    """RFC 9728 and RFC 8414 documents; any other well-known path is a JSON 404, never a page."""
+    if req.method not in ("GET", "HEAD"):
+        return json_response(405, {"error": "method_not_allowed"}, [("allow", "GET, HEAD")])
+    issuer = issuer_of(req)
+    if req.path.startswith(metadata.PRM_PATH) and req.path in metadata.WELL_KNOWN:
+        document = metadata.protected_resource(issuer)
+    elif req.path.startswith(metadata.ASM_PATH) and req.path in metadata.WELL_KNOWN:
+        document = metadata.authorization_server(issuer)
+    else:
+        return json_response(404, {"error": "not_found", "error_description": f"nothing at {req.path}"})
+    return json_response(200, document, [("cache-control", "public, max-age=300"),
+                                         ("access-control-allow-origin", "*")])
+
+
+# --- the authorization endpoint and the consent page ------------------------------------------------
+
+
+def _authorization_request(req: "Request", issuer: str, method: str) -> FormRequest:
+    """The authorization request is the query, on the GET that shows the consent page and on
+    the POST of its buttons alike (the form carries only the decision and the CSRF token)."""
+    return FormRequest(method, issuer + req.url, req.headers, parse_qs(req.query_string, keep_blank_values=True))
+
+
+def _refused(issuer: str, error: OAuth2Error) -> Response:
+    """An authorization request refused. To the client's redirect URI once that URI is known to be
+    the client's (RFC 6749 §4.1.2.1), with `iss` (RFC 9207); else a page for the person."""
+    if error.redirect_uri:
+        return redirect(add_params_to_uri(error.redirect_uri, [*error.get_body(), ("iss", issuer)]))
+    return error_response("html", 400, f"This app's sign-in request is not valid ({error.error}): "
+                                       f"{error.get_error_description()}")
+
+
+async def authorize(web: "WebApp", req: "Request") -> Response:
+    if req.method not in ("GET", "HEAD", "POST"):
+        return error_response("html", 405, "open the authorization link with GET", headers=[("allow", "GET, POST")])
+    server = _server(web, req)
+    request = _authorization_request(req, server.issuer, "POST" if req.method == "POST" else "GET")
+    try:
+        grant = server.get_consent_grant(request, end_user=None)
+    except OAuth2Error as e:
+        return _refused(server.issuer, e)
+    session = web.web_session(req)
+    if session is None:  # sign in first, then come back here
+        if req.method == "POST":
+            return error_response("html", 401, "your sign-in ended: open the app's link again")
+        return redirect("/login?next=" + quote(req.url, safe="/"))
+    if req.method != "POST":
+        return _consent_page(web, req, server, grant, session)
+    form = await req.form()
+    if not auth.csrf_ok(web.app.secret, session.id, (form.get("csrf_token") or [None])[0]):
+        return error_response("html", 403, "the form's CSRF token is missing or wrong: open the app's link again")
+    allowed = (form.get("decision") or [""])[0] == "allow"
+    answer = server.create_authorization_response(request, grant_user=session.user if allowed else None,
+                                                  grant=grant)
+    if answer.location is None:
+        return error_response("html", 400, "the authorization could not be completed")
+    return redirect(answer.location)
+
+
+def _consent_page(web: "WebApp", req: "Request", server: OAuthServer, grant: Any,
+                  session: auth.WebSession) -> Response:
+    client: clients.Client = grant.request.client
+    scopes = [(s, SCOPES[s]) for s in grant.request.scope.split() if s in SCOPES]
+    redirect_uri = grant.redirect_uri
+    target = urlsplit(redirect_uri)
+    origin = f"{target.scheme}://{target.netloc}" if target.scheme in ("http", "https") else f"{target.scheme}:"
+    page = html.render("oauth_consent.html.j2", {
+        "client": client, "document": clients.is_document_id(client.client_id), "scopes": scopes,
+        "user": session.user, "redirect": f"{target.scheme}://{target.netloc}" if target.netloc else target.scheme + ":",
+        "action": req.url, "csrf": auth.csrf_token(web.app.secret, session.id)})
+    # The buttons' answer redirects to the client: a form's redirect is held to form-action too.
+    csp = HTML_CSP.replace("form-action 'self'", f"form-action 'self' {_csp_source(origin)}")
+    return text(200, page, RENDITIONS["html"], headers=[("content-security-policy", csp), ("cache-control", "no-store")])
+
+
+def _csp_source(origin: str) -> str:
+    return "".join(c for c in origin if c.isalnum() or c in ":/.-[]+") or "'none'"
+
+
+# --- the token, registration and revocation endpoints --------------------------------------------
+
+
+async def _form(req: "Request") -> dict[str, list[str]] | None:
+    if (req.header("content-type") or "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        return None
+    return await req.form()
+
+
+async def token(web: "WebApp", req: "Request") -> Response:
+    refused = _method(req, "POST")
+    if refused:
+        return refused
+    form = await _form(req)
+    if form is None:
+        return _oauth_error(400, "invalid_request", "POST the token request as application/x-www-form-urlencoded")
+    server = _server(web, req)
+    return _json_answer(server.create_token_response(FormRequest("POST", server.issuer + "/token", req.headers, form)))
+
+
+async def revoke(web: "WebApp", req: "Request") -> Response:
+    refused = _method(req, "POST")
+    if refused:
+        return refused
+    form = await _form(req)
+    if form is None:
+        return _oauth_error(400, "invalid_request", "POST the revocation request as application/x-www-form-urlencoded")
+    server = _server(web, req)
+    return _json_answer(server.create_endpoint_response(
+        "revocation", FormRequest("POST", server.issuer + "/revoke", req.headers, form)))
+
+
+async def register(web: "WebApp", req: "Request") -> Response:
+    refused = _method(req, "POST")
+    if refused:
+        return refused
+    body = await req.body()
+    if len(body) > REGISTRATION_MAX_BYTES:
+        return _oauth_error(400, "invalid_client_metadata", f"client metadata larger than {REGISTRATION_MAX_BYTES} bytes")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return _oauth_error(400, "invalid_client_metadata", "the body must be a JSON object of client metadata")
+    if not isinstance(data, dict):
+        return _oauth_error(400, "invalid_client_metadata", "the body must be a JSON object of client metadata")
+    server = _server(web, req)
+    answer = server.create_endpoint_response("client_registration",
+                                             RegistrationRequest(server.issuer + "/register", req.headers, data))
+    return _json_answer(answer)
+
+
+# --- Connected apps --------------------------------------------------------------------------
+
+
+async def connected_apps(web: "WebApp", req: "Request") -> Response:
+    """The clients a person allowed, with their scopes and last use; Revoke ends their access."""
+    if req.method not in ("GET", "HEAD", "POST"):
+        return error_response("html", 405, "use GET or POST", headers=[("allow", "GET, POST")])
+    session = web.web_session(req)
+    if session is None:
+        if req.method == "POST":
+            return error_response("html", 401, "sign in first")
+        return redirect("/login?next=/connected-apps")
+    store, user = web.app.store, session.user
+    if req.method == "POST":
+        form = await req.form()
+        if not auth.csrf_ok(web.app.secret, session.id, (form.get("csrf_token") or [None])[0]):
+            return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page")
+        client_id = (form.get("client_id") or [""])[0]
+        apps = {a["client_id"]: a for a in grants.connected_apps(store, user["id"])}
+        if client_id in apps and grants.revoke_client(store, user["id"], client_id):
+            auth.set_flash(store, session.id, f"Revoked {apps[client_id]['client_name']}: it can no longer act "
+                                              "for you.", user["id"])
+        return redirect("/connected-apps")
+    flash = auth.take_flash(store, session)
+    apps = grants.connected_apps(store, user["id"])
+    for a in apps:
+        a["scopes"] = [s for s in SCOPES if s in a["scopes"]]
+        a["document"] = clients.is_document_id(a["client_id"])
+    page = html.render("oauth_apps.html.j2", {"apps": apps, "user": user, "flash": flash, "scope_text": SCOPES,
+                                              "csrf": auth.csrf_token(web.app.secret, session.id)})
+    return text(200, page, RENDITIONS["html"], headers=[("content-security-policy", HTML_CSP),
+                                                        ("cache-control", "no-store")])
