@@ -24,12 +24,12 @@ class McpClient:
     """One MCP session of the owner over `/mcp`, driven through the ASGI app in-process: the headers
     the bench sends (Bearer token, Mcp-Session-Id, JSON), no sockets, no uvicorn."""
 
-    def __init__(self, app):
+    def __init__(self, app, token: str | None = None):
         from navmcp.identity import ensure_owner, mint_token
         from navmcp.web import create_app
 
         self.web = create_app(app)
-        token = mint_token(app.secret, ensure_owner(app.store)["id"])
+        token = token or mint_token(app.secret, ensure_owner(app.store)["id"])
         self.headers = {"host": "127.0.0.1:8765", "authorization": f"Bearer {token}",
                         "content-type": "application/json", "accept": "application/json, text/event-stream"}
         self.loop = asyncio.new_event_loop()
