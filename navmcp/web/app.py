@@ -527,7 +527,11 @@ class WebApp:
         nxt = _local_path((query.get("next") or [""])[0])
         if not token:
             message = "You are signed out." if "bye" in query else None
-            return self.login_page(200, message, ok=True, next_url=nxt)
+            page = self.login_page(200, message, ok=True, next_url=nxt)
+            if nxt:  # a login link opened later carries no `next`: it is remembered here
+                page.headers.append(("set-cookie", auth.next_cookie(nxt, self.secure(req))))
+            return page
+        nxt = nxt or _local_path(auth.remembered_next(req.header("cookie")))
         current = self.web_session(req)
         try:
             if req.method != "POST":
@@ -540,7 +544,8 @@ class WebApp:
             return self.login_page(401, e.message, ok=False, next_url=nxt)
         if current is not None:  # its cookie is replaced: end it rather than leave it live and unreachable
             auth.end_session(self.app.store, current.id, current.user["id"])
-        return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req)))])
+        return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req))),
+                                     ("set-cookie", auth.next_cookie("", self.secure(req)))])
 
     def web_session(self, req: Request) -> auth.WebSession | None:
         """The session of this browser's cookie, if it is a live one."""

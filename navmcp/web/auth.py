@@ -12,6 +12,7 @@ local secret, so another site can't make a signed-in browser act.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import secrets
@@ -184,7 +185,7 @@ def clear_cookie(secure: bool) -> str:
     return f"{COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0" + ("; Secure" if secure else "")
 
 
-def cookie_value(header: str | None) -> str | None:
+def cookie_value(header: str | None, name: str = COOKIE) -> str | None:
     if not header:
         return None
     jar: SimpleCookie = SimpleCookie()
@@ -192,8 +193,28 @@ def cookie_value(header: str | None) -> str | None:
         jar.load(header)
     except Exception:  # a malformed Cookie header is simply no session
         return None
-    morsel = jar.get(COOKIE)
+    morsel = jar.get(name)
     return morsel.value if morsel and morsel.value else None
+
+
+# Where a sign-in goes on to (e.g. an app's consent page), kept while the person fetches a login
+# link, which carries no `next` of its own. The caller checks it is a path of this site.
+NEXT_COOKIE = "navmcp_next"
+
+
+def next_cookie(path: str, secure: bool) -> str:
+    """Remember `path` for LINK_MINUTES; an empty `path` forgets it."""
+    value = base64.urlsafe_b64encode(path.encode()).decode() if path else ""
+    return (f"{NEXT_COOKIE}={value}; Path=/login; HttpOnly; SameSite=Lax; Max-Age={LINK_MINUTES * 60 if path else 0}"
+            + ("; Secure" if secure else ""))
+
+
+def remembered_next(header: str | None) -> str:
+    value = cookie_value(header, NEXT_COOKIE)
+    try:
+        return base64.urlsafe_b64decode(value.encode()).decode() if value else ""
+    except (ValueError, UnicodeDecodeError):
+        return ""
 
 
 # --- CSRF -------------------------------------------------------------------------------------

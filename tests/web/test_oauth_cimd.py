@@ -149,7 +149,7 @@ def test_the_cimd_flow_on_a_real_server_process(tmp_path, documents):
         with httpx.Client(base_url=server.base, timeout=30) as browser:
             assert follow_login_link(browser, server.login_link).status_code == 303
             verifier, challenge = pkce()
-                    back = consent(browser, authorization_url(client_id, challenge))
+            back = consent(browser, authorization_url(client_id, challenge))
             assert back["iss"] == server.base
             with httpx.Client(base_url=server.base, timeout=30) as agent:
                 tokens = exchange(agent, client_id, back["code"], verifier).json()
