@@ -186,7 +186,9 @@ def _tour(team: _Team, home: Path, say: Callable[[str], None]) -> dict[str, str]
                 show(f"add_member @{mate['handle']}",
                      agent.act("add_member", url=f"{STUDIO}/members", handle=mate["handle"]), 3)
 
-        say(f"\nMeanwhile @{ana['handle']} and @{ben['handle']} work in the studio too (as they would in the web app).")
+        if not (team.find("note", "Onboarding checklist") and team.find("decision", "Which day for the weekly demo?")
+                and team.find("commitment", "Run the Friday retro")):
+            say(f"\nMeanwhile @{ana['handle']} and @{ben['handle']} work in the studio too (as they would in the web app).")
         if not team.find("note", "Onboarding checklist"):
             team.act(ana, STUDIO, "create_note", title="Onboarding checklist",
                      body="1. Laptop and accounts\n2. Read the handbook\n3. Lunch with the team", tags=["hiring"])

@@ -100,7 +100,7 @@ def test_demo_twice_adds_nothing_and_shows_a_team(tmp_path):
     again = subprocess.run(command, env=demo_env(tmp_path), capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert demo_counts(home) == built  # nothing duplicated, nothing voted or joined twice
-    assert "from an earlier run" in again.stdout and "✓ Created" not in again.stdout
+    assert "from an earlier run" in again.stdout and "✓ Created" not in again.stdout and "Meanwhile" not in again.stdout
     # the same decision is offered both times
     decision = re.search(r"decision\s+(/studios/demo/d/\w+)", first.stdout).group(1)
     assert re.search(r"decision\s+(/studios/demo/d/\w+)", again.stdout).group(1) == decision
