@@ -289,13 +289,25 @@ def cmd_seed(args: argparse.Namespace) -> int:
     url = config.database_url
     try:
         if url:  # PostgreSQL: bulk COPY as the database owner (the URL must name it, as for `migrate`)
-            print(seed.main(None, args.items, args.studio, args.json, url=url))
+            print(seed.main(None, args.items, args.studio, args.json, url=url, studios=args.studios,
+                            agent=args.agent_tasks))
         else:
-            print(seed.main(_app().store, args.items, args.studio, args.json))
+            print(seed.main(_app().store, args.items, args.studio, args.json, studios=args.studios,
+                            agent=args.agent_tasks))
     except ValueError as e:
         print(f"navmcp: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {value!r}")
+    return number
 
 
 def _positive(value: str) -> float:
@@ -362,6 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
     seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); on PostgreSQL connect as the owner")
     seed.add_argument("--items", type=int, required=True, help="how many notes, decisions and commitments")
     seed.add_argument("--studio", default="bench", help="handle of the studio to create (default: bench)")
+    seed.add_argument("--studios", type=_at_least_one, default=1,
+                      help="share the items out over this many studios: STUDIO, STUDIO-2, ... (default: 1)")
+    seed.add_argument("--agent-tasks", action="store_true",
+                      help="also add the items the agent-task benchmark looks for (bench/agent_tasks.py)")
     seed.add_argument("--json", action="store_true", help="print a JSON summary with the fixture URLs")
     seed.set_defaults(func=cmd_seed)
     return parser

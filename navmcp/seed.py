@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from navmcp.domain import KIND_LETTER
+from navmcp.domain import KIND_LETTER, cycle_window
 from navmcp.identity import _ID_ALPHABET, ensure_owner, now
 from navmcp.store import Store
 
@@ -91,21 +91,26 @@ def _plan(rng_seed: int):
     return time.perf_counter(), rng, Ids(rng), start, (end - start).total_seconds(), counts
 
 
-def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1) -> dict[str, Any]:
-    """Create `studio` with `items` items and return a summary with the fixture URLs."""
+def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1,
+         studios: int = 1, agent: bool = False) -> dict[str, Any]:
+    """Create `studio` with `items` items and return a summary with the fixture URLs. With
+    `studios` > 1 the items are shared out over that many studios (`studio`, `studio-2`, ...);
+    with `agent`, the items the agent-task benchmark looks for are added (`agent_fixtures`)."""
     started, rng, new_id, start, span, counts = _plan(rng_seed)
     owner = ensure_owner(store)
     with store.write() as tx:
         conn = tx.conn  # bulk loading is SQLite-specific: executemany on the raw connection
         conn.execute("PRAGMA cache_size = -262144")  # 256 MiB of page cache while indexes grow
-        fixtures = _fill(conn, rng, new_id, owner["id"], items, studio, members, start, span, counts)
+        fixtures = _fill_all(conn, rng, new_id, owner["id"], items, studio, members, start, span, counts,
+                             studios, agent)
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.conn.execute("PRAGMA optimize")
     counts["seconds"] = round(time.perf_counter() - started, 1)
     return {"studio": studio, "studio_url": f"/studios/{studio}", "counts": counts, "urls": fixtures}
 
 
-def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1) -> dict[str, Any]:
+def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1,
+                  studios: int = 1, agent: bool = False) -> dict[str, Any]:
     """`seed` on PostgreSQL, connected as the database owner (`url`): row-level security lets
     `navmcp_app` insert nothing in bulk, and COPY is only fast without per-row policies. Same rows,
     ids and timestamp formats as on SQLite, in one transaction: the rows go in with COPY; the item
@@ -119,26 +124,28 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
     from psycopg.rows import dict_row
 
     started, rng, new_id, start, span, counts = _plan(rng_seed)
+    handles = studio_handles(studio, studios)
     with psycopg.connect(url, row_factory=dict_row) as raw:
         conn = _PgConn(raw)
         with raw.transaction():
             owner_id = _pg_owner(conn)
             raw.execute("ALTER TABLE items DISABLE TRIGGER items_count")
             raw.execute("ALTER TABLE participants DISABLE TRIGGER participants_count")
-            fixtures = _fill(conn, rng, new_id, owner_id, items, studio, members, start, span, counts)
+            fixtures = _fill_all(conn, rng, new_id, owner_id, items, studio, members, start, span, counts,
+                                 studios, agent)
             raw.execute("ALTER TABLE items ENABLE TRIGGER items_count")
             raw.execute("ALTER TABLE participants ENABLE TRIGGER participants_count")
             raw.execute("""INSERT INTO studio_item_counts (studio_id, kind, n)
                                SELECT studio_id, kind, count(*) FROM items
-                                WHERE studio_id = (SELECT id FROM studios WHERE handle = %s) GROUP BY studio_id, kind
-                           ON CONFLICT (studio_id, kind) DO UPDATE SET n = EXCLUDED.n""", (studio,))
+                                WHERE studio_id IN (SELECT id FROM studios WHERE handle = ANY(%s)) GROUP BY studio_id, kind
+                           ON CONFLICT (studio_id, kind) DO UPDATE SET n = EXCLUDED.n""", (handles,))
             # The studio is new: every participant of it was loaded above, with the trigger off.
             raw.execute("""UPDATE items i SET participant_count = c.n
                              FROM (SELECT p.commitment_id, count(*) AS n FROM participants p
                                      JOIN items ci ON ci.id = p.commitment_id
-                                    WHERE ci.studio_id = (SELECT id FROM studios WHERE handle = %s)
+                                    WHERE ci.studio_id IN (SELECT id FROM studios WHERE handle = ANY(%s))
                                     GROUP BY p.commitment_id) c
-                            WHERE i.id = c.commitment_id""", (studio,))
+                            WHERE i.id = c.commitment_id""", (handles,))
         raw.autocommit = True
         raw.execute("ANALYZE")
     counts["seconds"] = round(time.perf_counter() - started, 1)
@@ -197,6 +204,34 @@ def _new_user_id() -> str:
     from navmcp.identity import new_id
 
     return new_id(10)
+
+
+def studio_handles(studio: str, studios: int) -> list[str]:
+    return [studio] + [f"{studio}-{n}" for n in range(2, studios + 1)]
+
+
+# How the items are shared out over several studios: the first gets a little over a quarter, so that
+# at 6,018 items it holds about 418 decisions, as the workspace of issue 28 did.
+FIRST_SHARE = 0.24
+
+
+def _fill_all(conn, rng: random.Random, new_id: "Ids", owner_id: str, items: int, studio: str, members: int,
+              start: datetime, span: float, counts: dict[str, int], studios: int, agent: bool) -> dict[str, str]:
+    handles = studio_handles(studio, studios)
+    for handle in handles:  # refuse before writing anything
+        if conn.execute("SELECT 1 FROM studios WHERE handle = ?", (handle,)).fetchone():
+            raise ValueError(f"studio {handle!r} already exists: seed a fresh database (another NAVMCP_HOME)"
+                             " or pick another --studio")
+    first = items if studios == 1 else round(items * FIRST_SHARE)
+    shares = [first] + [(items - first) // (studios - 1) + (n < (items - first) % (studios - 1))
+                        for n in range(studios - 1)]
+    urls = {}
+    for n, (handle, share) in enumerate(zip(handles, shares)):
+        made = _fill(conn, rng, new_id, owner_id, share, handle, members, start, span, counts)
+        urls = urls or made
+    if agent:
+        urls.update(agent_fixtures(conn, rng, new_id, owner_id, handles, counts))
+    return urls
 
 
 def _fill(conn, rng: random.Random, new_id: "Ids", owner_id: str, items: int, studio: str, members: int,
@@ -333,12 +368,128 @@ def _fixtures(conn, new_id: Ids, sid: str, studio: str, owner: str, users: list[
     return urls
 
 
-def main(store: Store | None, items: int, studio: str, as_json: bool, url: str | None = None) -> str:
-    summary = seed_postgres(url, items, studio) if url else seed(store, items, studio)
+# The agent-task benchmark (bench/agent_tasks.py) looks for these by what they say, as a person
+# would ask for them: the titles and words are its contract with this module.
+LONG_NOTE_TITLE = "Architecture handbook"
+LONG_NOTE_CHARS = 27_700
+LONG_NOTE_COMMENTS = 32
+PRICING_TITLE = "How should we charge for the team plan?"
+PRICING_OPTIONS = ("Per seat", "Usage based", "Flat fee")
+KEYWORD = "kestrel"
+NEAR_MASS_TITLE = "Staff the on-call rota"
+
+
+def agent_fixtures(conn, rng: random.Random, new_id: "Ids", owner_id: str, handles: list[str],
+                   counts: dict[str, int]) -> dict[str, str]:
+    """The items of issue 28's agent tasks, in the seeded studios: a pinned note of 27,700 characters
+    with 32 comments; an older open decision on a pricing model among sixty newer ones whose options
+    and comments talk of pricing models; a commitment one join from its critical mass, older than
+    the twenty newest; and a keyword (`kestrel`) in a note, a decision's option, a comment and a
+    commitment spread over the studios."""
+    at = datetime.now(timezone.utc) - timedelta(minutes=10)
+
+    def stamp(days: float) -> str:
+        return (at - timedelta(days=days)).strftime(FMT)
+
+    sids = {h: conn.execute("SELECT id FROM studios WHERE handle = ?", (h,)).fetchone()["id"] for h in handles}
+    people = {h: [r["user_id"] for r in conn.execute("SELECT user_id FROM memberships WHERE studio_id = ? AND user_id <> ?"
+                                             " ORDER BY user_id", (sids[h], owner_id))] for h in handles}
+    rows = {"items": [], "options": [], "comments": [], "participants": [], "votes": []}
+
+    def item(handle: str, kind: str, title: str, body: str, days: float, pinned: int = 0, closed: bool = False,
+             mass: int | None = None) -> str:
+        iid = new_id()
+        made = stamp(days)
+        rows["items"].append((iid, sids[handle], kind, title, body, owner_id, made, made, pinned,
+                              stamp(days - 1) if closed else None, None, mass, None))
+        counts["items"] += 1
+        counts[kind + "s"] += 1
+        return iid
+
+    def comment(handle: str, item_id: str, body: str, days: float, n: int = 0) -> None:
+        rows["comments"].append((new_id(), item_id, sids[handle], body, people[handle][n % len(people[handle])],
+                                 stamp(days)))
+        counts["comments"] += 1
+
+    def option(item_id: str, title: str, days: float) -> str:
+        oid = new_id()
+        rows["options"].append((oid, item_id, title, owner_id, stamp(days)))
+        counts["options"] += 1
+        return oid
+
+    first, urls = handles[0], {}
+    # The long note: sections of paragraphs, cut at a sentence's end near the length wanted.
+    lines, n = [], 0
+    while sum(map(len, lines)) + len(lines) < LONG_NOTE_CHARS + 400:
+        n += 1
+        lines += [f"## Part {n}: {_sentence(rng, 2, 4).lower()}", ""]
+        lines += [". ".join(_sentence(rng, 6, 14) for _ in range(rng.randint(3, 6))) + "." for _ in range(3)]
+        lines.append("")
+    body = "\n".join(lines)
+    body = body[: body.rindex(".", 0, LONG_NOTE_CHARS) + 1]
+    note = item(first, "note", LONG_NOTE_TITLE, body, 20, pinned=1)
+    for k in range(LONG_NOTE_COMMENTS):
+        comment(first, note, f"Section {k % 7 + 1}: " + _sentence(rng, 8, 24) + ".", 19 - k * 0.5, k)
+    urls["long_note"] = f"/studios/{first}/n/{note}"
+    # The pricing decision, older than the noise around it.
+    decision = item(first, "decision", PRICING_TITLE, " ".join(
+        [_body(rng), "We must pick the pricing model of the team plan before the launch review.", _body(rng), _body(rng)]), 120)
+    for title in PRICING_OPTIONS:
+        option(decision, title, 120)
+    urls["pricing_decision"] = f"/studios/{first}/d/{decision}"
+    # Newer decisions that talk of pricing models in their options (short texts, which rank high)
+    # and in their comments.
+    for k in range(150):
+        days = 100 - k * 0.6
+        other = item(first, "decision", _sentence(rng, 3, 6) + "?", _body(rng), days, closed=k % 3 != 0)
+        for title in ("Pricing model A", "New pricing model", _sentence(rng, 2, 4)):
+            option(other, title, days)
+        if k % 2:
+            comment(first, other, "What does this do to the pricing model?", days - 0.5, k)
+    for k in range(80):  # and notes that mention them in passing
+        item(first, "note", _sentence(rng, 3, 7), " ".join([_body(rng), "Mind the pricing model.", _body(rng)]),
+             90 - k)
+    # A busy week: items made this week, and older ones closed in it (more than a page of each).
+    week = (at - datetime.fromisoformat(cycle_window("this-week")[0].replace("Z", "+00:00"))).total_seconds() / 86400
+    for k in range(45):
+        item(first, KINDS[k % 3], _sentence(rng, 3, 7), _body(rng), week * (k + 0.5) / 46, mass=3 if k % 3 == 2 else None)
+    for k in range(52):
+        closed = item(first, "decision" if k % 2 else "commitment", _sentence(rng, 3, 7), _body(rng), 20 + k * 0.2,
+                      mass=None if k % 2 else 5)
+        rows["items"][-1] = (*rows["items"][-1][:9], stamp(week * (k + 0.5) / 53), *rows["items"][-1][10:])
+    # One join short of its critical mass, and older than what a list of the newest shows.
+    near = item(first, "commitment", NEAR_MASS_TITLE, "We start once eight people are on the rota.", 200, mass=8)
+    for uid in people[first][:7]:
+        rows["participants"].append((near, uid, stamp(199)))
+        counts["participants"] += 1
+    urls["near_mass"] = f"/studios/{first}/c/{near}"
+    # The keyword, spread over the studios: an item title, an option, a comment, a commitment's text.
+    spread = [handles[k % len(handles)] for k in range(3)]
+    kick = item(spread[0], "note", "Kestrel kickoff", "Project Kestrel starts next month.", 30)
+    region = item(spread[1], "decision", "Which region hosts the new service?", "For the Kestrel pilot.", 29)
+    option(region, "Kestrel in eu-west", 9)
+    option(region, "Kestrel in us-east", 9)
+    comment(spread[1], region, "Kestrel needs a staging database first.", 28)
+    item(spread[2], "commitment", "Pilot the new service with two teams", "Kestrel pilot volunteers.", 27, mass=2)
+    urls["keyword_note"] = f"/studios/{spread[0]}/n/{kick}"
+    write = getattr(conn, "copy_rows", None) or _sqlite_writer(conn)
+    write("items", ("id", "studio_id", "kind", "title", "body", "created_by", "created_at", "updated_at", "pinned",
+                    "closed_at", "deadline", "critical_mass", "participant_limit"), rows["items"])
+    write("options", ("id", "decision_id", "title", "created_by", "created_at"), rows["options"])
+    write("participants", ("commitment_id", "user_id", "joined_at"), rows["participants"])
+    write("comments", ("id", "item_id", "studio_id", "body", "created_by", "created_at"), rows["comments"])
+    return urls
+
+
+def main(store: Store | None, items: int, studio: str, as_json: bool, url: str | None = None,
+         studios: int = 1, agent: bool = False) -> str:
+    summary = (seed_postgres(url, items, studio, studios=studios, agent=agent) if url
+               else seed(store, items, studio, studios=studios, agent=agent))
     if as_json:
         return json.dumps(summary)
     c = summary["counts"]
-    lines = [f"seeded /studios/{studio} in {c['seconds']} s: {c['items']} items ({c['notes']} notes, "
+    where = ", ".join(f"/studios/{h}" for h in studio_handles(studio, studios))
+    lines = [f"seeded {where} in {c['seconds']} s: {c['items']} items ({c['notes']} notes, "
              f"{c['decisions']} decisions, {c['commitments']} commitments), {c['options']} options, {c['votes']} votes, "
              f"{c['participants']} participants, {c['comments']} comments, {c['tags']} tags, {c['reads']} reads"]
     lines += [f"  {kind:<11} {url}" for kind, url in summary["urls"].items()]
