@@ -131,7 +131,9 @@ def task_find_and_vote(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
     """In the first studio, find the decision on the team plan's pricing model, and vote "Usage based"."""
     home = agent.navigate("/")
     studio = first_studio(home)
-    url, found = search_url(studio, "pricing model"), None
+    # With a `type:` filter taught on the page at hand, the agent asks for decisions only.
+    narrowed = "type:decision" in home
+    url, found = search_url(studio, ("type:decision " if narrowed else "") + "pricing model"), None
     while url and not found:
         page = agent.navigate(url)
         for title, row_url, rest in rows(page):
@@ -140,6 +142,8 @@ def task_find_and_vote(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
                 break
         nexts = _NEXT.findall(page)
         url = nexts[0] if nexts else None
+        if not found and not narrowed and "type:decision" in page:
+            narrowed, url = True, search_url(studio, "type:decision pricing model")
     if not found:
         return {"done": False, **agent.figures()}
     page = agent.navigate(found)

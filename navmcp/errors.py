@@ -62,6 +62,13 @@ class InvalidParams(NavError):
     status = 422
 
 
+class InvalidQuery(NavError):
+    """A search query that asks for something search does not do (an unknown filter); the message
+    names what it does do."""
+
+    status = 400
+
+
 class RateLimited(NavError):
     status = 429
 

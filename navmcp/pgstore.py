@@ -43,6 +43,7 @@ from psycopg_pool import ConnectionPool
 
 from navmcp import store as embedded
 from navmcp.errors import Busy, NavError
+from navmcp.search import Query, tsquery, tsquery_any
 from navmcp.store import Row, row_maker, search_words
 
 log = logging.getLogger("navmcp.pgstore")
@@ -148,17 +149,22 @@ class PostgresTx:
         if not self.readonly:
             self.conn.execute("SELECT navmcp.hold_membership(%s)", (studio_handle,))
 
-    def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
-        tsq = ts_query(query)
-        if tsq is None:
-            return [], 0
-        # One call, as the owner (migration 20261124000018): under row-level security the GIN index
-        # would not be used. It gives the page's hits in order, and their number.
-        found = self.conn.execute("SELECT * FROM navmcp.search_page(%s, %s, %s, %s, %s)",
-                                  (studio_id, tsq, limit, offset, embedded.SEARCH_WINDOW)).fetchone()
-        hits = [{"item_id": i, "comment_id": c, "option_id": o}
-                for i, c, o in zip(found["item_ids"], found["comment_ids"], found["option_ids"])]
-        return hits, found["total"]
+    def search(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
+               offset: int) -> tuple[list[Row], int, bool]:
+        if not studio_ids:
+            return [], 0, False
+        # One call, as the owner (migration 20261126000040): under row-level security the GIN
+        # indexes would not be used. It gives the page's items in order, their number, and whether
+        # a source of matches was cut at the window (navmcp.store.SEARCH_WINDOW).
+        found = self.conn.execute(
+            "SELECT * FROM navmcp.find_items(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (list(studio_ids), tsquery(query), tsquery(query, title_only=True),
+             tsquery_any(query.excluded) if query.excluded else None, query.tag_word if query.terms else None,
+             query.kind, query.status, query.tag, at, limit, offset, embedded.SEARCH_WINDOW)).fetchone()
+        rows = [{"item_id": i, "tier": t, "option_id": o, "comment_id": c, "options": no, "comments": nc}
+                for i, t, o, c, no, nc in zip(found["item_ids"], found["tiers"], found["option_ids"],
+                                              found["comment_ids"], found["option_counts"], found["comment_counts"])]
+        return rows, found["total"], found["windowed"]
 
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
         # As the owner (migration 20261126000080): the table is not the users' to read or write, and

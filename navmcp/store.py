@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from navmcp.config import PRIVATE_FILE, ensure_home
 from navmcp.errors import Busy
+from navmcp.search import MIN_PREFIX, Query, fts5_any, fts5_match
 
 log = logging.getLogger("navmcp.store")
 
@@ -48,7 +49,13 @@ class Tx(Protocol):
         which a dict would keep only one of."""
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
-    def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]: ...
+    def search(self, studio_ids: Sequence[str], query: "Query", at: str, limit: int,
+               offset: int) -> tuple[list[Row], int, bool]:
+        """One row per item found in these studios (navmcp.search), best first: `item_id`, `tier`
+        (where it was found best), the first matching `option_id` and `comment_id` and how many
+        `options` and `comments` match; the number of items found; and whether a source of matches
+        was cut at SEARCH_WINDOW (there may be more)."""
+        ...
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         """What happened in a studio in a window of time: comments written, ballots cast (one per
         voter and decision), commitments joined."""
@@ -96,8 +103,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # prefix only from MIN_PREFIX characters on (a one-letter prefix names most of the vocabulary, and
 # every posting of each of its words is read), and only the newest SEARCH_WINDOW matches of each
 # kind (items, comments, options) are ranked and counted. Both stores apply the same bounds.
-MIN_PREFIX = 2
-SEARCH_WINDOW = 1000
+SEARCH_WINDOW = 1000  # MIN_PREFIX: navmcp.search, whose query parser applies it
 
 
 def search_words(text: str) -> tuple[list[str], bool] | None:
@@ -124,6 +130,24 @@ def fts_query(text: str) -> str | None:
     if prefix:
         quoted[-1] += "*"
     return " ".join(quoted)
+
+
+def search_filters(query: Query, at: str) -> tuple[list[str], list[Any]]:
+    """A query's filters as conditions on `items i` (in SQLite's SQL), and their arguments. An item
+    is open as its page says (domain.is_open): not closed, and no deadline passed at `at`."""
+    where: list[str] = []
+    args: list[Any] = []
+    if query.kind:
+        where.append("i.kind = ?")
+        args.append(query.kind)
+    if query.status:
+        is_open = "(i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?))"
+        where.append(is_open if query.status == "open" else f"NOT {is_open}")
+        args.append(at)
+    if query.tag:
+        where.append("EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = i.id AND t.tag = ?)")
+        args.append(query.tag)
+    return where, args
 
 
 @functools.lru_cache(maxsize=1024)
@@ -201,55 +225,65 @@ class SqliteTx:
         """Keep the acting user's role in a studio from changing until this transaction ends.
         Nothing to do here either, for the same reason."""
 
-    def search(self, studio_id: str, query: str, limit: int, offset: int) -> tuple[list[Row], int]:
-        match = fts_query(query)
-        if match is None:
-            return [], 0
-        # The newest SEARCH_WINDOW matches of each kind, then items, comments and options ranked
-        # together by bm25 (lower is better); a comment or option hit names its item. Equal ranks
-        # in PostgreSQL's order (navmcp.search_page): an item before its comments and options,
-        # then by their ids, so no hit moves between pages from one request to the next.
-        # CROSS JOIN keeps the full-text index as the outer loop, read newest first and stopped at
-        # the window: left to itself the planner may walk every item of the studio and run the
-        # MATCH once per item (minutes at a million items).
-        sql = """
-            WITH hits AS (
-                SELECT * FROM (
-                    SELECT i.id AS item_id, NULL AS comment_id, NULL AS option_id, bm25(items_fts, 5.0, 1.0) AS rank
-                      FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
-                     WHERE items_fts MATCH ?1 AND i.studio_id = ?2 ORDER BY items_fts.rowid DESC LIMIT ?3)
-                UNION ALL
-                SELECT * FROM (
-                    SELECT c.item_id, c.id, NULL, bm25(comments_fts) AS rank
-                      FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
-                     WHERE comments_fts MATCH ?1 AND c.studio_id = ?2 ORDER BY comments_fts.rowid DESC LIMIT ?3)
-                UNION ALL
-                SELECT * FROM (
-                    SELECT o.decision_id, NULL, o.id, bm25(options_fts) AS rank
-                      FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
-                      CROSS JOIN items i ON i.id = o.decision_id
-                     WHERE options_fts MATCH ?1 AND i.studio_id = ?2 ORDER BY options_fts.rowid DESC LIMIT ?3)
-            )
-            SELECT item_id, comment_id, option_id, count(*) OVER () FROM hits
-             ORDER BY rank, item_id, comment_id NULLS FIRST, option_id NULLS FIRST LIMIT ?4 OFFSET ?5
-        """
-        found = self.tuples(sql, (match, studio_id, SEARCH_WINDOW, limit, offset))
-        if found:  # the total came with the page: the matches were read once
-            total = found[0][3]
-        elif offset:  # a page past the end: its number of matches says where the last page is
-            total = self.scalar(
-                """SELECT (SELECT count(*) FROM (SELECT 1 FROM items_fts CROSS JOIN items i ON i.seq = items_fts.rowid
-                            WHERE items_fts MATCH ?1 AND i.studio_id = ?2 LIMIT ?3))
-                        + (SELECT count(*) FROM (SELECT 1 FROM comments_fts CROSS JOIN comments c
-                            ON c.seq = comments_fts.rowid WHERE comments_fts MATCH ?1 AND c.studio_id = ?2 LIMIT ?3))
-                        + (SELECT count(*) FROM (SELECT 1 FROM options_fts CROSS JOIN options o
-                            ON o.rowid = options_fts.rowid CROSS JOIN items i ON i.id = o.decision_id
-                            WHERE options_fts MATCH ?1 AND i.studio_id = ?2 LIMIT ?3))""",
-                (match, studio_id, SEARCH_WINDOW))
-        else:
-            total = 0
-        rows = [{"item_id": i, "comment_id": c, "option_id": o} for i, c, o, _ in found]
-        return rows, total
+    def search(self, studio_ids: Sequence[str], query: "Query", at: str, limit: int,
+               offset: int) -> tuple[list[Row], int, bool]:
+        if not studio_ids:
+            return [], 0, False
+        match, title = fts5_match(query), fts5_match(query, title_only=True)
+        studios = ", ".join("?" * len(studio_ids))
+        window = SEARCH_WINDOW
+        hits, args = [], []
+        # Each source of hits walks its full-text index newest first and stops at the window (CROSS
+        # JOIN keeps that order: left to itself the planner may walk every item of the studio and
+        # run the MATCH once per item, minutes at a million items).
+        if match:
+            hits += [f"""SELECT i.id AS item_id, 0 AS tier, NULL AS part FROM items_fts CROSS JOIN items i
+                          ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
+                         ORDER BY items_fts.rowid DESC LIMIT ?""",
+                     f"""SELECT i.id, 2, NULL FROM items_fts CROSS JOIN items i
+                          ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
+                         ORDER BY items_fts.rowid DESC LIMIT ?""",
+                     f"""SELECT o.decision_id, 3, o.id FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
+                          CROSS JOIN items i ON i.id = o.decision_id
+                         WHERE options_fts MATCH ? AND i.studio_id IN ({studios}) ORDER BY options_fts.rowid DESC LIMIT ?""",
+                     f"""SELECT c.item_id, 4, c.id FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
+                         WHERE comments_fts MATCH ? AND c.studio_id IN ({studios}) ORDER BY comments_fts.rowid DESC LIMIT ?"""]
+            for text in (title, match, match, match):
+                args += [text, *studio_ids, window]
+            if query.tag_word:
+                hits.append(f"""SELECT t.item_id, 1, NULL FROM item_tags t WHERE t.tag = ? AND t.studio_id IN ({studios})
+                                 ORDER BY t.seq DESC LIMIT ?""")
+                args += [query.tag_word, *studio_ids, window]
+        else:  # filters alone: the newest items of the studios (of the kind asked), as if found by title
+            kind = "AND i.kind = ?" if query.kind else ""
+            hits.append(f"""SELECT i.id AS item_id, 0 AS tier, NULL AS part FROM items i
+                             WHERE i.studio_id IN ({studios}) {kind} ORDER BY i.seq DESC LIMIT ?""")
+            args += [*studio_ids, *([query.kind] if query.kind else []), window]
+        hits = [f"SELECT * FROM ({sql})" for sql in hits]
+        where, more = search_filters(query, at)
+        if query.excluded and match:  # an item whose own text has a word left out is left out whole
+            where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+            more.append(fts5_any(query.excluded))
+        found = f"""
+            WITH hits AS ({" UNION ALL ".join(hits)}),
+            best AS (SELECT item_id, min(tier) AS tier,
+                            min(CASE WHEN tier = 3 THEN part END) AS option_id,
+                            min(CASE WHEN tier = 4 THEN part END) AS comment_id,
+                            sum(CASE WHEN tier = 3 THEN 1 ELSE 0 END) AS options,
+                            sum(CASE WHEN tier = 4 THEN 1 ELSE 0 END) AS comments
+                       FROM hits GROUP BY item_id)
+            SELECT {{}} FROM best b CROSS JOIN items i ON i.id = b.item_id WHERE {" AND ".join(where) or "1"}"""
+        widest = "(SELECT max(n) FROM (SELECT count(*) AS n FROM hits GROUP BY tier))"
+        rows = self.all(found.format(f"b.*, count(*) OVER () AS total, {widest} AS widest")
+                        + " ORDER BY b.tier, i.updated_at DESC, i.id LIMIT ? OFFSET ?", (*args, *more, limit, offset))
+        if rows or not offset:
+            total, windowed = (rows[0]["total"], rows[0]["widest"] >= window) if rows else (0, False)
+            for row in rows:
+                del row["total"], row["widest"]
+            return rows, total, windowed
+        # A page past the end: the number found, for the page to say where the list ends.
+        total, widest = self.one(found.format(f"count(*) AS total, {widest} AS widest"), (*args, *more)).values()
+        return [], total, (widest or 0) >= window
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         window = (studio_id, since, till)

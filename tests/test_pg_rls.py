@@ -14,8 +14,9 @@ from navmcp import sessions
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.errors import ActionUnavailable
-from navmcp.identity import add_user
+from navmcp.identity import add_user, now
 from navmcp.pgstore import PostgresStore, migrate, migration_files
+from navmcp.search import parse
 from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 TABLES = ["users", "settings", "studios", "memberships", "studio_people", "items", "item_tags", "options", "votes",
@@ -64,7 +65,8 @@ def test_unfiltered_queries_as_alice_see_nothing_of_bobs_studio(two_studios, pg_
     assert len(seen["mcp_sessions"]) == 1 and {r["id"] for r in seen["users"]} == {alice["id"]}
     # Search as well as plain SQL: bob's words are not found from alice's side.
     with app.store.read(user_id=alice["id"]) as tx:
-        assert tx.search(bob_studio, "secret", 20, 0) == ([], 0)
+        assert tx.search([bob_studio], parse("secret"), now(), 20, 0) == ([], 0)
+        assert tx.search([bob_studio], parse("type:note"), now(), 20, 0) == ([], 0)  # nor listed by a filter
         # ...nor counted in a cycle's activity (a function that runs as the owner), while bob's are.
         window = ("2000-01-01", "9999-12-31")
         assert tx.cycle_activity(bob_studio, *window) == {"comments": 0, "votes": 0, "joins": 0}

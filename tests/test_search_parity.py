@@ -21,7 +21,9 @@ import pytest
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user
+from navmcp.identity import now
 from navmcp.pgstore import migrate, migration_files, ts_query
+from navmcp.search import parse
 
 
 @pytest.fixture
@@ -94,17 +96,17 @@ def test_words_are_stemmed_and_the_last_is_a_prefix(team):
         assert hits(ws, alice, query) == n, query
 
 
-# What a query finds among the notes of `test_the_stores_count_the_same_hits`, on either store: hits
-# are items and comments, each counted once. A last word of one letter is a prefix of nearly every
-# word, so it is no prefix (navmcp.store.MIN_PREFIX): alone it is a whole word ("a": none here, "x":
-# three bodies), after other words it is left out ("plan -x" is "plan").
+# What a query finds among the notes of `test_the_stores_count_the_same_hits`, on either store: the
+# items found, by their own words or their comments', each counted once. A last word of one letter is
+# a prefix of nearly every word, so it is no prefix (navmcp.search.MIN_PREFIX): alone it is a whole
+# word ("a": none here, "x": three bodies), after other words it is left out.
 MATRIX = {
     "the": 1, "a": 0, "plan": 2, "PLAN": 2, "planning": 2, "plans": 2, "plan the": 1, '"plan"': 2, "plan*": 2,
-    "plan OR xyz": 0, "plan AND": 0, "NOT plan": 1, "plan -x": 2, "the other": 0, "xyz": 0, "not": 2,
+    "plan OR xyz": 0, "plan AND": 0, "NOT plan": 1, "plan -x": 2, "plan -more": 1, '"we should"': 1, "the other": 0, "xyz": 0, "not": 2,
     "be": 2, "x": 3, "and": 1, "wh": 1, "befo": 1, "who is in": 1, "before and after": 1, "to be or not": 1,
     "café": 2, "CAFÉ": 2, "cafe": 2, "cafes": 2, "caf": 2, "naïve": 1, "naive": 1, "über": 1, "uber": 1,
     "日本語": 1, "o'brien": 1, "foo_bar": 1, "foo-bar": 1, "2026": 1, "it's": 1, "don't": 1, "all": 1, "ab": 1,
-    "İstanbul": 1, "istanbul": 1, "ΣΊΣΥΦΟΣ": 1, "σίσυφοσ": 1, "(": 0, "NEAR(plan)": 0, "title:plan": 0,
+    "İstanbul": 1, "istanbul": 1, "ΣΊΣΥΦΟΣ": 1, "σίσυφοσ": 1, "(": 0, "NEAR(plan)": 0,
 }
 
 
@@ -137,7 +139,7 @@ def test_a_decisions_options_are_searched(team):
     assert page.data["pager"]["total"] == 1
     assert [(r["title"], r["matched"], r["snippet"]) for r in page.data["results"]] == \
         [("Which venue?", "option", "Old warehouse")]
-    assert "[Which venue?](" in page.markdown and "(an option: Old warehouse)" in page.markdown
+    assert "[Which venue?](" in page.markdown and ", an option: Old warehouse" in page.markdown
     assert found(ws, alice, "cafe") == ["Which venue?"]  # accents go on options too, on both stores
     assert found(ws, alice, "venue") == ["Which venue?"]  # the question is still an item hit, once
 
@@ -163,19 +165,20 @@ def test_known_differences(team, store_kind, request, missed_on, title, query):
 
 
 def test_equal_ranks_come_in_one_order_on_every_page(any_app, team):
-    # An item's comments that rank alike come in comment id order, page after page (SQLite ordered
-    # them by rank and item only, so two of them could swap between one page and the next).
+    # Items found alike (here: all by a comment) come newest first, then by id, page after page.
     ws, alice, bob = team
-    note = ws.execute(alice, "/studios/team", "create_note", {"title": "Thread", "body": "x"}).url
-    for _ in range(8):
+    for n in range(8):
+        note = ws.execute(alice, "/studios/team", "create_note", {"title": f"Thread {n}", "body": "x"}).url
         ws.execute(bob, note, "add_comment", {"body": "zebra crossing"})
     with any_app.store.read(alice["id"]) as tx:
         studio_id = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
-        whole, total = tx.search(studio_id, "zebra", 20, 0)
-        paged = [hit for offset in range(0, 8, 3) for hit in tx.search(studio_id, "zebra", 3, offset)[0]]
-        comment_ids = sorted(r["id"] for r in tx.all("SELECT id FROM comments"))
+        query, at = parse("zebra"), now()
+        whole, total = tx.search([studio_id], query, at, 20, 0)
+        paged = [hit for offset in range(0, 8, 3) for hit in tx.search([studio_id], query, at, 3, offset)[0]]
+        newest = [r["id"] for r in tx.all("SELECT id FROM items ORDER BY updated_at DESC, id")]
     assert total == 8
-    assert [h["comment_id"] for h in whole] == [h["comment_id"] for h in paged] == comment_ids
+    assert [h["item_id"] for h in whole] == [h["item_id"] for h in paged] == newest
+    assert {(h["tier"], h["comments"], h["options"]) for h in whole} == {(4, 1, 0)}
 
 
 # --- the migration, on PostgreSQL ----------------------------------------------------------------

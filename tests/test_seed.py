@@ -11,6 +11,7 @@ import pytest
 from navmcp import seed
 from navmcp.identity import now
 from navmcp.pages import PAGE_SIZE
+from navmcp.search import parse
 from store_fixtures import PARTICIPANT_COUNTS
 from tests.conftest import ROOT
 
@@ -33,7 +34,8 @@ def test_seed_fills_a_studio_with_a_realistic_mix(app, owner):
         assert kept and all(r["kept"] == r["counted"] for r in kept)
         assert tx.scalar("SELECT count(*) FROM items WHERE participant_count > 0") > 20
         # The full-text index was filled in the same transaction (triggers), so search finds seeded words.
-        rows, total = tx.search(tx.scalar("SELECT id FROM studios WHERE handle = 'bench'"), "benchmark", 20, 0)
+        rows, total = tx.search([tx.scalar("SELECT id FROM studios WHERE handle = 'bench'")], parse("benchmark"), now(),
+                                20, 0)
         assert total >= 3
         # No seeded time lies in the future: the fixtures (created now) lead the feed.
         assert tx.scalar("SELECT count(*) FROM items WHERE updated_at > ? OR closed_at > ?", (now(), now())) == 0

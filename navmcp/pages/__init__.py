@@ -186,13 +186,15 @@ def _locate(url: str) -> tuple[PageSpec, str, dict[str, str], dict[str, str]]:
     return spec, path, {k: v[:500] for k, v in query.items() if k in spec.query_keys}, args
 
 
-from navmcp.pages import home, items, studio  # noqa: E402  (the table below names their functions)
+from navmcp.pages import home, items, search, studio  # noqa: E402  (the table below names their functions)
 
 ROUTES: list[PageSpec] = [
     PageSpec("home", "/", home.resolve_home, home.view_home, "home.md.j2"),
     PageSpec("help", "/help", home.resolve_help, home.view_help, "help.md.j2"),
     PageSpec("help_topic", "/help/{topic}", home.resolve_help, home.view_help, "help.md.j2"),
     PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami, "whoami.md.j2"),
+    PageSpec("workspace_search", "/search", home.resolve_home, search.view_workspace_search, "search.md.j2",
+             ("q", "page"), costly=True),
     PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, "studio.md.j2",
              ("page", "after")),
     PageSpec("members", "/studios/{studio}/members", studio.resolve_members, studio.view_members, "members.md.j2"),
@@ -204,7 +206,7 @@ ROUTES: list[PageSpec] = [
              "commitment.md.j2", ("page", "part", "comment")),
     PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle, "cycle.md.j2",
              ("page", "after")),
-    PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, studio.view_search, "search.md.j2",
+    PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, search.view_studio_search, "search.md.j2",
              ("q", "page"), costly=True),
     PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, "tag.md.j2",
              ("page", "after")),

@@ -8,7 +8,6 @@ from typing import Any
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
 from navmcp.identity import now
-from navmcp import store
 from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.home import HOME
 
@@ -196,37 +195,6 @@ def view_cycle(req: Request) -> dict[str, Any]:
             "cycle": cycle, "start": start, "end": end, "cycles": CYCLES, "base": base,
             "created": with_urls(req, created), "closed": with_urls(req, closed), "closed_count": closed_count,
             "activity": activity, "pager": pager}
-
-
-def view_search(req: Request) -> dict[str, Any]:
-    q = req.query.get("q", "").strip()
-    base = f"/studios/{req.studio['handle']}"
-    results, pager, windowed = [], None, False
-    if q:
-        page = req.page_number()
-        hits, total = req.tx.search(req.studio["id"], q, PAGE_SIZE, (page - 1) * PAGE_SIZE)
-        pager = paginate(req, total)
-        windowed = total >= store.SEARCH_WINDOW  # a kind of match may have more than the window holds
-        if hits:
-            ids = list(dict.fromkeys(h["item_id"] for h in hits))
-            marks = ", ".join("?" * len(ids))
-            items = {r["id"]: r for r in req.tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE i.id IN ({marks})", ids)}
-            snippets = {}  # a comment's body, an option's title: what matched, beside its item
-            for table, text, key in (("comments", "body", "comment_id"), ("options", "title", "option_id")):
-                wanted = [h[key] for h in hits if h[key]]
-                if wanted:
-                    snippets.update((r["id"], r[text]) for r in req.tx.all(
-                        f"SELECT id, {text} FROM {table} WHERE id IN ({', '.join('?' * len(wanted))})", wanted))
-            for h in hits:
-                item = dict(items[h["item_id"]])
-                item["matched"] = "comment" if h["comment_id"] else "option" if h["option_id"] else "item"
-                item["snippet"] = snippets.get(h["comment_id"] or h["option_id"])
-                results.append(item)
-            with_urls(req, results)
-    return {"title": f"Search {req.studio['name']}" + (f": {q}" if q else ""),
-            "breadcrumb": crumbs(req, ("Search", f"{base}/search")),
-            "q": q, "results": results, "pager": pager, "base": base, "windowed": windowed,
-            "window": store.SEARCH_WINDOW}
 
 
 def view_tag(req: Request) -> dict[str, Any]:

@@ -1,0 +1,184 @@
+"""Search: what a query asks for, and how each store reads it.
+
+A query is words and filters, typed as a person types them:
+
+- `pricing model` — items with every word (the last may be the start of a word);
+- `"pricing model"` — the words side by side; `-draft` — leave out what says "draft";
+- `type:decision` (note, decision, commitment), `status:open` (or closed), `tag:q4`.
+
+An item is found by its own text, its tags, its options or its comments; it is listed once, at the
+best place it was found: its title first, then a tag named by the words, then its text, then an
+option, then a comment (`TIERS`); within one, the most recently updated first. Both stores match
+words alike (tests/test_search_parity.py) and order by these same keys, so they give the same pages.
+A filter this module does not know is an `InvalidQuery` that names the ones it does: never a
+silent "no results".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from navmcp.errors import InvalidQuery
+
+KINDS = ("note", "decision", "commitment")
+STATUSES = ("open", "closed")
+FILTERS = {"type": KINDS, "status": STATUSES, "tag": None}
+# Where an item was found, best first: the number is what both stores sort by.
+TIERS = {0: "title", 1: "tag", 2: "text", 3: "option", 4: "comment"}
+MAX_TERMS = 16
+MIN_PREFIX = 2  # the last word matches as a prefix from this many characters on
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+_FILTER = re.compile(r"([A-Za-z]+):(.*)", re.S)
+_TAG = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+
+HELP = ('Search words find items by title, text, tags, options and comments. Narrow with `type:note`, '
+        '`type:decision` or `type:commitment`, `status:open` or `status:closed`, `tag:NAME`, `"exact words"`, '
+        'and `-word` to leave out what contains a word.')
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query. `terms` are the groups every one of which must match: a group of one word is
+    a word (`prefix`: the last, typed bare, may be the start of a word), of several a phrase."""
+
+    terms: tuple[tuple[str, ...], ...] = ()
+    prefix: bool = False
+    excluded: tuple[str, ...] = ()
+    kind: str | None = None
+    status: str | None = None
+    tag: str | None = None
+
+    @property
+    def tag_word(self) -> str | None:
+        """The tag the words themselves name ("q4 planning" names #q4-planning), if they can."""
+        word = "-".join(w for group in self.terms for w in group).lower()
+        return word if word and _TAG.fullmatch(word) else None
+
+
+def parse(text: str) -> Query | None:
+    """`text` as a query; None when it asks for nothing (blank). Raises InvalidQuery."""
+    terms: list[tuple[str, ...]] = []
+    excluded: list[str] = []
+    filters: dict[str, str] = {}
+    prefix = False
+    for m in _TOKEN.finditer(text):
+        negated, phrase, bare = m.group(1), m.group(2), m.group(3)
+        if bare is not None:
+            negated = bare.startswith("-") and len(bare) > 1
+            bare = bare[1:] if negated else bare
+            f = _FILTER.fullmatch(bare)
+            if f and not negated and f.group(2):
+                name, value = f.group(1).lower(), f.group(2)
+                if name not in FILTERS:
+                    raise InvalidQuery(f"search has no filter '{name}:'. {HELP}")
+                allowed = FILTERS[name]
+                value = value.lower()
+                if allowed is not None and value not in allowed:
+                    raise InvalidQuery(f"'{name}:' takes {', '.join(allowed)}, not '{value[:40]}'. {HELP}")
+                if name == "tag" and not _TAG.fullmatch(value):
+                    raise InvalidQuery(f"'tag:' takes a tag (lowercase letters, digits, '-' and '_'), not "
+                                       f"'{value[:40]}'. {HELP}")
+                if name in filters and filters[name] != value:
+                    raise InvalidQuery(f"'{name}:' given twice ({filters[name]}, {value}): an item has one. {HELP}")
+                filters[name] = value
+                continue
+            words = _WORD.findall(bare)
+            if negated:
+                excluded += words
+            elif words:
+                terms += [(w,) for w in words]
+                prefix = bool(re.search(r"\w$", bare))
+            continue
+        words = tuple(_WORD.findall(phrase))
+        if not words:
+            continue
+        if negated == "-":
+            excluded += words
+        else:
+            terms.append(words)
+            prefix = False
+    if prefix and len(terms[-1][0]) < MIN_PREFIX:
+        # A one-letter prefix names most of the vocabulary: after other words it is left out (what
+        # is being typed: the others find a superset of what it will), alone it is a whole word.
+        if len(terms) > 1:
+            terms.pop()
+            prefix = len(terms[-1]) == 1
+        else:
+            prefix = False
+    if not terms and not filters:
+        if excluded:
+            raise InvalidQuery(f"a search needs a word to look for (or a filter) besides the words it leaves out. {HELP}")
+        return None
+    return Query(tuple(terms[:MAX_TERMS]), prefix, tuple(excluded[:MAX_TERMS]),
+                 filters.get("type"), filters.get("status"), filters.get("tag"))
+
+
+# --- FTS5 (SQLite) --------------------------------------------------------------------------------
+
+
+def fts5_match(q: Query, title_only: bool = False) -> str | None:
+    """The FTS5 expression for `q`'s words (None if it has none). User text only ever appears inside
+    double quotes, so no query is an FTS5 syntax error."""
+    if not q.terms:
+        return None
+    groups = [f'"{" ".join(group)}"' for group in q.terms]
+    if q.prefix:
+        groups[-1] += "*"
+    text = " ".join(groups)
+    if q.excluded:
+        text = f"({text})" + "".join(f' NOT "{w}"' for w in q.excluded)
+    return f"title : ({text})" if title_only else text
+
+
+def fts5_any(words: tuple[str, ...]) -> str:
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+# --- tsquery (PostgreSQL) -------------------------------------------------------------------------
+
+
+def tsquery(q: Query, title_only: bool = False) -> str | None:
+    """The `to_tsquery` text for `q`'s words, read by the `navmcp.search_words` configuration as the
+    columns were. Each word is quoted, so no user text reaches tsquery syntax; `title_only` keeps
+    to the title's words (weight A)."""
+    if not q.terms:
+        return None
+    weight = "A" if title_only else ""
+    parts = []
+    for n, group in enumerate(q.terms):
+        last = n == len(q.terms) - 1
+        words = [f"'{w}':{'*' if q.prefix and last and len(group) == 1 else ''}{weight}".rstrip(":")
+                 for w in group]
+        parts.append(words[0] if len(words) == 1 else "(" + " <-> ".join(words) + ")")
+    return " & ".join(parts + [f"!'{w}'" for w in q.excluded])
+
+
+def tsquery_any(words: tuple[str, ...]) -> str:
+    return " | ".join(f"'{w}'" for w in words)
+
+
+# --- what a result shows -------------------------------------------------------------------------
+
+SNIPPET_CHARS = 100
+
+
+def snippet(text: str, q: Query, length: int = SNIPPET_CHARS) -> str:
+    """A window of `text` around the first of the query's words it contains, cut at word ends, on one
+    line; the start of the text when no word is found as typed (a stem or an accent differs)."""
+    flat = " ".join(text.split())
+    if len(flat) <= length:
+        return flat
+    at = -1
+    lowered = flat.lower()
+    for group in q.terms:
+        m = re.search(r"(?<!\w)" + re.escape(" ".join(group).lower()), lowered)
+        if m and (at < 0 or m.start() < at):
+            at = m.start()
+    start = 0 if at < length // 3 else flat.rfind(" ", 0, at - length // 3) + 1
+    end = start + length
+    if end < len(flat):
+        end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
+    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
