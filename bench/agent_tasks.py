@@ -401,18 +401,41 @@ def report(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def comparison(before: dict[str, Any], now: dict[str, Any]) -> str:
+    """The before/now tables of BENCHMARKS.md."""
+    def cell(t: dict[str, Any] | None) -> str:
+        if not t:
+            return "—"
+        return f"{t['calls']} / {t['chars']:,} / {t['tokens']:,}" + ("" if t["done"] else " (not done)")
+
+    lines = []
+    for name, target in TARGETS.items():
+        goal = ", ".join(x for x in (f"≤ {target['calls']} calls" if target["calls"] else "",
+                                     f"≤ {target['chars']:,} chars" if target["chars"] else "") if x) or "all reached"
+        lines.append(f"| {name} | {goal} | {cell(before['tasks'].get(name))} | {cell(now['tasks'].get(name))} |")
+    lines += ["", "| page type | before | now | change |", "| --- | --- | --- | --- |"]
+    for kind, v in now["page_sizes"].items():
+        old = before["page_sizes"].get(kind)
+        change = f"{(v['chars'] - old['chars']) / old['chars']:+.0%}" if old else "new"
+        lines.append(f"| {kind} | {old['chars']:,.0f} | {v['chars']:,.0f} | {change} |" if old else
+                     f"| {kind} | — | {v['chars']:,.0f} | new |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.agent_tasks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=5690, help="items seeded at random (default 5690: with the tasks' own, about 6,030 in all)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "navmcp-agent-tasks")
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
+    parser.add_argument("--before", type=Path, help="a --json file of an earlier run: print before/now tables too")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     os.environ.pop("NAVMCP_DATABASE_URL", None)  # the embedded store: the truth is read from its file
     results = run(args.items, args.workdir)
     print(report(results))
+    if args.before:
+        print("\n" + comparison(json.loads(args.before.read_text()), results))
     if args.json:
-        results["tasks"] = {k: {kk: vv for kk, vv in v.items()} for k, v in results["tasks"].items()}
         args.json.write_text(json.dumps(results, indent=1, default=sorted))
     return 0
 

@@ -37,6 +37,7 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
     "commitment": ("commitment", MEMBERS),
     "cycle": ("/studios/adv/cycles/today", MEMBERS),
     "search": ("/studios/adv/search?q=note", MEMBERS),
+    "workspace_search": ("/search?q=note", ANYONE),  # anyone; it lists only their own studios' items
     "tag": ("/studios/adv/tags/x", MEMBERS),
     "audit": ("/studios/adv/audit", {"admin"}),
 }
