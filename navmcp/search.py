@@ -31,7 +31,7 @@ MIN_PREFIX = 2  # the last word matches as a prefix from this many characters on
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
-_FILTER = re.compile(r"([A-Za-z]+):(.*)", re.S)
+_FILTER = re.compile(r"([A-Za-z]+):([\w-]+)")
 _TAG = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 
 HELP = ('Search words find items by title, text, tags, options and comments. Narrow with `type:note`, '

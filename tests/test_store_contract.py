@@ -31,7 +31,7 @@ EXERCISED_ACTIONS = {
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
-                   "cycle", "search", "tag", "audit"}
+                   "cycle", "search", "workspace_search", "tag", "audit"}
 
 
 def test_the_contract_covers_every_page_and_action():
@@ -470,12 +470,18 @@ def test_cycles_search_audit(any_app, team):
         page = ws.page(bob, f"/studios/team/cycles/{cycle}")
         assert ("Standup ritual" in page.markdown) == (cycle in ("today", "this-week", "this-month"))
     search = ws.page(bob, "/studios/team/search?q=standup")
-    # Title hits rank above body hits; the comment hit names its item; unrelated items never match.
+    # Title hits rank above body hits; an item found by its text and a comment is listed once, the
+    # comment counted; unrelated items never match.
     assert search.markdown.index("Standup ritual") < search.markdown.index("Misc")
-    assert "Unrelated" not in search.markdown and "keep them short" in search.markdown
-    assert len(search.data["results"]) == search.data["pager"]["total"] == 3
+    assert "Unrelated" not in search.markdown and "in its text: the standup moved" in search.markdown
+    assert "(and 1 comment)" in search.markdown
+    assert len(search.data["results"]) == search.data["pager"]["total"] == 2
     beyond = ws.page(bob, "/studios/team/search?q=standup&page=5")  # past the last page: none, and still counted
-    assert beyond.data["results"] == [] and beyond.data["pager"]["total"] == 3
+    assert beyond.data["results"] == [] and beyond.data["pager"]["total"] == 2
+    # The workspace-wide search finds the same items, and names their studio.
+    everywhere = ws.page(bob, "/search?q=standup")
+    assert [r["url"] for r in everywhere.data["results"]] == [r["url"] for r in search.data["results"]]
+    assert "in `team`" in everywhere.markdown
     assert "Standup ritual" in ws.page(bob, "/studios/team/search?q=stand").markdown   # last word is a prefix
     assert "Standup ritual" in ws.page(bob, "/studios/team/search?q=daily%20nin").markdown
     assert "Standup ritual" not in ws.page(bob, "/studios/team/search?q=daily%20lunch").markdown  # all words

@@ -125,7 +125,7 @@ def test_search_and_todays_cycle_find_new_items(agents):
     decision = owner.ok("create_decision", STUDIO, question="Adopt a capybara?", options=["yes", "no"])
     search = owner.navigate(f"{STUDIO}/search?q=capybara")
     text = text_of(search)
-    assert note["url"] in text and decision["url"] in text and "2 matches" in text
+    assert note["url"] in text and decision["url"] in text and "2 items" in text
     assert search["structuredContent"]["url"] == f"{STUDIO}/search?q=capybara"
     today = text_of(owner.navigate(f"{STUDIO}/cycles/today"))
     assert note["url"] in today and decision["url"] in today
