@@ -20,6 +20,7 @@ from typing import Any
 from navmcp.text import INVISIBLE
 
 BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
+FULL_BODY_CHARS = 60_000  # ?full=1 shows a body whole up to this length (about 15k tokens)
 
 _LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quote at a line start
 _BLANK_RUNS = re.compile(r"\n{3,}")
@@ -138,11 +139,38 @@ def utc(value: str) -> str:
     return f"{value[:10]} {value[11:16]} UTC"
 
 
+def body_cuts(text: str) -> list[int]:
+    """Where a long body is cut into parts of at most BODY_PART_CHARS: after a line's end, else after
+    a sentence's, else between words, in the second half of each part's room; never mid-word unless
+    a word fills half a part. The first offset is 0 and the last the text's length."""
+    cuts, start, end = [0], 0, len(text)
+    while end - start > BODY_PART_CHARS:
+        room = start + BODY_PART_CHARS
+        half = start + BODY_PART_CHARS // 2
+        cut = text.rfind("\n", half, room) + 1
+        if not cut:
+            m = None
+            for m in _SENTENCE_END.finditer(text, half, room):
+                pass
+            cut = m.end() if m else text.rfind(" ", half, room) + 1 or room
+        cuts.append(cut)
+        start = cut
+    cuts.append(end)
+    return cuts
+
+
+_SENTENCE_END = re.compile(r"[.!?…][\"')\]]* ")
+
+
 def body_part(text: str, part: int) -> tuple[str, int]:
-    """The `part`-th slice (1-based) of a long body, and how many parts there are."""
-    parts = max(1, -(-len(text) // BODY_PART_CHARS))
+    """The `part`-th part (1-based) of a long body (`body_cuts`), and how many parts there are. A
+    part cut after a line's end is given without that last newline: the parts, joined by the
+    newlines they end with, are the text."""
+    cuts = body_cuts(text)
+    parts = len(cuts) - 1
     part = min(max(part, 1), parts)
-    return text[(part - 1) * BODY_PART_CHARS : part * BODY_PART_CHARS], parts
+    piece = text[cuts[part - 1]:cuts[part]]
+    return (piece[:-1] if part < parts and piece.endswith("\n") else piece), parts
 
 
 def excerpt(text: str, length: int = 160) -> str:

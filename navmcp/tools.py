@@ -43,7 +43,8 @@ TOOLS: list[dict[str, Any]] = [
             "people: a human opening the same path in the web app sees the same page, so mention URLs freely. "
             "Start at '/' (your studios and what awaits you) or '/help'. Examples: '/studios/team' (a studio's "
             "feed), '/studios/team/d/abc123' (a decision), '/studios/team/cycles/today', "
-            "'/studios/team/search?q=standup'."
+            "'/studios/team/search?q=standup', '/search?q=standup' (all your studios). A long text comes in parts: add "
+            "'?full=1' to an item's URL to read all of it at once."
         ),
         "inputSchema": {
             "type": "object",

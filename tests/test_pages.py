@@ -8,7 +8,7 @@ import pytest
 
 from navmcp.errors import ActionFailed, NotFound
 from navmcp.pages import PAGE_SIZE, ROUTES
-from navmcp.render import BODY_PART_CHARS
+from navmcp.render import BODY_PART_CHARS, FULL_BODY_CHARS, body_cuts
 from nav_helpers import header_lines, listed_actions, outside_fences
 
 STUDIO = "/studios/team"
@@ -344,17 +344,66 @@ def fenced_texts(markdown: str) -> list[str]:
 def test_long_body_is_cut_into_parts_that_rebuild_it(ws, world):
     body = "".join(f"line {i:05d} of the long note\n" for i in range(1000))  # ~28k characters
     url = ws.execute(world["owner"], STUDIO, "create_note", {"title": "Long", "body": body}).url
-    parts = -(-len(body) // BODY_PART_CHARS)
+    parts = len(body_cuts(body)) - 1
     first = ws.page(world["owner"], url).markdown
-    assert f"[cut: part 1 of {parts}. The text continues at `{url}?part=2`.]" in first
+    stored = len(body.rstrip("\n"))  # a body is stored without its trailing blank lines
+    assert (f"[Cut at a line's end: part 1 of {parts} ({stored:,} characters in all). The text continues at "
+            f"`{url}?part=2`; all of it at `{url}?full=1`.]") in first
     assert len(first) < BODY_PART_CHARS + 3000
     pieces = []
     for n in range(1, parts + 1):
         page = ws.page(world["owner"], url + (f"?part={n}" if n > 1 else ""))
-        pieces += fenced_texts(page.markdown)
+        (piece,) = fenced_texts(page.markdown)
+        assert piece.startswith("line ") and piece.endswith(" of the long note"), n  # whole lines
+        pieces.append(piece)
         if n == parts:
             assert "continues" not in page.markdown and f"Previous part: `{url}?part={parts - 1}`" in page.markdown
-    assert "".join(pieces) == body.rstrip("\n") or "".join(pieces) == body
+    assert "\n".join(pieces) == body.rstrip("\n")
+
+
+def test_no_part_repeats_another_part_or_the_comments(ws, world):
+    owner, bob = world["owner"], world["bob"]
+    body = "".join(f"Sentence {i:05d} of a note without line breaks. " for i in range(600))  # ~30k, one line
+    url = ws.execute(owner, STUDIO, "create_note", {"title": "Long", "body": body}).url
+    for n in range(PAGE_SIZE + 3):
+        ws.execute(bob, url, "add_comment", {"body": f"remark {n:03d}"})
+    parts = len(body_cuts(body)) - 1
+    seen_sentences, seen_comments = [], []
+    for n in range(1, parts + 1):
+        page = ws.page(owner, url + (f"?part={n}" if n > 1 else "")).markdown
+        (piece,) = fenced_texts(page)
+        assert piece.startswith("Sentence ") and piece.rstrip().endswith("breaks."), n  # cut after a sentence
+        seen_sentences += re.findall(r"Sentence \d+", piece)
+        comments = re.findall(r"remark \d+", page)
+        if n > 1:  # a later part shows no comments, and says where they are
+            assert comments == [] and f"[{PAGE_SIZE + 3} comments: at `{url}`.]" in page
+        seen_comments += comments
+    assert len(seen_sentences) == len(set(seen_sentences)) == 600
+    second = ws.page(owner, url + "?page=2").markdown  # the next comments page: no text of the body
+    assert fenced_texts(second) == [] and "Sentence" not in second
+    assert f"[The text is at `{url}`, all of it at `{url}?full=1`.]" in second
+    seen_comments += re.findall(r"remark \d+", second)
+    assert len(seen_comments) == len(set(seen_comments)) == PAGE_SIZE + 3
+    # From a later part, the comments' Next link is the comments' page 2 (no `part` carried along).
+    assert f"Next page: `{url}?page=2`" in ws.page(owner, url).markdown
+
+
+def test_full_gives_the_whole_text_when_it_fits(ws, world):
+    owner = world["owner"]
+    body = "".join(f"line {i:05d} of the long note\n" for i in range(1500))  # ~42k characters
+    url = ws.execute(owner, STUDIO, "create_note", {"title": "Long", "body": body}).url
+    whole = ws.page(owner, url + "?full=1")
+    assert fenced_texts(whole.markdown) == [body.rstrip("\n")] or fenced_texts(whole.markdown) == [body]
+    assert f"[The whole text: {len(body.rstrip()):,} characters.]" in whole.markdown and "?part=2" not in whole.markdown
+    assert whole.url == url + "?full=1"
+    # Longer than a page holds whole: ?full=1 gives the parts, as without it.
+    longer = "x" * 10 + "".join(f"line {i:05d} of the long note\n" for i in range(FULL_BODY_CHARS // 27 + 10))
+    url = ws.execute(owner, STUDIO, "create_note", {"title": "Longer", "body": longer}).url
+    page = ws.page(owner, url + "?full=1").markdown
+    content = page.split("## Available actions")[0].replace(f"URL: `{url}?full=1`", "")
+    assert "?full=1" not in content and f"`{url}?part=2`" in content
+    # A short text has no parts and no ?full=1 link.
+    assert "full=1" not in ws.page(owner, world["note"]).markdown
 
 
 def test_a_page_stays_bounded_with_maximal_content(ws, world):
@@ -577,3 +626,32 @@ def test_every_time_on_a_page_reads_the_same_way(ws, world):
             assert times, url
             for m in times:
                 assert ":" not in m.group()[14:] and text[m.end():m.end() + 4] == " UTC", (url, m.group())
+
+
+def test_a_cycle_reaches_every_item_once_through_its_pages(ws, world):
+    """Created and closed each have their own pages; walking every Next link reaches every item of
+    the window once, and a later page of one list shows nothing of the other."""
+    owner = world["owner"]
+    for n in range(2 * PAGE_SIZE + 5):
+        url = ws.execute(owner, STUDIO, "create_decision", {"question": f"Q{n:02d}?"}).url
+        if n % 2 == 0:
+            ws.execute(owner, url, "close_decision", {})
+    first = ws.page(owner, f"{STUDIO}/cycles/today")
+    created_total, closed_total = first.data["pager"]["total"], first.data["closed_count"]
+    assert closed_total == PAGE_SIZE + 3 and 2 * PAGE_SIZE + 5 <= created_total <= 3 * PAGE_SIZE
+    seen = {"Created": [], "Closed": []}
+    queue, visited = [first.url], set()
+    while queue:
+        url = queue.pop(0)
+        if url in visited:
+            continue
+        visited.add(url)
+        md = ws.page(owner, url).markdown
+        for chunk in md.split("\n## ")[1:]:
+            heading = chunk.split(" (", 1)[0].split("\n", 1)[0]
+            if heading in seen:
+                seen[heading] += re.findall(r"^- \[[^\]]+\]\((/studios/\S+?)\)", chunk, re.M)
+        queue += re.findall(r"Next page: `([^`]+)`", md)
+    assert len(seen["Created"]) == len(set(seen["Created"])) == created_total
+    assert len(seen["Closed"]) == len(set(seen["Closed"])) == closed_total
+    assert len(visited) == 4  # three pages of created, two of closed, the first shared

@@ -540,13 +540,18 @@ def test_a_passed_deadline_closes_an_item_in_every_list_and_in_its_cycle(any_app
     closed = today.markdown.split("## Closed", 1)[1]
     assert "[Lunch?]" in closed and "[Manual?]" in closed and "Still open?" not in closed
     assert "Lunch?" not in ws.page(bob, "/studios/team/cycles/yesterday").markdown
-    # More closed than a page lists: the count is all of them, and the list says it is the latest.
+    # More closed than a page lists: the count is all of them, and the rest are on the closed list's
+    # own next page, which lists nothing else (no created items again).
     for n in range(20):
         ws.execute(alice, ws.execute(alice, "/studios/team", "create_decision", {"question": f"Q{n}?"}).url,
                    "close_decision", {})
     today = ws.page(bob, "/studios/team/cycles/today").markdown
-    assert "| 23 | 22 |" in today and "The 20 most recently closed of 22:" in today
+    assert "| 23 | 22 |" in today and "## Closed (22)" in today
+    assert "Page 1 of 2 (22 in all). Next page: `/studios/team/cycles/today?closed=2`." in today
     assert "[Q19?]" in today.split("## Closed", 1)[1] and "[Lunch?]" not in today.split("## Closed", 1)[1]
+    rest = ws.page(bob, "/studios/team/cycles/today?closed=2").markdown
+    assert "## Created" not in rest and "| 23 | 22 |" not in rest
+    assert "[Lunch?]" in rest and "[Manual?]" in rest and "[Q19?]" not in rest
 
 
 def test_a_cycles_activity_counts_this_studios_comments_ballots_and_joins(any_app, team):

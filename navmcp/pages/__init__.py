@@ -61,7 +61,7 @@ class Request:
 def url_with(path: str, query: dict[str, str], **changes: Any) -> str:
     """`path` with `query` changed by `changes` (None: unchanged); page=1 and part=1 are left out."""
     query = {**query, **{k: str(v) for k, v in changes.items() if v is not None}}
-    query = {k: v for k, v in query.items() if not (k in ("page", "part") and v == "1")}
+    query = {k: v for k, v in query.items() if not (k in ("page", "part", "closed") and v == "1")}
     return path + ("?" + query_text(query) if query else "")
 
 
@@ -199,13 +199,13 @@ ROUTES: list[PageSpec] = [
              ("page", "after")),
     PageSpec("members", "/studios/{studio}/members", studio.resolve_members, studio.view_members, "members.md.j2"),
     PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note, "note.md.j2",
-             ("page", "part", "comment")),
+             ("page", "part", "comment", "full")),
     PageSpec("decision", "/studios/{studio}/d/{item}", items.resolve_decision, items.view_decision,
-             "decision.md.j2", ("page", "part", "comment")),
+             "decision.md.j2", ("page", "part", "comment", "full")),
     PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
-             "commitment.md.j2", ("page", "part", "comment")),
+             "commitment.md.j2", ("page", "part", "comment", "full")),
     PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle, "cycle.md.j2",
-             ("page", "after")),
+             ("page", "after", "closed")),
     PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, search.view_studio_search, "search.md.j2",
              ("q", "page"), costly=True),
     PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, "tag.md.j2",

@@ -6,9 +6,9 @@ from typing import Any
 
 from navmcp import domain
 from navmcp.errors import NotFound
-from navmcp.pages import PAGE_SIZE, Request
+from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.studio import crumbs, no_studio, paginate, with_urls
-from navmcp.render import body_part
+from navmcp.render import FULL_BODY_CHARS, body_part
 from navmcp.store import Row, row_maker
 
 COMMENT_CHARS = 1000  # a comment in the list shows this much; `?comment=ID` shows it in full
@@ -97,11 +97,18 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     asked = req.page_number("part")
     part, parts = body_part(item["body"], asked)
     number = min(asked, parts)
+    # ?full=1: the whole body, when it fits a page; else its parts, as without it.
+    whole_fits = parts > 1 and len(item["body"]) <= FULL_BODY_CHARS
+    full = req.query.get("full") == "1" and whole_fits and asked == 1
+    if full:
+        part = item["body"]
     # A part past the end of a body keeps its URL, as a page past the end of a list does, and says
     # so (with the last part's URL) instead of showing another part under the number asked for.
     past = req.url_with(part=parts) if asked > parts and item["body"] else None
     counts = tx.one(_COUNTS_SQL[item["kind"]], (item["id"], item["id"], item["id"], *more_args))
-    pager = paginate(req, counts["comments"])
+    # The comments' pages carry no part of the body (nor the body's URL parameters): they are one
+    # list, whichever part of the text was being read.
+    pager = paginate(req, counts["comments"], drop=("after", "part", "full"))
     select = "SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by"
     single = req.query.get("comment")
     if single:
@@ -143,11 +150,18 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         "tags": tags,
         "studio": req.studio,
         "body": "" if past else part,
-        "body_part": {"number": number, "parts": parts, "asked": asked, "past": past,
-                      "next": req.url_with(part=number + 1) if number < parts else None,
-                      "prev": req.url_with(part=number - 1) if number > 1 else None},
+        "body_part": {"number": number, "parts": parts, "asked": asked, "past": past, "full": full,
+                      "chars": len(item["body"]),
+                      "whole": f"{req.path}?full=1" if whole_fits and not full else None,
+                      "next": None if full else _part_url(req, number + 1) if number < parts else None,
+                      "prev": _part_url(req, number - 1) if number > 1 else None},
+        # What this view of the item shows (a page shows no text twice): "main" its text's first
+        # part (or all of it) and the first comments, "part" a later part of the text alone,
+        # "comments" a later page of comments (or one comment) alone.
+        "view": "comments" if single or pager["number"] > 1 else "part" if asked > 1 else "main",
         "comments": comments,
         "single_comment": req.path if single else None,
+        "item_url": req.path,
         "pager": pager,
         "links_more": {  # links beyond the LINKS_SHOWN listed: counted, so nothing is silently missing
             "to": counts["links_to"] - len(links_to),
@@ -156,6 +170,10 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         "linked_from": with_urls(req, linked_from),
     }
     return data, counts
+
+
+def _part_url(req: Request, number: int) -> str:
+    return url_with(req.path, {}, part=number)
 
 
 def view_note(req: Request) -> dict[str, Any]:

@@ -64,20 +64,25 @@ def with_urls(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def paginate(req: Request, total: int, last: str | None = None) -> dict[str, Any]:
+def paginate(req: Request, total: int, last: str | None = None, drop: tuple[str, ...] = ("after",),
+             key: str = "page") -> dict[str, Any]:
     """Page links. `last` is the keyset position of this page's last row: the Next link carries it
     (`after=`), so the next page starts there instead of counting past every earlier row.
     A page number past the end of a list that isn't empty keeps its URL (an agent's link still
     resolves) and gets `past`, the last page's URL: the page says so rather than "nothing here"."""
-    page = req.page_number()
+    page = req.page_number(key)
     pages = max(1, -(-total // PAGE_SIZE))
-    plain = {k: v for k, v in req.query.items() if k != "after"}
+    plain = {k: v for k, v in req.query.items() if k not in drop}
     past = total > 0 and page > pages
+
+    def at(number: int, **more: Any) -> str:
+        return url_with(req.path, {**plain, key: str(number)}, **more)
+
     return {
         "number": page, "pages": pages, "total": total, "offset": (page - 1) * PAGE_SIZE,
-        "next": url_with(req.path, plain, page=page + 1, after=last) if page < pages else None,
-        "prev": url_with(req.path, plain, page=page - 1) if 1 < page <= pages else None,
-        "past": url_with(req.path, plain, page=pages) if past else None,
+        "next": at(page + 1, after=last) if page < pages else None,
+        "prev": at(page - 1) if 1 < page <= pages else None,
+        "past": at(pages) if past else None,
     }
 
 
@@ -168,33 +173,47 @@ CLOSED_LIST = f"""
     SELECT * FROM (SELECT {ITEM_COLUMNS}, i.closed_at AS ended {CLOSED_BY_HAND} ORDER BY i.closed_at DESC LIMIT ?) AS h
     UNION ALL
     SELECT * FROM (SELECT {ITEM_COLUMNS}, i.deadline AS ended {CLOSED_BY_DEADLINE} ORDER BY i.deadline DESC LIMIT ?) AS d
-    ORDER BY ended DESC, id LIMIT ?"""
+    ORDER BY ended DESC, id LIMIT ? OFFSET ?"""
 
 
 def view_cycle(req: Request) -> dict[str, Any]:
+    """The cycle's items created and closed, each list with its own pages (`page`, `closed`): the
+    first page shows the first of both and the counts; a later page of one list shows that list
+    alone, so no row is listed twice however the pages are walked."""
     tx, sid, cycle = req.tx, req.studio["id"], req.args["cycle"]
     start, end = cycle_window(cycle)
     window = (sid, start, end)
+    show_created = req.page_number("closed") == 1 or req.page_number() > 1
+    show_closed = req.page_number() == 1 or req.page_number("closed") > 1
     total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window)
+    created = []
     pos = after(req)
-    created = tx.all(
-        f"""SELECT {ITEM_COLUMNS}, i.created_at, i.seq, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
-             WHERE i.studio_id = ? AND i.created_at >= ? AND i.created_at < ?
-             {"AND (i.created_at, i.seq) < (?, ?)" if pos else ""}
-             ORDER BY i.created_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
-        (*window, *(pos or ()), PAGE_SIZE, 0 if pos else paginate(req, total)["offset"]),
-    )
-    pager = paginate(req, total, position(created, "created_at"))
+    if show_created:
+        created = tx.all(
+            f"""SELECT {ITEM_COLUMNS}, i.created_at, i.seq, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
+                 WHERE i.studio_id = ? AND i.created_at >= ? AND i.created_at < ?
+                 {"AND (i.created_at, i.seq) < (?, ?)" if pos else ""}
+                 ORDER BY i.created_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
+            (*window, *(pos or ()), PAGE_SIZE, 0 if pos else paginate(req, total)["offset"]),
+        )
+    pager = paginate(req, total, position(created, "created_at"), drop=("after", "closed"))
     passed = (sid, start, min(end, now()))  # a deadline still to come closes nothing yet
     closed_count = tx.scalar(CLOSED_COUNT, (*window, *passed))
-    closed = tx.all(CLOSED_LIST, (*window, PAGE_SIZE, *passed, PAGE_SIZE, PAGE_SIZE))
+    closed_pager = paginate(req, closed_count, drop=("after", "page"), key="closed")
+    closed = []
+    if show_closed:
+        # Each half gives the rows up to the end of the page asked; the union is cut to the page.
+        reach = closed_pager["offset"] + PAGE_SIZE
+        closed = tx.all(CLOSED_LIST, (*window, reach, *passed, reach, PAGE_SIZE, closed_pager["offset"]))
+    first = req.page_number() == 1 and req.page_number("closed") == 1
     activity = tx.cycle_activity(*window)
     base = f"/studios/{req.studio['handle']}"
     return {"title": f"{req.studio['name']}: {cycle.replace('-', ' ')}",
             "breadcrumb": crumbs(req, (cycle, f"{base}/cycles/{cycle}")),
             "cycle": cycle, "start": start, "end": end, "cycles": CYCLES, "base": base,
             "created": with_urls(req, created), "closed": with_urls(req, closed), "closed_count": closed_count,
-            "activity": activity, "pager": pager}
+            "activity": activity, "pager": pager, "closed_pager": closed_pager, "first": first,
+            "show_created": show_created, "show_closed": show_closed}
 
 
 def view_tag(req: Request) -> dict[str, Any]:
