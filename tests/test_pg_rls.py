@@ -65,8 +65,8 @@ def test_unfiltered_queries_as_alice_see_nothing_of_bobs_studio(two_studios, pg_
     assert len(seen["mcp_sessions"]) == 1 and {r["id"] for r in seen["users"]} == {alice["id"]}
     # Search as well as plain SQL: bob's words are not found from alice's side.
     with app.store.read(user_id=alice["id"]) as tx:
-        assert tx.search([bob_studio], parse("secret"), now(), 20, 0) == ([], 0)
-        assert tx.search([bob_studio], parse("type:note"), now(), 20, 0) == ([], 0)  # nor listed by a filter
+        assert tx.search([bob_studio], parse("secret"), now(), 20, 0) == ([], 0, False)
+        assert tx.search([bob_studio], parse("type:note"), now(), 20, 0) == ([], 0, False)  # nor listed by a filter
         # ...nor counted in a cycle's activity (a function that runs as the owner), while bob's are.
         window = ("2000-01-01", "9999-12-31")
         assert tx.cycle_activity(bob_studio, *window) == {"comments": 0, "votes": 0, "joins": 0}

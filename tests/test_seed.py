@@ -34,7 +34,7 @@ def test_seed_fills_a_studio_with_a_realistic_mix(app, owner):
         assert kept and all(r["kept"] == r["counted"] for r in kept)
         assert tx.scalar("SELECT count(*) FROM items WHERE participant_count > 0") > 20
         # The full-text index was filled in the same transaction (triggers), so search finds seeded words.
-        rows, total = tx.search([tx.scalar("SELECT id FROM studios WHERE handle = 'bench'")], parse("benchmark"), now(),
+        rows, total, _ = tx.search([tx.scalar("SELECT id FROM studios WHERE handle = 'bench'")], parse("benchmark"), now(),
                                 20, 0)
         assert total >= 3
         # No seeded time lies in the future: the fixtures (created now) lead the feed.
