@@ -80,6 +80,13 @@ def _body(rng: random.Random) -> str:
     return ". ".join(_sentence(rng, 5, 12) for _ in range(rng.randint(1, 4))) + "."
 
 
+def _seed_for(rng_seed: int, earlier_studios: int) -> int:
+    """The random source's seed: `rng_seed` on an empty database (the same rows every time), another
+    one for each studio already there, so that ids drawn for a second seeding do not repeat the
+    first's (a UNIQUE-constraint failure, not a workspace)."""
+    return rng_seed + 7919 * earlier_studios
+
+
 def _plan(rng_seed: int):
     """What both stores' seeds start from: the clock, the random source and its ids, the year of
     timestamps the rows spread over (ending five minutes ago), and zeroed counts."""
@@ -96,8 +103,10 @@ def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng
     """Create `studio` with `items` items and return a summary with the fixture URLs. With
     `studios` > 1 the items are shared out over that many studios (`studio`, `studio-2`, ...);
     with `agent`, the items the agent-task benchmark looks for are added (`agent_fixtures`)."""
-    started, rng, new_id, start, span, counts = _plan(rng_seed)
     owner = ensure_owner(store)
+    with store.read() as tx:
+        earlier = tx.scalar("SELECT count(*) FROM studios")
+    started, rng, new_id, start, span, counts = _plan(_seed_for(rng_seed, earlier))
     with store.write() as tx:
         conn = tx.conn  # bulk loading is SQLite-specific: executemany on the raw connection
         conn.execute("PRAGMA cache_size = -262144")  # 256 MiB of page cache while indexes grow
@@ -123,8 +132,10 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
     import psycopg
     from psycopg.rows import dict_row
 
-    started, rng, new_id, start, span, counts = _plan(rng_seed)
     handles = studio_handles(studio, studios)
+    with psycopg.connect(url, row_factory=dict_row) as raw:
+        earlier = raw.execute("SELECT count(*) AS n FROM studios").fetchone()["n"]
+    started, rng, new_id, start, span, counts = _plan(_seed_for(rng_seed, earlier))
     with psycopg.connect(url, row_factory=dict_row) as raw:
         conn = _PgConn(raw)
         with raw.transaction():

@@ -45,17 +45,20 @@ class ActionInfo:
 
     @functools.cached_property
     def listing(self) -> str:
-        """The action's lines under '## Available actions' (name, description, one line per param).
+        """The action's lines under '## Available actions': its name and description, then its
+        parameters on one line (name, type, "optional" unless required, allowed values, what it is).
         Static per action, so made once per process instead of looping in Jinja on every page."""
-        lines = [f"- `{self.name}` — {self.description}"]
+        params = []
         for p in self.params:
-            line = f"  - `{p['name']}` ({p['type']}, {'required' if p['required'] else 'optional'})"
+            text = f"`{p['name']}` ({p['type']}{'' if p['required'] else ', optional'}"
             if p["allowed"]:
-                line += ", one of: " + ", ".join(str(v) for v in p["allowed"])
+                text += ", one of: " + ", ".join(str(v) for v in p["allowed"])
+            text += ")"
             if p["description"]:
-                line += f" — {p['description']}"
-            lines.append(line)
-        return "\n".join(lines)
+                text += f" {p['description']}"
+            params.append(text)
+        head = f"- `{self.name}` — {self.description}"
+        return head + ("\n  " + " · ".join(params) if params else "")
 
 
 @dataclass
@@ -77,7 +80,7 @@ class Page:
         return self._markdown
 
     def render(self, **extra: Any) -> str:
-        """The markdown page; given `shell=True` it leaves out the line that tells an agent to call a tool."""
+        """The markdown page, with `extra` values for its templates (`navmcp get` passes shell=True)."""
         return render_markdown(self.template, {
             **self.data, "url": self.url, "title": self.title, "breadcrumb": self.breadcrumb,
             "user": self.user, "actions": self.actions, **extra})

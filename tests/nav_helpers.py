@@ -46,3 +46,14 @@ def header_lines(markdown: str) -> tuple[str, str]:
 
 def text_of(result: dict[str, Any]) -> str:
     return "".join(c.get("text", "") for c in result.get("content", []))
+
+
+def role_listed(markdown: str, handle: str) -> str | None:
+    """The role under which a members page lists @handle ("admin" or "member"), or None."""
+    role = None
+    for line in markdown.splitlines():
+        if line in ("Admins:", "Members:"):
+            role = line[:-2].lower()
+        elif line.startswith(f"| @{handle} |"):
+            return role
+    return None

@@ -3,7 +3,11 @@ role, and a page lists exactly the actions its executor accepts (the same rule d
 
 from __future__ import annotations
 
+import re
+
 import pytest
+
+from nav_helpers import role_listed
 
 from navmcp import actions as action_table
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NotFound
@@ -104,7 +108,7 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(carol, c, {"add_comment", "join_commitment"})
     check(owner, c, {"add_comment", "join_commitment"})  # admins don't close others' commitments
     act(ws, carol, c, "join_commitment")
-    check(carol, c, {"add_comment", "join_commitment", "leave_commitment"})
+    check(carol, c, {"add_comment", "leave_commitment"})  # already in: leaving is offered, not joining
     act(ws, owner, c, "join_commitment")  # the limit is reached: closed
     check(owner, c, {"add_comment"})  # closed: joining is over, for those who joined too
     check(bob, c, {"add_comment"})
@@ -120,11 +124,26 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     assert set(seen) == set(ALL_ACTIONS)
 
 
+def test_validation_speaks_in_words(ws, people):
+    owner = people["owner"]
+    with pytest.raises(InvalidParams) as e:
+        act(ws, owner, STUDIO, "create_commitment", {"title": "T", "critical_mass": "three"})
+    assert "'critical_mass': must be a whole number, e.g. 3" in e.value.message
+    assert "unable to parse" not in e.value.message
+    with pytest.raises(InvalidParams) as e:
+        act(ws, owner, "/", "create_studio", {"handle": "Bad Handle!", "name": "X"})
+    assert "'handle': must be lowercase letters, digits and '-'" in e.value.message and "^[" not in e.value.message
+    with pytest.raises(InvalidParams, match="'title': must not be empty"):
+        act(ws, owner, STUDIO, "create_note", {"title": " ", "body": "b"})
+
+
 def test_actions_of_other_pages_are_refused_with_the_valid_ones(ws, people):
     with pytest.raises(ActionUnavailable) as e:
         act(ws, people["owner"], STUDIO, "vote", {"votes": [{"option": "x"}]})
     assert "vote is not an action of /studios/team" in e.value.message
-    assert "Available here: create_note, create_decision, create_commitment." in e.value.message
+    assert ("Available here: create_note(title, body, tags?), create_decision(question, description?, options?,"
+            " deadline?, tags?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
+            in e.value.message)  # with what each needs (? marks an optional parameter)
     assert e.value.available == ["create_note", "create_decision", "create_commitment"]
     with pytest.raises(ActionUnavailable, match="No actions are available here"):
         act(ws, people["owner"], "/help", "create_note", {"title": "x", "body": "y"})
@@ -178,12 +197,12 @@ def test_members_add_change_remove(ws, people):
     act(ws, owner, members, "add_member", {"handle": "eve"})
     assert ws.page(eve, STUDIO).title == "Team"
     act(ws, owner, members, "add_member", {"handle": "eve", "role": "admin"})
-    assert "| @eve | eve | admin |" in ws.page(owner, members).markdown
+    assert role_listed(ws.page(owner, members).markdown, "eve") == "admin"
     # adding someone who is in already, with no role, makes sure they are in: it never demotes
     assert act(ws, owner, members, "add_member", {"handle": "eve"}).message == "@eve was already an admin; nothing changed."
     # a handle as pages show it works too
     assert act(ws, owner, members, "add_member", {"handle": "@eve"}).message == "@eve was already an admin; nothing changed."
-    assert "| @eve | eve | admin |" in ws.page(owner, members).markdown
+    assert role_listed(ws.page(owner, members).markdown, "eve") == "admin"
     act(ws, eve, members, "remove_member", {"handle": "bob"})
     with pytest.raises(NotFound):
         ws.page(people["bob"], STUDIO)
@@ -208,7 +227,7 @@ def test_the_last_admin_stays(ws, people):
         act(ws, owner, f"{STUDIO}/members", "remove_member", {"handle": owner["handle"]})
     with pytest.raises(ActionFailed, match="at least one admin"):
         act(ws, owner, f"{STUDIO}/members", "add_member", {"handle": owner["handle"], "role": "member"})
-    assert f"| @{owner['handle']} | {owner['name']} | admin |" in ws.page(owner, f"{STUDIO}/members").markdown
+    assert role_listed(ws.page(owner, f"{STUDIO}/members").markdown, owner["handle"]) == "admin"
 
 
 # --- notes, comments, links, tags -----------------------------------------------------------------
@@ -342,11 +361,33 @@ def test_voters_who_left_are_counted_apart_from_the_members(ws, people, decision
     assert "<dt>Voters</dt><dd>1 of 1 members (+2 former members)</dd>" in render_page(page, csrf="csrf", alternates={})
 
 
+def test_an_option_is_named_by_the_number_or_the_title_the_page_shows(ws, people):
+    owner = people["owner"]
+    url = act(ws, owner, STUDIO, "create_decision",
+              {"question": "Which plan?", "options": ["Plan_B: *cheap*", "Plan [A]", "2026"]}).url
+    page = ws.page(owner, url).markdown
+    shown = re.findall(r"^(\d+)\. (.*?) — id `", page, re.M)
+    assert [n for n, _ in shown] == ["1", "2", "3"]
+    by_shown = dict((title, n) for n, title in shown)
+    # the title exactly as the page displays it (escapes and all), and a number as the page shows it
+    act(ws, owner, url, "vote", {"votes": [{"option": [t for t in by_shown if "cheap" in t][0]},
+                                            {"option": "2", "accept": False}]})
+    assert tally(ws, owner, url)["Plan_B: *cheap*"] == (1, 0) and tally(ws, owner, url)["Plan [A]"] == (0, 0)
+    # numbers stay with their options whatever the votes: the page lists them oldest first
+    act(ws, people["bob"], url, "vote", {"votes": [{"option": 2}, {"option": "#1."}]})
+    assert re.findall(r"^(\d+)\. (.*?) — id `", ws.page(owner, url).markdown, re.M) == shown
+    assert tally(ws, owner, url)["Plan [A]"] == (1, 0)
+    # a title made of digits is that title before it is a number
+    act(ws, owner, url, "vote", {"votes": [{"option": "2026"}]})
+    assert tally(ws, owner, url)["2026"] == (1, 0) and tally(ws, owner, url)["Plan [A]"] == (1, 0)
+
+
 def test_vote_with_unknown_option_lists_the_options(ws, people, decision):
     with pytest.raises(InvalidParams) as e:  # a parameter naming nothing: 422, and which one it is
         act(ws, people["bob"], decision, "vote", {"votes": [{"option": "Berlin"}, {"option": "lisbon"}]})  # titles are exact
-    assert e.value.message.startswith("vote failed: 'votes.1.option': no option 'lisbon'. Options: ")
-    assert "('Lisbon')" in e.value.message and e.value.message.endswith("Available here: add_comment, add_option, vote.")
+    assert e.value.message.startswith("vote failed: 'votes.1.option': no option 'lisbon': name one by its number,"
+                                      " its title or its id. Options: 1. 'Lisbon' (id ")
+    assert e.value.message.endswith("Available here: add_comment, add_option, vote.")
     assert e.value.url == decision and "vote" in e.value.available
     assert tally(ws, people["bob"], decision)["Lisbon"] == (0, 0)  # nothing written
 
@@ -434,7 +475,8 @@ def test_closed_decision_shows_result_and_offers_no_vote(ws, people, decision):
     r = act(ws, owner, decision, "close_decision")
     assert "Result: 'Lisbon'" in r.message and r.actions == ["add_comment"]
     page = ws.page(bob, decision)
-    assert "**Result**: Lisbon (2 accept, 1 prefer)." in page.markdown
+    assert "**Result**: Lisbon." in page.markdown  # its tally is in the options list, said once
+    assert "1. Lisbon — id `" in page.markdown and " — 2 accept, 1 prefer" in page.markdown
     assert "| decision | closed |" in page.markdown
     assert [a.name for a in page.actions] == ["add_comment"]
     with pytest.raises(ActionUnavailable) as e:
@@ -477,11 +519,14 @@ def test_deadline_must_be_in_the_future(ws, people):
 # --- commitments --------------------------------------------------------------------------------
 
 
-def test_joining_twice_is_harmless(ws, people):
+def test_joining_is_offered_only_to_those_not_in(ws, people):
     c = act(ws, people["owner"], STUDIO, "create_commitment", {"title": "C", "critical_mass": 3}).url
+    assert "join_commitment" in [a.name for a in ws.page(people["bob"], c).actions]
     act(ws, people["bob"], c, "join_commitment")
-    r = act(ws, people["bob"], c, "join_commitment")
-    assert "already joined" in r.message
+    listed = [a.name for a in ws.page(people["bob"], c).actions]
+    assert "join_commitment" not in listed and "leave_commitment" in listed
+    with pytest.raises(ActionUnavailable, match="already joined"):  # a second join writes nothing
+        act(ws, people["bob"], c, "join_commitment")
     assert ws.page(people["bob"], c).data["count"] == 1
 
 

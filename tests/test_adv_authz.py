@@ -30,6 +30,8 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
     "help": ("/help", ANYONE),
     "help_topic": ("/help/urls", ANYONE),
     "whoami": ("/whoami", ANYONE),
+    "awaiting": ("/awaiting", ANYONE),  # anyone; they list only their own studios' items
+    "near_mass": ("/near-mass", ANYONE),
     "studio": ("/studios/adv", MEMBERS),
     "members": ("/studios/adv/members", MEMBERS),
     "note": ("note", MEMBERS),

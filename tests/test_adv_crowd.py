@@ -37,7 +37,7 @@ def script(w: world.World):
                 target = rng.choice([note, decision, commitment])
                 crowd.act(agent, log, "add_comment", target, body=f"c-{name}-{round_}-{k}")
             if round_ == 0 or rng.random() < 0.3:
-                crowd.act(agent, log, "join_commitment", commitment)  # twice is harmless
+                crowd.act(agent, log, "join_commitment", commitment)  # a second join is refused: already in
             if rng.random() < 0.2:
                 crowd.act(agent, log, "add_option", decision, title=f"opt-{name}-{round_}")
             crowd.act(agent, log, "vote", race, votes=[{"option": rng.choice(["Now", "Later"])}])
@@ -108,7 +108,7 @@ def verify(w: world.World, logs: dict[str, crowd.Log], names: list[str], limit: 
         assert joined == limit == len(first_joins)
         assert conn.execute("SELECT closed_at FROM items WHERE id = ?", (commitment_id,)).fetchone()[0] is not None
         refused = [e for log in logs.values() for e in log.entries if e.action == "join_commitment" and not e.ok]
-        assert refused and all("closed" in e.text or "full" in e.text for e in refused)
+        assert refused and all("closed" in e.text or "full" in e.text or "already joined" in e.text for e in refused)
     finally:
         conn.close()
     calls = sum(len(log.entries) for log in logs.values())

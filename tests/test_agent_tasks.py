@@ -23,7 +23,12 @@ def test_the_agent_tasks_meet_their_targets_at_a_small_size(tmp_path):
     tasks = results["tasks"]
     assert results["tokenizer"] == "bpe-openai o200k_base"
     assert all(t["tokens"] > 0 for t in tasks.values())
-    assert tasks["find_and_vote"]["done"] and tasks["find_and_vote"]["calls"] <= 4
-    assert tasks["keyword_everywhere"]["done"] and tasks["keyword_everywhere"]["calls"] <= 4
-    assert tasks["keyword_everywhere"]["found"] == "3 of 3"
+    assert all(t["done"] for t in tasks.values()), tasks
+    assert tasks["find_and_vote"]["calls"] <= 4 and tasks["find_and_vote"]["chars"] <= 12_000
+    assert tasks["keyword_everywhere"]["calls"] <= 4 and tasks["keyword_everywhere"]["found"] == "3 of 3"
+    # The note is the same 27,700 characters and 32 comments at every size.
+    assert tasks["read_long_note"]["calls"] <= 3 and tasks["read_long_note"]["chars"] <= 36_000
+    assert tasks["join_closest"]["calls"] <= 3 and tasks["join_closest"]["proves_closest"]
+    assert tasks["week_in_studio"]["rows_repeated"] == 0
+    assert tasks["home_page"]["chars"] <= 2_000  # five rows of each list, however many items
     assert set(results["page_sizes"]) >= {"home", "studio", "note", "decision", "commitment", "cycle", "search"}

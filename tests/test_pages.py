@@ -9,7 +9,7 @@ import pytest
 from navmcp.errors import ActionFailed, NotFound
 from navmcp.pages import PAGE_SIZE, ROUTES
 from navmcp.render import BODY_PART_CHARS, FULL_BODY_CHARS, body_cuts
-from nav_helpers import header_lines, listed_actions, outside_fences
+from nav_helpers import header_lines, listed_actions, outside_fences, role_listed
 
 STUDIO = "/studios/team"
 
@@ -38,7 +38,7 @@ def all_urls(world) -> list[str]:
             world["note"], world["decision"], world["commitment"],
             *[f"{STUDIO}/cycles/{c}" for c in ("today", "yesterday", "this-week", "last-week", "this-month")],
             f"{STUDIO}/search?q=monday", f"{STUDIO}/search", f"{STUDIO}/tags/meetings", f"{STUDIO}/audit",
-            "/search?q=monday"]
+            "/search?q=monday", "/awaiting", "/near-mass"]
 
 
 def test_every_route_is_covered(world):
@@ -58,11 +58,13 @@ def test_every_page_has_the_anatomy(ws, world):
         assert title_line.startswith("# "), url
         assert f"URL: `{page.url}`" in url_line, url
         assert page.url == url
-        assert url_line.count("[Home](/)") == 1, url
+        assert url_line.count("[Home](/)") == (url != "/"), url
         assert f"You: @{world['owner']['handle']}" in url_line, url
+        # The way back up: every crumb but the page itself, whose title and URL the header says once.
         crumbs = re.findall(r"\[[^\]]*\]\(([^)]*)\)", url_line)
-        assert crumbs[0] == "/" and crumbs == [href for _, href in page.breadcrumb], url
-        if url.startswith(STUDIO):
+        assert crumbs == [href for _, href in page.breadcrumb][:-1], url
+        assert page.breadcrumb[-1][1] == page.url.split("?")[0] or url.split("?")[0] in ("/search", f"{STUDIO}/search")
+        if url.startswith(STUDIO + "/"):
             assert crumbs[1] == STUDIO, url
         # body between the header and the actions, and the actions section last
         assert md.index(url_line) < md.index("## Available actions"), url
@@ -80,13 +82,14 @@ def test_item_pages_breadcrumb_names_the_item(ws, world):
 
 
 def test_action_parameters_are_listed_with_type_and_required(ws, world):
+    # One line of parameters per action: required unless marked optional, allowed values, meaning.
     md = ws.page(world["owner"], f"{STUDIO}/members").markdown
-    assert "- `handle` (string, required)" in md
-    assert "- `role` (string, optional), one of: member, admin" in md
+    assert "\n  `handle` (string) handle of an existing user" in md
+    assert " · `role` (string, optional, one of: member, admin) role in this studio" in md
     md = ws.page(world["owner"], STUDIO).markdown
-    assert "- `critical_mass` (integer, required)" in md
+    assert " · `critical_mass` (integer) participants needed" in md
     md = ws.page(world["owner"], world["decision"]).markdown
-    assert "- `votes` (list of {option, accept, prefer}, required)" in md
+    assert "\n  `votes` (list of {option, accept, prefer}) one entry per option" in md
 
 
 def test_pages_without_actions_say_so(ws, world):
@@ -101,6 +104,9 @@ def test_url_forms_are_canonical(ws, world):
     assert ws.page(owner, STUDIO + ".md").url == STUDIO
     assert ws.page(owner, "//studios//team").url == STUDIO
     assert ws.page(owner, f"http://localhost:8765{STUDIO}").url == STUDIO
+    with pytest.raises(NotFound, match=f"example.com is another server: pages here are named by their path alone, "
+                                       f"e.g. '{STUDIO}/search\\?q=x'"):
+        ws.page(owner, f"https://example.com{STUDIO}/search?q=x")
     assert ws.page(owner, f"{STUDIO}?junk=2").url == STUDIO  # unknown query keys dropped
     # Every name in a path is lowercase by construction: capitals name the same page, not an empty one.
     assert ws.page(owner, "/Studios/TEAM").url == ws.page(owner, "/studios/team.MD").url == STUDIO
@@ -179,7 +185,7 @@ def test_pinned_items_show_first(ws, world):
 
 def test_members_page_lists_roles(ws, world):
     md = ws.page(world["bob"], f"{STUDIO}/members").markdown
-    assert "| @bob | bob | member |" in md
+    assert role_listed(md, "bob") == "member"
     assert f"| @{world['owner']['handle']} |" in md
 
 
@@ -564,7 +570,7 @@ def test_a_page_past_the_end_says_where_the_list_ends(ws, world):
     # A list that is empty is empty on every page, and says so.
     md = ws.page(owner, f"{STUDIO}/tags/none-such?page=3").markdown
     assert "No items carry this tag." in md and "past the end" not in md
-    assert "No comments yet." in ws.page(owner, world["decision"] + "?page=2").markdown
+    assert "## Comments (0)" in ws.page(owner, world["decision"] + "?page=2").markdown
     # The pages that exist are unchanged, by offset and by keyset (a Next link's `after=`).
     first = ws.page(owner, STUDIO).markdown
     assert "Page 1 of 2 (27 in all)." in first and "past the end" not in first
@@ -655,3 +661,16 @@ def test_a_cycle_reaches_every_item_once_through_its_pages(ws, world):
     assert len(seen["Created"]) == len(set(seen["Created"])) == created_total
     assert len(seen["Closed"]) == len(set(seen["Closed"])) == closed_total
     assert len(visited) == 4  # three pages of created, two of closed, the first shared
+
+
+def test_a_mistyped_studio_handle_lists_your_studios(ws, world, make_user):
+    eve, _ = make_user("eve")
+    ws.execute(eve, "/", "create_studio", {"handle": "teams-secret", "name": "Hidden"})
+    with pytest.raises(NotFound) as e:
+        ws.page(world["owner"], "/studios/tema/cycles/today")
+    assert "no studio of yours has that handle" in e.value.message and "Did you mean /studios/team?" in e.value.message
+    assert "Your studios: /studios/team" in e.value.message and "teams-secret" not in e.value.message
+    # A studio you are not in reads like one that does not exist: the same answer, your studios only.
+    with pytest.raises(NotFound) as e:
+        ws.page(world["owner"], "/studios/teams-secret")
+    assert "no studio of yours has that handle" in e.value.message and "Hidden" not in e.value.message

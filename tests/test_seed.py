@@ -80,35 +80,53 @@ def test_studio_counts_follow_inserts(app, owner):
     assert after["note"] == expected["note"] + 1 and after["decision"] == expected["decision"]
 
 
-def _home_the_old_way(tx, uid):
-    """The home page's queries before migration 0004 (one sort over all open items of all studios)."""
+def _home_the_plain_way(tx, uid):
+    """What awaits the user, by one plain sort over all open items of all their studios: decisions
+    with options not voted on (soonest deadline first, then newest), commitments short of critical
+    mass not joined (fewest joins to go first, then newest)."""
     open_clause = "i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
     votes = tx.all(
         f"""SELECT i.id FROM items i JOIN memberships m ON m.studio_id = i.studio_id AND m.user_id = ?
              WHERE i.kind = 'decision' AND {open_clause}
+               AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)
                AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)
-             ORDER BY i.created_at DESC LIMIT ?""", (uid, now(), uid, PAGE_SIZE))
+             ORDER BY i.deadline IS NULL, i.deadline, i.created_at DESC, i.id""", (uid, now(), uid))
     near = tx.all(
         f"""SELECT i.id, i.critical_mass,
                    (SELECT count(*) FROM participants p WHERE p.commitment_id = i.id) AS joined,
-                   EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?) AS you_joined
+                   EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?) AS you_joined,
+                   i.created_at
               FROM items i JOIN memberships m ON m.studio_id = i.studio_id AND m.user_id = ?
-             WHERE i.kind = 'commitment' AND {open_clause} ORDER BY i.created_at DESC LIMIT 200""",
-        (uid, uid, now()))
-    near = [c["id"] for c in near if c["joined"] < c["critical_mass"] and not c["you_joined"]][:PAGE_SIZE]
-    return [v["id"] for v in votes], near
+             WHERE i.kind = 'commitment' AND {open_clause}""", (uid, uid, now()))
+    near = [c for c in near if c["joined"] < c["critical_mass"] and not c["you_joined"]]
+    near.sort(key=lambda c: c["created_at"], reverse=True)
+    near.sort(key=lambda c: c["critical_mass"] - c["joined"])
+    return [v["id"] for v in votes], [c["id"] for c in near]
 
 
-def test_home_page_lists_the_same_items_as_before_across_studios(app, owner):
+def test_home_lists_what_awaits_you_in_order_with_counts_across_studios(app, owner):
+    from navmcp.pages.home import HOME_ROWS
+
     seed.seed(app.store, 150, "alpha", rng_seed=2)
     seed.seed(app.store, 150, "beta", rng_seed=3)
-    data = app.workspace.page(owner, "/").data
+    page = app.workspace.page(owner, "/")
+    data = page.data
     with app.store.read() as tx:
-        votes, near = _home_the_old_way(tx, owner["id"])
-    assert [d["id"] for d in data["awaiting_votes"]] == votes
-    assert [c["id"] for c in data["near_mass"]] == near
-    assert {d["studio"] for d in data["awaiting_votes"]} == {"alpha", "beta"}
-    assert len(votes) == PAGE_SIZE and near
+        votes, near = _home_the_plain_way(tx, owner["id"])
+    assert [d["id"] for d in data["awaiting_votes"]] == votes[:HOME_ROWS]
+    assert [c["id"] for c in data["near_mass"]] == near[:HOME_ROWS]
+    assert (data["awaiting_count"], data["near_count"]) == (len(votes), len(near))
+    assert f"## Awaiting your vote ({len(votes)})" in page.markdown
+    assert f"all {len(near)}: `/near-mass`" in page.markdown and f"all {len(votes)}: `/awaiting`" in page.markdown
+    # The full lists, in the same order, every item once over their pages.
+    for url, expected in (("/awaiting", votes), ("/near-mass", near)):
+        seen, next_url = [], url
+        while next_url:
+            listing = app.workspace.page(owner, next_url)
+            seen += [r["id"] for r in listing.data["rows"]]
+            next_url = listing.data["pager"]["next"]
+        assert seen == expected, url
+        assert f"({len(expected)} in all)" in app.workspace.page(owner, url).markdown
 
 
 def test_cycle_and_search_pages_count_the_same_as_plain_joins(app, owner):
@@ -127,3 +145,21 @@ def test_cycle_and_search_pages_count_the_same_as_plain_joins(app, owner):
     assert page.data["activity"]["votes"] == votes and page.data["activity"]["joins"] == joins
     search = app.workspace.page(owner, "/studios/bench/search?q=plan")
     assert search.data["pager"]["total"] >= hits > 0
+
+
+def test_seeding_twice_stops_with_a_clear_message_before_writing(tmp_path):
+    """`navmcp seed` run twice on one database: a plain message and exit 1, no traceback, nothing added."""
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("NAVMCP_")}
+    env["NAVMCP_HOME"] = str(tmp_path)
+    run = lambda *more: subprocess.run([sys.executable, "-m", "navmcp", "seed", "--items", "30", *more],  # noqa: E731
+                                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert run("--studios", "2").returncode == 0
+    again = run("--studios", "3")
+    assert again.returncode == 1 and "Traceback" not in again.stderr
+    assert "studio 'bench' already exists: seed a fresh database" in again.stderr
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "navmcp.db")
+    assert db.execute("SELECT handle FROM studios ORDER BY handle").fetchall() == [("bench",), ("bench-2",)]
+    db.close()
+    assert run("--studio", "other").returncode == 0  # another studio's name adds it

@@ -12,6 +12,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from nav_helpers import role_listed
+
 from navmcp import actions as action_table
 from navmcp import sessions
 from navmcp.app import App
@@ -31,7 +33,7 @@ EXERCISED_ACTIONS = {
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
-                   "cycle", "search", "workspace_search", "tag", "audit"}
+                   "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass"}
 
 
 def test_the_contract_covers_every_page_and_action():
@@ -67,6 +69,36 @@ def test_home_help_whoami(any_app, team):
         assert ws.page(alice, f"/help/{topic}").title == HELP_TOPICS[topic]
 
 
+def test_home_is_a_to_do_list_with_counts_and_full_lists(any_app, team):
+    """Home: decisions awaiting your vote by the soonest deadline, commitments by the fewest joins to
+    go, each counted and linked to its full list in the same order (every item once)."""
+    from navmcp.pages.home import HOME_ROWS
+
+    ws, alice, bob, carol = team
+    decisions = {}
+    for n, deadline in enumerate(["2099-03-01", None, "2099-01-01", None, "2099-02-01", None, None]):
+        params = {"question": f"D{n}?", "options": ["yes"], **({"deadline": deadline} if deadline else {})}
+        decisions[f"D{n}?"] = ws.execute(alice, "/studios/team", "create_decision", params).url
+    ws.execute(bob, decisions["D6?"], "vote", {"votes": [{"option": "yes"}]})  # voted: not awaiting bob
+    for n, (mass, joins) in enumerate([(5, 1), (3, 2), (4, 1), (2, 1), (6, 0), (3, 0)]):
+        url = ws.execute(alice, "/studios/team", "create_commitment", {"title": f"C{n}", "critical_mass": mass}).url
+        for who in (alice, carol)[:joins]:
+            if who is carol:
+                ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol"}) \
+                    if "carol" not in ws.page(alice, "/studios/team/members").markdown else None
+            ws.execute(who, url, "join_commitment", {})
+    home = ws.page(bob, "/")
+    want_d = ["D2?", "D4?", "D0?", "D5?", "D3?", "D1?"]  # deadlines soonest first, then the newest
+    want_c = ["C3", "C1", "C5", "C2", "C0", "C4"]  # 1, 1, 3, 3, 4, 6 to go; ties newest first
+    assert [d["title"] for d in home.data["awaiting_votes"]] == want_d[:HOME_ROWS]
+    assert [c["title"] for c in home.data["near_mass"]] == want_c[:HOME_ROWS]
+    assert "## Awaiting your vote (6)" in home.markdown and "## Commitments that need you (6)" in home.markdown
+    assert "all 6: `/awaiting`" in home.markdown and "all 6: `/near-mass`" in home.markdown
+    assert [r["title"] for r in ws.page(bob, "/awaiting").data["rows"]] == want_d
+    assert [r["title"] for r in ws.page(bob, "/near-mass").data["rows"]] == want_c
+    assert "(6 in all)" in ws.page(bob, "/near-mass").markdown
+
+
 def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
     ws, alice, bob, carol = team
     page = ws.page(bob, "/studios/team")
@@ -97,7 +129,7 @@ def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
     assert left.message == "You left this studio." and left.url == "/"
     with pytest.raises(NotFound):
         ws.page(alice, "/studios/team")
-    assert "| @bob | bob | admin |" in ws.page(bob, "/studios/team/members").markdown
+    assert role_listed(ws.page(bob, "/studios/team/members").markdown, "bob") == "admin"
 
 
 def test_a_member_may_leave_and_the_last_admin_only_last(any_app, team):
@@ -247,7 +279,9 @@ def test_commitments_join_limit_leave_close(any_app, team, new_user):
     full = ws.execute(alice, "/studios/team", "create_commitment",
                       {"title": "Book the venue", "critical_mass": 2, "limit": 2}).url
     ws.execute(alice, full, "join_commitment", {})
-    assert "You had already joined" in ws.execute(alice, full, "join_commitment", {}).message
+    assert "join_commitment" not in names(ws.page(alice, full)) and "leave_commitment" in names(ws.page(alice, full))
+    with pytest.raises(ActionUnavailable, match="already joined it; leave_commitment takes you out"):
+        ws.execute(alice, full, "join_commitment", {})
     assert "now closed" in ws.execute(bob, full, "join_commitment", {}).message
     with pytest.raises(ActionUnavailable, match="full|closed"):
         ws.execute(dave, full, "join_commitment", {})
@@ -384,7 +418,8 @@ def test_participant_counts_stay_exact(any_app, team, new_user, store_kind, requ
     check({full_id: 0, open_id: 0, spare_id: 0})
     ws.execute(alice, full, "join_commitment", {})
     check({full_id: 1, open_id: 0})
-    ws.execute(alice, full, "join_commitment", {})  # joining twice is harmless
+    with pytest.raises(ActionUnavailable, match="already joined"):  # a second join writes nothing
+        ws.execute(alice, full, "join_commitment", {})
     check({full_id: 1})
     assert "now closed" in ws.execute(bob, full, "join_commitment", {}).message  # the limit
     check({full_id: 2})

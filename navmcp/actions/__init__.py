@@ -120,10 +120,43 @@ def describe_validation(action: Action, error: ValidationError) -> str:
             lines.append(f"unknown parameter '{loc}'")
         elif err["type"] == "missing":
             lines.append(f"'{loc}' is required")
-        else:  # a validator's own message, without pydantic's "Value error, " in front of it
-            lines.append(f"'{loc}': {err['msg'].removeprefix('Value error, ')}")
+        else:
+            lines.append(f"'{loc}': {_in_words(err)}")
     names = ", ".join(f"{n}{'' if n in action.input_schema.get('required', []) else '?'}" for n in fields) or "none"
     return f"invalid parameters for {action.name}: " + "; ".join(lines) + f". Parameters of {action.name}: {names}."
+
+
+# Pydantic's error types in words a person or a model acts on (no regex, no parser's jargon).
+_WORDS = {
+    "int_parsing": "must be a whole number, e.g. 3", "int_type": "must be a whole number, e.g. 3",
+    "int_from_float": "must be a whole number, e.g. 3", "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false", "string_type": "must be text (a string)",
+    "list_type": "must be a list, e.g. [\"a\", \"b\"]", "dict_type": "must be an object",
+    "model_type": "must be an object", "model_attributes_type": "must be an object",
+    "string_pattern_mismatch": "must be lowercase letters, digits and '-' (at most 32, starting with a letter or digit)",
+}
+
+
+def _in_words(err: dict[str, Any]) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    if kind in _WORDS:
+        return _WORDS[kind]
+    if kind == "string_too_short":
+        return "must not be empty" if ctx.get("min_length") == 1 else f"must be at least {ctx.get('min_length')} characters"
+    if kind == "string_too_long":
+        return f"must be at most {ctx.get('max_length'):,} characters"
+    if kind == "too_short":
+        return f"must have at least {ctx.get('min_length')} entr{'y' if ctx.get('min_length') == 1 else 'ies'}"
+    if kind == "too_long":
+        return f"must have at most {ctx.get('max_length')} entries"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        words = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most",
+                 "less_than": "less than"}[kind]
+        return f"must be {words} {next(iter(ctx.values()), '')}"
+    if kind in ("literal_error", "enum"):
+        return f"must be one of: {ctx.get('expected', '')}"
+    # a validator's own message, without pydantic's "Value error, " in front of it
+    return err["msg"].removeprefix("Value error, ")
 
 
 def param_docs(action: Action) -> list[dict[str, Any]]:
@@ -198,8 +231,10 @@ def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
             refused = reason
     action = BY_PAGE.get(page, {}).get(name)
     if action is None:
+        # Unknown here: name what is, with what each one needs, so the next call can be right.
         raise ActionUnavailable(
-            f"{echo(name)} is not an action of {req.path}. " + valid_here(valid), url=req.url, available=valid)
+            f"{echo(name)} is not an action of {req.path}. " + valid_here(valid, BY_PAGE.get(page, {})),
+            url=req.url, available=valid)
     if refused:
         reason, forbidden = refused
         raise ActionUnavailable(
@@ -208,5 +243,15 @@ def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
     return action, valid
 
 
-def valid_here(valid: list[str]) -> str:
-    return f"Available here: {', '.join(valid)}." if valid else "No actions are available here for you."
+def valid_here(valid: list[str], actions: dict[str, Action] | None = None) -> str:
+    """The actions valid here; with `actions`, each with its parameters (`name(a, b?)`, ? optional)."""
+    if not valid:
+        return "No actions are available here for you."
+    if actions is None:
+        return f"Available here: {', '.join(valid)}."
+    return "Available here: " + ", ".join(f"{n}({_signature(actions[n])})" for n in valid) + "."
+
+
+def _signature(action: Action) -> str:
+    required = action.input_schema.get("required", [])
+    return ", ".join(f"{n}{'' if n in required else '?'}" for n in action.input_schema.get("properties", {}))

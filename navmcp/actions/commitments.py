@@ -11,8 +11,6 @@ from navmcp.pages import Request
 
 def join_commitment(req: Request, p: Params) -> Outcome:
     item = req.item
-    if req.facts["joined"]:
-        return Outcome("You had already joined; nothing changed.", req.path)
     req.tx.execute("INSERT INTO participants (commitment_id, user_id, joined_at) VALUES (?, ?, ?)",
                    (item["id"], req.user["id"], now()))
     count = req.facts["count"] + 1
@@ -34,6 +32,12 @@ def leave_commitment(req: Request, p: Params) -> Outcome:
     return Outcome("You left the commitment.", req.path)
 
 
+def open_not_joined(req: Request) -> str | None:
+    # Someone already in is offered leave_commitment, not a join that could do nothing.
+    return rules.is_open(req) or ("you have already joined it; leave_commitment takes you out"
+                                  if req.facts.get("joined") else None)
+
+
 def joined_and_open(req: Request) -> str | None:
     return rules.is_open(req) or (None if req.facts.get("joined") else "you have not joined it")
 
@@ -46,8 +50,8 @@ def close_commitment(req: Request, p: Params) -> Outcome:
 
 
 ACTIONS = [
-    Action("join_commitment", ("commitment",), "Join; joining twice is harmless.", join_commitment,
-           who=rules.member, when=rules.is_open),
+    Action("join_commitment", ("commitment",), "Join the commitment.", join_commitment,
+           who=rules.member, when=open_not_joined),
     Action("leave_commitment", ("commitment",), "Leave a commitment you joined.", leave_commitment,
            who=rules.member, when=joined_and_open),
     Action("close_commitment", ("commitment",), "Close the commitment to new participants.", close_commitment,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import Field, model_validator
 
 from navmcp import domain
@@ -11,7 +13,8 @@ from navmcp.actions.fields import OptionRef, Title
 from navmcp.errors import InvalidParams
 from navmcp.identity import now
 from navmcp.pages import Request
-from navmcp.render import quoted
+from navmcp.render import inline, plain, quoted
+from navmcp.store import Row
 
 
 class AddOption(Params):
@@ -25,7 +28,7 @@ def add_option(req: Request, p: AddOption) -> Outcome:
 
 
 class Ballot(Params):
-    option: OptionRef = Field(description="an option's id or its exact title")
+    option: OptionRef = Field(description="an option's number or title as the page shows it, or its id")
     accept: bool = Field(True, description="you could live with this option")
     prefer: bool = Field(False, description="this is the option you want most (only an option you accept)")
 
@@ -58,16 +61,34 @@ _DELETE_LEFT_OUT = {n: "DELETE FROM votes WHERE decision_id = ? AND user_id = ? 
                        + ", ".join(["?"] * n) + ")" for n in range(1, MAX_BALLOTS + 1)}
 
 
+def find_option(options: list[Row], given: str | int) -> Row | None:
+    """The option a ballot names, in the options' own order (oldest first, as the page numbers
+    them): its id, its title as typed or as the page shows it, or its number ("2", "#2", "2.")."""
+    text = str(given).strip()
+    for o in options:
+        if text in (o["id"], o["title"]):
+            return o
+    for o in options:
+        if text in (inline(o["title"]), plain(inline(o["title"])), " ".join(o["title"].split())):
+            return o
+    number = _NUMBER.fullmatch(text)
+    if number and 1 <= int(number.group(1)) <= len(options):
+        return options[int(number.group(1)) - 1]
+    return None
+
+
+_NUMBER = re.compile(r"#?(\d{1,3})\.?")
+
+
 def vote(req: Request, p: Vote) -> Outcome:
-    options = req.facts["options"]
-    by_id = {o["id"]: o for o in options}
-    by_title = {o["title"]: o for o in options}
+    options = req.facts["options"]  # oldest first (domain.options): the page's numbers
     chosen = {}
     for i, ballot in enumerate(p.votes):
-        option = by_id.get(ballot.option) or by_title.get(ballot.option)
+        option = find_option(options, ballot.option)
         if option is None:
-            names = "; ".join(f"{o['id']} ({quoted(o['title'])})" for o in options)
-            raise InvalidParams(f"'votes.{i}.option': no option {quoted(ballot.option)}. Options: {names}")
+            names = "; ".join(f"{n}. {quoted(o['title'])} (id {o['id']})" for n, o in enumerate(options, 1))
+            raise InvalidParams(f"'votes.{i}.option': no option {quoted(ballot.option)}: name one by its number,"
+                                f" its title or its id. Options: {names}")
         if option["id"] in chosen:  # one ballot, one say per option: not the last of two, silently
             raise InvalidParams(f"'votes.{i}.option': {quoted(option['title'])} is named twice; name each option once")
         chosen[option["id"]] = (option, ballot)

@@ -109,8 +109,13 @@ _SLASH_RUNS = re.compile(r"/{2,}")
 _PLAIN_PATH = re.compile(r"/(?!/)[A-Za-z0-9._~/-]*\Z")
 
 
+# Full URLs are accepted for this machine (the local web app's links); any other host is refused.
+_THIS_MACHINE = frozenset(("localhost", "127.0.0.1", "::1"))
+
+
 def split_url(url: str) -> tuple[str, dict[str, str]]:
-    """A URL-like string as (canonical path, query). Accepts full http URLs and `.md` twins."""
+    """A URL-like string as (canonical path, query). Accepts `.md` twins, and full http URLs of
+    this machine; a full URL naming another host is a NotFound that gives its path."""
     if not isinstance(url, str) or not url.strip():
         raise NotFound("empty URL: try '/' (your studios) or '/help'")
     if len(url) > MAX_URL_LENGTH:
@@ -126,6 +131,11 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
         parts = urlsplit(raw)
     except ValueError:  # e.g. an unclosed "[" read as an IPv6 host: a bad URL, not a server fault
         raise NotFound("not a valid URL: try '/' (your studios) or '/help'") from None
+    if parts.hostname and parts.hostname not in _THIS_MACHINE:
+        # Another server's address is not this one's page under another name: say what to send.
+        path = _canonical_path(parts.path or "/") + ("?" + parts.query if parts.query else "")
+        raise NotFound(f"{parts.hostname[:100]} is another server: pages here are named by their path alone, "
+                       f"e.g. '{path[:200]}'")
     query = dict(parse_qsl(parts.query, keep_blank_values=False))
     if "%00" in parts.query:  # ?comment=%00: dropped as a raw NUL is (and left out if nothing else is left)
         query = {k.replace("\x00", ""): v.replace("\x00", "") for k, v in query.items()}
@@ -193,6 +203,8 @@ ROUTES: list[PageSpec] = [
     PageSpec("help", "/help", home.resolve_help, home.view_help, "help.md.j2"),
     PageSpec("help_topic", "/help/{topic}", home.resolve_help, home.view_help, "help.md.j2"),
     PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami, "whoami.md.j2"),
+    PageSpec("awaiting", "/awaiting", home.resolve_list, home.view_awaiting, "todo.md.j2"),
+    PageSpec("near_mass", "/near-mass", home.resolve_list, home.view_near_mass, "todo.md.j2"),
     PageSpec("workspace_search", "/search", home.resolve_home, search.view_workspace_search, "search.md.j2",
              ("q", "page"), costly=True),
     PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, "studio.md.j2",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 from navmcp.errors import NotFound
@@ -26,58 +25,113 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
     )
 
 
-# One query per studio, each walking that studio's newest open items (index items_open_kind_created)
-# and stopping after a page's worth; sorting all open items of all studios would grow with the data.
-# Only what the lists show is read (each value read is a Python object made, forty rows a page),
-# and the items' time only when several studios' lists are merged by it (`{time}`).
+# What awaits you, as two lists with their own pages (`/awaiting`, `/near-mass`): decisions you can
+# vote on (they have options) and have not voted on, the soonest deadline first and then the newest;
+# commitments you have not joined that have not reached critical mass, the fewest joins to go first
+# and then the newest. Home shows the first HOME_ROWS of each and their counts.
+HOME_ROWS = 5
+COUNT_CAP = 1000  # home counts each studio's list up to this many (then says "more than")
 _OPEN = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
-# Awaiting your vote: a decision you can vote on (it has options) and have not voted on.
-_AWAITING = ("SELECT i.id, i.title, i.deadline{time} FROM items i WHERE " + _OPEN
-             + " AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)"
-               " AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)"
-               " ORDER BY i.created_at DESC LIMIT ?")
-# "Near" critical mass: not yet reached, and you could help reach it. The count is the one kept on
-# the item (migration 0007), not a count of participants per row walked.
-_NEAR = ("SELECT i.id, i.title, i.critical_mass, i.participant_count{time} FROM items i WHERE " + _OPEN
-         + " AND i.participant_count < i.critical_mass"
-           " AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)"
-           " ORDER BY i.created_at DESC LIMIT ?")
-_HOME_SQL = {merged: (_AWAITING.format(time=", i.created_at" if merged else ""),
-                      _NEAR.format(time=", i.created_at" if merged else "")) for merged in (False, True)}
+_AWAITING_WHERE = (_OPEN + " AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)"
+                   " AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)")
+_NEAR_WHERE = (_OPEN + " AND i.participant_count < i.critical_mass"
+               " AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)")
+# Home reads each studio's first rows down an index (migration 0018): those with a deadline by
+# deadline, those without by time; commitments by joins still needed, then time.
+_AWAITING_DEADLINE = ("SELECT i.id, i.title, i.deadline, i.created_at FROM items i WHERE " + _AWAITING_WHERE
+                      + " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC LIMIT ?")
+_AWAITING_OPEN_ENDED = ("SELECT i.id, i.title, i.deadline, i.created_at FROM items i WHERE " + _AWAITING_WHERE
+                        + " AND i.deadline IS NULL ORDER BY i.created_at DESC LIMIT ?")
+_NEAR = ("SELECT i.id, i.title, i.critical_mass, i.participant_count, i.created_at FROM items i WHERE " + _NEAR_WHERE
+         + " ORDER BY i.critical_mass - i.participant_count, i.created_at DESC LIMIT ?")
+_CAPPED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM items i WHERE {} LIMIT ?) AS capped"
+
+
+def _awaiting_order(row: dict[str, Any]) -> tuple:
+    # deadline soonest first (none last), then newest: times are text that sorts as it reads
+    return (row["deadline"] is None, row["deadline"] or "", _Newest(row["created_at"]), row["id"])
+
+
+def _near_order(row: dict[str, Any]) -> tuple:
+    return (row["critical_mass"] - row["joined"], _Newest(row["created_at"]), row["id"])
+
+
+class _Newest(str):
+    """A time that sorts newest first inside an ascending sort key."""
+
+    def __lt__(self, other: str) -> bool:
+        return str.__gt__(self, other)
+
+    def __gt__(self, other: str) -> bool:
+        return str.__lt__(self, other)
 
 
 def view_home(req: Request) -> dict[str, Any]:
     tx, uid, now_ = req.tx, req.user["id"], now()
     studios = your_studios(req)
-    merged = len(studios) > 1
-    awaiting_sql, near_sql = _HOME_SQL[merged]
-    # Rows come as tuples and become the final dicts once; the studio is the same on every row of a
-    # query: set here, not read per row.
-    awaiting_votes, near_mass = [], []
+    awaiting_votes, near_mass, counts = [], [], {"awaiting": 0, "near": 0, "capped": False}
     for studio in studios:
-        handle = studio["handle"]
-        for row in tx.tuples(awaiting_sql, (studio["id"], "decision", now_, uid, PAGE_SIZE)):
-            awaiting_votes.append({"id": row[0], "title": row[1], "deadline": row[2], "studio": handle})
-            if merged:
-                awaiting_votes[-1]["created_at"] = row[3]
-        for row in tx.tuples(near_sql, (studio["id"], "commitment", now_, uid, PAGE_SIZE)):
+        sid, handle = studio["id"], studio["handle"]
+        args = (sid, "decision", now_, uid)
+        for sql in (_AWAITING_DEADLINE, _AWAITING_OPEN_ENDED):
+            for row in tx.tuples(sql, (*args, HOME_ROWS)):
+                awaiting_votes.append({"id": row[0], "title": row[1], "deadline": row[2], "created_at": row[3],
+                                       "studio": handle})
+        for row in tx.tuples(_NEAR, (sid, "commitment", now_, uid, HOME_ROWS)):
             near_mass.append({"id": row[0], "title": row[1], "critical_mass": row[2], "joined": row[3],
-                              "studio": handle})
-            if merged:
-                near_mass[-1]["created_at"] = row[4]
-    if merged:
-        # Each studio's rows came newest first (times are text that sorts as it reads, in SQLite and
-        # in PostgreSQL's "C" collation); one studio's are already the page, merged lists are cut to one.
-        newest_first = operator.itemgetter("created_at")
-        awaiting_votes = sorted(awaiting_votes, key=newest_first, reverse=True)[:PAGE_SIZE]
-        near_mass = sorted(near_mass, key=newest_first, reverse=True)[:PAGE_SIZE]
+                              "created_at": row[4], "studio": handle})
+        for key, where, kind in (("awaiting", _AWAITING_WHERE, "decision"), ("near", _NEAR_WHERE, "commitment")):
+            n = tx.scalar(_CAPPED_COUNT.format(where), (sid, kind, now_, uid, COUNT_CAP))
+            counts[key] += n
+            counts["capped"] = counts["capped"] or n >= COUNT_CAP
     return {
         "title": "Home",
         "breadcrumb": [HOME],
         "studios": studios,
-        "awaiting_votes": awaiting_votes,
-        "near_mass": near_mass,
+        "awaiting_votes": sorted(awaiting_votes, key=_awaiting_order)[:HOME_ROWS],
+        "near_mass": sorted(near_mass, key=_near_order)[:HOME_ROWS],
+        "awaiting_count": counts["awaiting"], "near_count": counts["near"], "counts_capped": counts["capped"],
+        "lists": {"awaiting": "/awaiting", "near": "/near-mass"},
     }
+
+
+def resolve_list(req: Request) -> None:
+    pass
+
+
+_LIST_SQL = {
+    "awaiting": ("decision", _AWAITING_WHERE, "i.deadline IS NULL, i.deadline, i.created_at DESC, i.id",
+                 "i.id, i.title, i.deadline, i.created_at"),
+    "near": ("commitment", _NEAR_WHERE, "i.critical_mass - i.participant_count, i.created_at DESC, i.id",
+             "i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at"),
+}
+
+
+def _whole_list(req: Request, which: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One of home's lists in full, across your studios, in home's order, a page at a time."""
+    from navmcp.pages.studio import paginate
+
+    kind, where, order, columns = _LIST_SQL[which]
+    where = where.replace("i.studio_id = ?", "i.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?)")
+    args = (req.user["id"], kind, now(), req.user["id"])
+    total = req.tx.scalar(f"SELECT count(*) FROM items i WHERE {where}", args)
+    pager = paginate(req, total)
+    rows = req.tx.all(
+        f"""SELECT {columns}, s.handle AS studio FROM items i JOIN studios s ON s.id = i.studio_id
+             WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?""", (*args, PAGE_SIZE, pager["offset"]))
+    return rows, pager
+
+
+def view_awaiting(req: Request) -> dict[str, Any]:
+    rows, pager = _whole_list(req, "awaiting")
+    return {"title": "Awaiting your vote", "breadcrumb": [HOME, ("Awaiting your vote", "/awaiting")],
+            "which": "awaiting", "rows": rows, "pager": pager}
+
+
+def view_near_mass(req: Request) -> dict[str, Any]:
+    rows, pager = _whole_list(req, "near")
+    return {"title": "Commitments that need you", "breadcrumb": [HOME, ("Commitments that need you", "/near-mass")],
+            "which": "near", "rows": rows, "pager": pager}
 
 
 def resolve_whoami(req: Request) -> None:

@@ -192,6 +192,9 @@ def view_decision(req: Request) -> dict[str, Any]:
     data, counts = _common(req, item["id"], studio_id, item["id"], studio_id, studio_id)
     options = req.facts["options"]
     data["options"] = options
+    # The page numbers the options in their own order (oldest first), which votes do not change:
+    # a vote may name an option by the number it saw.
+    data["numbered_options"] = sorted(options, key=_oldest_first)
     data["voters"], data["members"] = counts["voters"], counts["members"]
     data["former_voters"] = counts["former_voters"]
     # Your vote is in the tally (its `my_` columns), in the options' own order here, oldest first.

@@ -43,7 +43,21 @@ def resolve_members(req: Request) -> None:
 
 
 def no_studio(req: Request) -> NotFound:
-    return NotFound(f"no page at {req.path}: start at '/' to see your studios")
+    """No studio of yours by that handle (or none at all: the two read the same). The answer names
+    your studios, the likeliest first, so a typo costs one call, not a detour through '/'."""
+    import difflib
+
+    handle = req.args.get("studio", "")
+    mine = [r["handle"] for r in req.tx.all(
+        "SELECT s.handle FROM memberships m JOIN studios s ON s.id = m.studio_id WHERE m.user_id = ?"
+        " ORDER BY s.handle LIMIT 200", (req.user["id"],))]
+    if not mine:
+        return NotFound(f"no page at {req.path}: you belong to no studio yet; '/' lets you create one")
+    close = difflib.get_close_matches(handle, mine, n=3, cutoff=0.6)
+    rest = [h for h in mine if h not in close][:20 - len(close)]
+    listed = ", ".join(f"/studios/{h}" for h in close + rest) + (" ..." if len(mine) > 20 else "")
+    hint = f" Did you mean /studios/{close[0]}?" if close else ""
+    return NotFound(f"no page at {req.path}: no studio of yours has that handle.{hint} Your studios: {listed}")
 
 
 def crumbs(req: Request, *more: tuple[str, str]) -> list[tuple[str, str]]:
