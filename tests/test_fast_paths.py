@@ -28,13 +28,11 @@ from navmcp.protocol import ParseError, Preencoded, _DECODER, _dumps, decode, en
 from navmcp.render import environment, inline, page_links
 from navmcp.workspace import action_info
 
-# The loop the layout template ran for each action before `listing` (kept here as the reference).
+# The listing as a template loop would render it (kept here as the reference): the action's line,
+# then its parameters on one line.
 _JINJA_LOOP = """{% for a in actions %}
 - `{{ a.name }}` — {{ a.description }}
-{% for p in a.params %}
-  - `{{ p.name }}` ({{ p.type }}, {{ "required" if p.required else "optional" }}){% if p.allowed %}, one of: {{ p.allowed|join(", ") }}{% endif %}{% if p.description %} — {{ p.description }}{% endif %}
-
-{% endfor %}
+{% if a.params %}{{ "  " }}{% for p in a.params %}`{{ p.name }}` ({{ p.type }}{% if not p.required %}, optional{% endif %}{% if p.allowed %}, one of: {{ p.allowed|join(", ") }}{% endif %}){% if p.description %} {{ p.description }}{% endif %}{% if not loop.last %} · {% endif %}{% endfor %}{{ "\n" }}{% endif %}
 {% endfor %}"""
 
 
@@ -241,7 +239,7 @@ def test_a_remembered_url_locates_as_it_did_and_each_request_gets_its_own_query(
     from navmcp.pages import _locate, make_request, route, split_url
 
     for url in ["/studios/team/d/abc?page=2&x=1", "/studios/team/d/abc?page=2&x=1", "studios/team//n/q.md",
-                "http://host/studios/team/search?q=a%20b"]:
+                "http://localhost/studios/team/search?q=a%20b"]:
         path, query = split_url(url)
         spec, args = route(path)
         first, second = make_request(None, {}, "t", url)[1], make_request(None, {}, "t", url)[1]
