@@ -127,7 +127,7 @@ FIELD_LIMITS = [
     ("decision", "vote", {"votes": [{"option": "Red"}] * 21}, "votes", "20"),
     ("decision", "vote", {"votes": [{"option": "R" * 201}]}, "votes.0.option", "200"),
     ("decision", "add_option", {"title": "o" * 201}, "title", "200"),
-    ("/", "create_studio", {"handle": "x" * 33, "name": "n"}, "handle", "pattern"),
+    ("/", "create_studio", {"handle": "x" * 33, "name": "n"}, "handle", "lowercase letters, digits and '-'"),
     ("/", "create_studio", {"handle": "ok", "name": "n" * 101}, "name", "100"),
 ]
 

@@ -144,7 +144,7 @@ def _in_words(err: dict[str, Any]) -> str:
     if kind == "string_too_short":
         return "must not be empty" if ctx.get("min_length") == 1 else f"must be at least {ctx.get('min_length')} characters"
     if kind == "string_too_long":
-        return f"must be at most {ctx.get('max_length'):,} characters"
+        return f"must be at most {ctx.get('max_length')} characters"
     if kind == "too_short":
         return f"must have at least {ctx.get('min_length')} entr{'y' if ctx.get('min_length') == 1 else 'ies'}"
     if kind == "too_long":

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, model_validator
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, model_validator
 
 from navmcp import domain
 from navmcp.actions import Action, Outcome, Params
@@ -28,7 +30,9 @@ def add_option(req: Request, p: AddOption) -> Outcome:
 
 
 class Ballot(Params):
-    option: OptionRef = Field(description="an option's number or title as the page shows it, or its id")
+    # A number may come as a JSON number: it is read as the text it would be.
+    option: Annotated[OptionRef, BeforeValidator(lambda v: str(v) if type(v) is int else v)] = Field(
+        description="an option's number or title as the page shows it, or its id")
     accept: bool = Field(True, description="you could live with this option")
     prefer: bool = Field(False, description="this is the option you want most (only an option you accept)")
 
@@ -61,10 +65,10 @@ _DELETE_LEFT_OUT = {n: "DELETE FROM votes WHERE decision_id = ? AND user_id = ? 
                        + ", ".join(["?"] * n) + ")" for n in range(1, MAX_BALLOTS + 1)}
 
 
-def find_option(options: list[Row], given: str | int) -> Row | None:
+def find_option(options: list[Row], given: str) -> Row | None:
     """The option a ballot names, in the options' own order (oldest first, as the page numbers
     them): its id, its title as typed or as the page shows it, or its number ("2", "#2", "2.")."""
-    text = str(given).strip()
+    text = given.strip()
     for o in options:
         if text in (o["id"], o["title"]):
             return o
