@@ -385,7 +385,7 @@ def test_an_option_is_named_by_the_number_or_the_title_the_page_shows(ws, people
 def test_vote_with_unknown_option_lists_the_options(ws, people, decision):
     with pytest.raises(InvalidParams) as e:  # a parameter naming nothing: 422, and which one it is
         act(ws, people["bob"], decision, "vote", {"votes": [{"option": "Berlin"}, {"option": "lisbon"}]})  # titles are exact
-    assert e.value.message.startswith("vote failed: 'votes.1.option': no option 'lisbon': name one by its number,"
+    assert e.value.message.startswith("vote failed: 'votes.1.option': no option 'lisbon'. Name one by its number,"
                                       " its title or its id. Options: 1. 'Lisbon' (id ")
     assert e.value.message.endswith("Available here: add_comment, add_option, vote.")
     assert e.value.url == decision and "vote" in e.value.available

@@ -91,7 +91,7 @@ def vote(req: Request, p: Vote) -> Outcome:
         option = find_option(options, ballot.option)
         if option is None:
             names = "; ".join(f"{n}. {quoted(o['title'])} (id {o['id']})" for n, o in enumerate(options, 1))
-            raise InvalidParams(f"'votes.{i}.option': no option {quoted(ballot.option)}: name one by its number,"
+            raise InvalidParams(f"'votes.{i}.option': no option {quoted(ballot.option)}. Name one by its number,"
                                 f" its title or its id. Options: {names}")
         if option["id"] in chosen:  # one ballot, one say per option: not the last of two, silently
             raise InvalidParams(f"'votes.{i}.option': {quoted(option['title'])} is named twice; name each option once")
