@@ -145,10 +145,62 @@ def test_a_member_may_leave_and_the_last_admin_only_last(any_app, team):
     with pytest.raises(NotFound):
         ws.page(bob, "/studios/team")
     assert "@bob" not in ws.page(alice, "/studios/team/members").markdown
-    last = ws.execute(alice, "/studios/team/members", "leave_studio", None)  # the last one out
-    assert last.message == "You left this studio; nobody is in it now."
+    assert "leave_studio" in names(ws.page(alice, "/studios/team/members"))  # the last one out may go
+    last = ws.execute(alice, "/studios/team/members", "leave_studio", {"confirm": "team"})
+    assert "it was deleted" in last.message
     with pytest.raises(NotFound):
         ws.page(alice, "/studios/team")
+
+
+def test_the_last_member_out_deletes_the_studio_once_they_name_it(any_app, team, store_kind, request):
+    """The only member of a studio could leave it and orphan it: its page answered 404 to everyone
+    and its handle stayed taken. Leaving stays listed to them, and is refused until they name the
+    studio in `confirm`; then the studio goes, with all it holds, and its handle is free again."""
+    ws, alice, bob, carol = team
+    ws.execute(carol, "/", "create_studio", {"handle": "solo", "name": "Solo"})
+    note = ws.execute(carol, "/studios/solo", "create_note", {"title": "Mine alone", "body": "b", "tags": ["t"]}).url
+    ws.execute(carol, note, "add_comment", {"body": "to myself"})
+    ws.execute(carol, "/studios/solo", "create_decision", {"question": "q?", "options": ["o"]})
+    assert "leave_studio" in names(ws.page(carol, "/studios/solo/members"))
+    for confirm in (None, "team", "Solo", "/studios/team"):
+        with pytest.raises(ActionFailed, match="you are the last member of this studio: leaving deletes it, with "
+                                               "everything in it, and frees its handle. To do that, leave_studio "
+                                               "with confirm 'solo'; to keep it, add someone first"):
+            ws.execute(carol, "/studios/solo/members", "leave_studio", {"confirm": confirm} if confirm else None)
+    assert ws.page(carol, note).title == "Mine alone"
+    gone = ws.execute(carol, "/studios/solo/members", "leave_studio", {"confirm": "solo"})
+    assert (gone.url, gone.message) == ("/", "You left the studio 'solo', its last member, and it was deleted with "
+                                             "its 2 item(s); the handle 'solo' is free again.")
+    for url in ("/studios/solo", note, "/studios/solo/tags/t"):
+        with pytest.raises(NotFound):
+            ws.page(carol, url)
+    assert "/studios/solo" not in ws.page(carol, "/").markdown
+    # The handle is free: bob founds a studio of that handle, and none of carol's work is in it.
+    ws.execute(bob, "/", "create_studio", {"handle": "solo", "name": "Bob's"})
+    assert ws.page(bob, "/studios/solo").data["counts"]["note"] == 0
+    with pytest.raises(NotFound):
+        ws.page(bob, note)
+    assert ws.page(bob, "/studios/solo/search?q=alone").data["pager"]["total"] == 0
+
+
+def test_the_last_working_member_out_deletes_the_studio_whatever_their_role(any_app, team, store_kind, request):
+    """Members whose accounts were deleted keep no studio alive: with only them left beside you, you
+    are its last member. A plain member may be the last one, once its admins' accounts are deleted."""
+    ws, alice, bob, carol = team
+    _as_owner(any_app, store_kind, request, "UPDATE users SET deleted_at = ? WHERE handle = ?",
+              ("2026-01-01T00:00:00.000000Z", "alice"))  # `navmcp user delete --force`: no working admin left
+    assert "leave_studio" in names(ws.page(bob, "/studios/team/members"))
+    with pytest.raises(ActionFailed, match="you are the last member of this studio"):
+        ws.execute(bob, "/studios/team/members", "leave_studio", None)
+    assert "it was deleted" in ws.execute(bob, "/studios/team/members", "leave_studio", {"confirm": "team"}).message
+    ws.execute(carol, "/", "create_studio", {"handle": "team", "name": "Carol's team"})
+    assert "| @carol | carol | admin |" in ws.page(carol, "/studios/team/members").markdown
+    # An admin beside a member whose account was deleted is its last member too.
+    ws.execute(carol, "/studios/team/members", "add_member", {"handle": "bob"})
+    _as_owner(any_app, store_kind, request, "UPDATE users SET deleted_at = ? WHERE handle = ?",
+              ("2026-01-01T00:00:00.000000Z", "bob"))
+    assert "leave_studio" in names(ws.page(carol, "/studios/team/members"))
+    assert "it was deleted" in ws.execute(carol, "/studios/team/members", "leave_studio", {"confirm": "team"}).message
 
 
 def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_app, team, store_kind, request):

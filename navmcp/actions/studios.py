@@ -82,7 +82,9 @@ def remove_member(req: Request, p: RemoveMember) -> Outcome:
     return Outcome(f"Removed @{p.handle} from this studio.", req.path)
 
 
-_OTHERS = """SELECT count(*) AS others,
+# The others in a studio, and its admins, whose accounts work: a deleted account's membership
+# keeps its place on the members page but administers nothing, and keeps no studio alive.
+_OTHERS = """SELECT coalesce(sum(CASE WHEN u.deleted_at IS NULL THEN 1 ELSE 0 END), 0) AS others,
                    coalesce(sum(CASE WHEN m.role = 'admin' AND u.deleted_at IS NULL THEN 1 ELSE 0 END), 0) AS admins
               FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.studio_id = ? AND m.user_id <> ?"""
 
@@ -97,17 +99,39 @@ def not_the_last_admin(req: Request) -> str | None:
     return None
 
 
-def leave_studio(req: Request, p: Params) -> Outcome:
+class LeaveStudio(Params):
+    confirm: str | None = Field(None, max_length=100, description=(
+        "only when you are its last member: the studio's handle, to delete the studio with everything in it"))
+
+
+def leave_studio(req: Request, p: LeaveStudio) -> Outcome:
     req.tx.lock("studios", req.studio["id"])  # after the other membership changes in flight
     role = req.tx.scalar("SELECT role FROM memberships WHERE studio_id = ? AND user_id = ?",
                          (req.studio["id"], req.user["id"]))
     if role is None:
         raise ActionFailed("you are no longer a member of this studio")
-    others = req.tx.one(_OTHERS, (req.studio["id"], req.user["id"]))["others"]
-    if role == "admin" and others:  # checked again under the lock; the last one out may go
+    if not req.tx.one(_OTHERS, (req.studio["id"], req.user["id"]))["others"]:
+        return _delete_studio(req, p.confirm)
+    if role == "admin":  # checked again under the lock
         _keep_an_admin(req, losing=req.user["id"])
     req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?", (req.studio["id"], req.user["id"]))
-    return Outcome("You left this studio." if others else "You left this studio; nobody is in it now.", "/")
+    return Outcome("You left this studio.", "/")
+
+
+def _delete_studio(req: Request, confirm: str | None) -> Outcome:
+    """The last one out takes the studio with them, once they named it: a studio nobody is in
+    answers nobody, and would keep its handle from anyone else for ever."""
+    handle = req.studio["handle"]
+    if (confirm or "").removeprefix("/studios/") != handle:
+        raise ActionFailed(f"you are the last member of this studio: leaving deletes it, with everything in it, and "
+                           f"frees its handle. To do that, leave_studio with confirm '{handle}'; to keep it, add "
+                           f"someone first (add_member) and make them an admin")
+    items = req.tx.scalar("SELECT count(*) FROM items WHERE studio_id = ?", (req.studio["id"],))
+    if not req.tx.execute("DELETE FROM studios WHERE id = ?", (req.studio["id"],)):  # its rows go with it
+        raise ActionFailed("the database refused to delete the studio (its members may have just changed): reload the page")
+    req.studio = None  # nothing of it is left to audit the act under, or to show
+    return Outcome(f"You left the studio '{handle}', its last member, and it was deleted with its {items} item(s); "
+                   f"the handle '{handle}' is free again.", "/")
 
 
 def _lock_members(req: Request) -> None:
@@ -192,8 +216,9 @@ ACTIONS = [
            who=rules.admin),
     Action("remove_member", ("members",), "Remove a member from this studio.", remove_member, RemoveMember,
            who=rules.admin),
-    Action("leave_studio", ("members",), "Leave this studio (its last admin must make another admin first).",
-           leave_studio, who=rules.member, when=not_the_last_admin),
+    Action("leave_studio", ("members",), "Leave this studio (its last admin must make another admin first; "
+           "the last member deletes it, naming it in confirm).", leave_studio, LeaveStudio,
+           who=rules.member, when=not_the_last_admin),
     Action("create_note", ("studio",), "Write a note; returns its URL.", create_note, CreateNote, who=rules.member),
     Action("create_decision", ("studio",), "Ask a question the studio decides by acceptance voting; returns its URL.",
            create_decision, CreateDecision, who=rules.member),
