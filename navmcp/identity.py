@@ -58,15 +58,23 @@ def check_handle(handle: str) -> str:
     return handle
 
 
+# Something shaped like an e-mail address anywhere in a name (the migrations' LIKE '%_@_%._%').
+_EMAIL = re.compile(r"[^@\s]@[^@\s]+\.[^@\s]")
+
+
 def check_name(name: str) -> str:
-    """A display name for `navmcp user add`: up to 100 characters on one line, with no control
-    character (tabs and DEL included) and no text-direction control. The actions' `Name`
+    """A person's display name: up to 100 characters on one line, with no control character (tabs
+    and DEL included), no text-direction control, and no e-mail address (a name is shown to every
+    member of a studio; an address is not theirs to see, docs/privacy.md). The actions' `Name`
     (actions.fields) allows a tab and refuses invisible-only text; this check runs without pydantic.
     Stored as the actions store text (`text.normalized`: invisible characters dropped)."""
     name = normalized(name).strip()
     if not name or len(name) > 100 or any(ord(ch) < 32 or ch == "\x7f" or ch in DIRECTION_CONTROLS for ch in name):
         raise NavError(f"invalid name {name[:100]!r}: use one line of up to 100 characters, "
                        "without control characters")
+    if _EMAIL.search(name):
+        raise NavError(f"invalid name {name[:100]!r}: a name is shown to everyone in your studios; "
+                       "leave out the e-mail address")
     return name
 
 
@@ -243,24 +251,28 @@ def deleted_message(handle: str) -> str:
     return f"@{handle}'s account was deleted (`navmcp user delete`); handles are not reused"
 
 
-def create_user(tx: Tx, handle: str, name: str | None = None, user_id: str | None = None) -> Row:
+def create_user(tx: Tx, handle: str, name: str | None = None, user_id: str | None = None, *,
+                findable: bool) -> Row:
     """Insert a user. The handle check is the insert itself (ON CONFLICT), which also holds for
-    handles row-level security would hide from a SELECT, and for two processes racing."""
+    handles row-level security would hide from a SELECT, and for two processes racing.
+    `findable`: studio admins may add them by handle (docs/privacy.md); each caller says whose
+    choice that is."""
     handle = check_handle(handle)
     user = {"id": user_id or new_id(10), "handle": handle, "name": check_name(name) if name else handle,
-            "created_at": now()}
-    if not tx.execute("INSERT INTO users (id, handle, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                      (user["id"], user["handle"], user["name"], user["created_at"])):
+            "created_at": now(), "findable": int(findable)}
+    if not tx.execute("INSERT INTO users (id, handle, name, created_at, findable) VALUES (?, ?, ?, ?, ?)"
+                      " ON CONFLICT DO NOTHING", tuple(user.values())):
         raise NavError(deleted_message(handle) if was_deleted(tx, handle) else f"user {handle!r} already exists")
     return user
 
 
-def add_user(store: Store, handle: str, name: str | None = None) -> Row:
+def add_user(store: Store, handle: str, name: str | None = None, findable: bool = True) -> Row:
     """Create a user in its own transaction, acting as that user (the hosted store's policies let
-    a user insert only themselves)."""
+    a user insert only themselves). The operator's way (`navmcp user add`): they make the account
+    to add it to studios, so it is findable unless they say otherwise."""
     user_id = new_id(10)
     with store.write(user_id=user_id) as tx:
-        return create_user(tx, handle, name, user_id=user_id)
+        return create_user(tx, handle, name, user_id=user_id, findable=findable)
 
 
 # Studios where a user is the last admin whose account is not deleted: remove_member and add_member
@@ -310,7 +322,7 @@ def ensure_owner(store: Store) -> Row:
         if row:
             return row
         handle = os.environ.get("NAVMCP_OWNER") or owner_handle_default()
-        user = user_by_handle(tx, handle) or create_user(tx, handle)
+        user = user_by_handle(tx, handle) or create_user(tx, handle, findable=True)
         tx.execute("INSERT INTO settings (key, value) VALUES ('owner', ?)", (user["id"],))
         return user
 

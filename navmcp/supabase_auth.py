@@ -6,7 +6,8 @@ A Supabase project signs its users' access tokens either with the project's JWT 
 Either way the audience is "authenticated" and `sub` is the user's uuid. The first time navmcp
 sees a Supabase user it creates a navmcp user whose id *is* that uuid (so `auth.uid()` and
 navmcp's row-level policies name the same person) and whose handle comes from the user's
-metadata or email, made unique.
+metadata or the part of their email before the '@', made unique. Their name is never their email
+address, and they are not findable (nobody can add them to a studio) until they choose to be.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import jwt
 
 from navmcp.errors import AuthError, NavError, echo
 from navmcp.identity import AUDIENCE as NAVMCP_AUDIENCE
-from navmcp.identity import HANDLE_RE, create_user, user_by_id
+from navmcp.identity import HANDLE_RE, check_name, create_user, user_by_id
 from navmcp.store import Row, Store
 
 AUDIENCE = "authenticated"
@@ -96,7 +97,7 @@ class SupabaseAuth:
             for n in range(1, 200):
                 handle = base if n == 1 else f"{base[:28]}-{n}"
                 try:
-                    return create_user(tx, handle, name, user_id=uid)
+                    return create_user(tx, handle, name, user_id=uid, findable=False)  # until they choose
                 except NavError:
                     # The handle is taken — or this user was created a moment ago by another request.
                     if (user := user_by_id(tx, uid)) is not None:
@@ -125,8 +126,13 @@ def handle_from_claims(claims: dict[str, Any]) -> str:
 
 
 def display_name(claims: dict[str, Any]) -> str | None:
+    """The name the user gave their project, if any; never their e-mail address (a name is shown to
+    every member of their studios): without one, navmcp shows their handle."""
     meta = claims.get("user_metadata") or {}
-    for candidate in (meta.get("full_name"), meta.get("name"), claims.get("email")):
+    for candidate in (meta.get("full_name"), meta.get("name")):
         if isinstance(candidate, str) and candidate.strip():
-            return candidate.strip()[:100]
+            try:
+                return check_name(candidate.strip()[:100])
+            except NavError:  # a control character, or an e-mail address typed as a name
+                continue
     return None

@@ -43,7 +43,7 @@ def ws(app, owner):
 def make_user(app: App, owner):
     def make(handle: str):
         with app.store.write() as tx:
-            user = create_user(tx, handle)
+            user = create_user(tx, handle, findable=True)
         return user, mint_token(app.secret, user["id"])
     return make
 

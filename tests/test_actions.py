@@ -11,6 +11,7 @@ from nav_helpers import role_listed
 
 from navmcp import actions as action_table
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NotFound
+from navmcp.identity import user_by_id
 
 STUDIO = "/studios/team"
 ALL_ACTIONS = sorted({a.name for a in action_table.ACTIONS})
@@ -72,9 +73,15 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, STUDIO, {"create_note", "create_decision", "create_commitment"})
     check(owner, f"{STUDIO}/members", {"add_member", "remove_member"})
     check(bob, f"{STUDIO}/members", {"leave_studio"})
-    for url in ("/help", "/whoami", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
+    for url in ("/help", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
                 f"{STUDIO}/audit"):
         check(owner, url, set())
+    check(owner, "/whoami", {"make_unfindable"})  # accounts made by `navmcp user add` start findable
+    act(ws, owner, "/whoami", "make_unfindable")
+    with app.store.read() as tx:  # the row as the next call reads it
+        unfindable = user_by_id(tx, owner["id"])
+    check(unfindable, "/whoami", {"make_findable"})
+    act(ws, unfindable, "/whoami", "make_findable")
 
     note = act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url
     check(owner, note, {"add_comment", "confirm_read", "edit_note", "pin"})
@@ -211,7 +218,7 @@ def test_members_add_change_remove(ws, people):
         act(ws, owner, members, "remove_member", {"handle": "bob"})
     assert e.value.message == ("remove_member failed: 'handle': @bob is not a member of this studio. "
                                "Available here: add_member, remove_member, leave_studio.")
-    with pytest.raises(InvalidParams, match=r"^add_member failed: 'handle': no user 'nobody' .*Available here: "):
+    with pytest.raises(InvalidParams, match=r"^add_member failed: 'handle': no such person you can add: @nobody\. .*Available here: "):
         act(ws, owner, members, "add_member", {"handle": "nobody"})
 
 

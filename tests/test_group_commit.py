@@ -209,7 +209,7 @@ def test_a_user_deleted_before_a_group_is_refused_in_it(app, studio, owner):
     from navmcp.identity import create_user, delete_user, mint_token
 
     with app.store.write() as tx:
-        gone = create_user(tx, "gone")
+        gone = create_user(tx, "gone", findable=True)
     token = mint_token(app.secret, gone["id"])
     with app.store.write() as tx:
         delete_user(tx, "gone")

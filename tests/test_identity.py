@@ -240,7 +240,7 @@ def test_bad_handles_are_refused(app, owner, handle):
 
     with pytest.raises(NavError, match="invalid handle"):
         with app.store.write() as tx:
-            create_user(tx, handle)
+            create_user(tx, handle, findable=True)
 
 
 @pytest.mark.parametrize("empty", ["", "  "])

@@ -570,9 +570,10 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
     from what they left behind: items, comments, options, votes, participants, reads, audit lines."""
     (version,) = [v for v, name, _ in migration_files() if name == "studio_people"]
     # Today's app reads a commitment's participant count from its item, holds the acting user's
-    # membership and records changes: those later migrations are applied beforehand too (none needs
-    # or touches studio_people).
-    needed = tuple(v for v, name, _ in migration_files() if name in ("participant_count", "hold_membership", "changes"))
+    # membership, records changes and writes whether a user is findable: those later migrations are
+    # applied beforehand too (none needs or touches studio_people).
+    needed = tuple(v for v, name, _ in migration_files()
+                   if name in ("participant_count", "hold_membership", "changes", "findable"))
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:
@@ -841,6 +842,40 @@ def test_a_user_row_is_only_ever_marked_deleted_by_its_user(team, pg_database):
     with app.store.write(user_id=carol["id"]) as tx:
         delete_user(tx, "carol")
     assert _as(app, carol, "UPDATE users SET deleted_at = NULL WHERE id = ?", (carol["id"],)) == 0
-    _refused(app, bob, "UPDATE users SET deleted_at = NULL WHERE id = ?", (bob["id"],))
+    assert _as(app, carol, "UPDATE users SET findable = 1 WHERE id = ?", (carol["id"],)) == 0  # nor anything else
     assert _owner_all(pg_database, "SELECT handle, name, deleted_at IS NOT NULL FROM users WHERE id IN (%s, %s)"
                       " ORDER BY handle", (bob["id"], carol["id"])) == [("bob", "bob", False), ("carol", "carol", True)]
+
+
+def test_an_admin_adds_only_a_findable_person_and_each_sets_only_their_own(team, pg_database):
+    """Consent to be added, as row-level security (migration 20261126000023): an admin's insert of a
+    membership for someone unfindable is refused whatever the query; a user sets whether they are
+    findable on their own row only."""
+    from navmcp.identity import create_user, new_id
+
+    app, urls, ids, u = team
+    alice, carol = u["alice"], u["carol"]
+    dana_id = new_id(10)
+    with app.store.write(user_id=dana_id) as tx:
+        create_user(tx, "dana", user_id=dana_id, findable=False)
+    team_id = _owner_one(pg_database, "SELECT id FROM studios WHERE handle = 'team'")[0]
+    join = "INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, 'member', 'now')"
+    _refused(app, alice, join, (team_id, dana_id))
+    assert _as(app, carol, "UPDATE users SET findable = 1 WHERE id = ?", (dana_id,)) == 0
+    assert _as(app, {"id": dana_id}, "UPDATE users SET findable = 1 WHERE id = ?", (dana_id,)) == 1
+    assert _as(app, alice, join, (team_id, dana_id)) == 1
+
+
+def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path):
+    """Accounts made before it: those Supabase made (uuid ids) start unfindable, the operator's
+    findable; a name holding an e-mail address becomes the handle."""
+    (version,) = [v for v, name, _ in migration_files() if name == "findable"]
+    with _database_migrated_up_to(version) as (owner_url, app_url):
+        with psycopg.connect(owner_url, autocommit=True) as owner:
+            owner.execute("INSERT INTO users (id, handle, name, created_at) VALUES"
+                          " ('0b7e7f8a-1c2d-4e5f-8a9b-0c1d2e3f4a5b', 'lin', 'lin@example.com', 'now'),"
+                          " ('k3f9q2abcd', 'olive', 'Olive <olive@example.org>', 'now'), ('m2n3p4q5r6', 'sam', 'Sam', 'now')")
+        migrate(owner_url)
+        with psycopg.connect(owner_url) as owner:
+            assert owner.execute("SELECT handle, name, findable FROM users ORDER BY handle").fetchall() == [
+                ("lin", "lin", 0), ("olive", "olive", 1), ("sam", "Sam", 1)]

@@ -289,3 +289,32 @@ def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path):
         plan = " ".join(row["detail"] for row in store.conn.execute("EXPLAIN QUERY PLAN " + sql))
         assert "item_tags_studio_tag" in plan and "items_studio" not in plan, plan
     store.close()
+
+
+def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path):
+    """As on PostgreSQL (test_pg_rls.py): accounts Supabase made (uuid ids) start unfindable, the
+    operator's findable; a name holding an e-mail address becomes the handle."""
+    import sqlite3
+
+    from navmcp.store import _split_sql
+
+    (version,) = [v for v, sql in migrations() if "ADD COLUMN findable" in sql]
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for earlier, sql in migrations():
+        if earlier < version:
+            for statement in _split_sql(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00.000Z')", (earlier,))
+    conn.execute("INSERT INTO users (id, handle, name, created_at) VALUES"
+                 " ('0b7e7f8a-1c2d-4e5f-8a9b-0c1d2e3f4a5b', 'lin', 'lin@example.com', 'now'),"
+                 " ('k3f9q2abcd', 'olive', 'Olive <olive@example.org>', 'now'), ('m2n3p4q5r6', 'sam', 'Sam', 'now')")
+    conn.close()
+    store = SqliteStore(path)
+    try:
+        with store.read() as tx:
+            assert [tuple(r.values()) for r in tx.all("SELECT handle, name, findable FROM users ORDER BY handle")] == [
+                ("lin", "lin", 0), ("olive", "olive", 1), ("sam", "Sam", 1)]
+    finally:
+        store.close()

@@ -30,7 +30,7 @@ from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
-    "join_commitment", "leave_commitment", "close_commitment", "leave_studio",
+    "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
                    "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass"}
@@ -115,7 +115,7 @@ def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
     ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"})
     with pytest.raises(NotFound):
         ws.page(carol, "/studios/team")
-    with pytest.raises(InvalidParams, match="no user 'nobody'"):
+    with pytest.raises(InvalidParams, match="no such person you can add: @nobody"):
         ws.execute(alice, "/studios/team/members", "add_member", {"handle": "nobody"})
     with pytest.raises(ActionFailed, match="at least one admin"):
         ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "alice"})
@@ -221,9 +221,67 @@ def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_
     assert "Removed @carol" in ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"}).message
     members = ws.page(alice, "/studios/team/members").markdown
     assert "@bob" not in members and "@carol" not in members
-    # adding a deleted account back says why it can't be (not "create one", which would fail too)
-    with pytest.raises(InvalidParams, match="@bob's account was deleted .*handles are not reused"):
+    # adding a deleted account back is refused as adding nobody is (test_only_a_findable_person_can_be_added)
+    with pytest.raises(InvalidParams, match="no such person you can add: @bob"):
         ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+
+
+def test_only_a_findable_person_can_be_added_and_every_refusal_reads_the_same(any_app, team, new_user):
+    """Anyone could add anyone to a studio by a guessable handle, without their consent, and read
+    their name on the members page; and add_member's different refusals told which handles existed.
+    A person is now added only by a handle they made findable, and every refusal reads the same."""
+    from navmcp.identity import Principal, create_user, delete_user, new_id
+
+    ws, alice, bob, carol = team
+    members = "/studios/team/members"
+    dana_id = new_id(10)
+    with any_app.store.write(user_id=dana_id) as tx:  # as a Supabase user is made on first sight
+        create_user(tx, "dana", user_id=dana_id, findable=False)
+    dana = Principal(dana_id)  # her row read afresh on every call, as every surface does
+    erin = new_user("erin")[0]  # made findable (`navmcp user add`), then deleted
+    with any_app.store.write(user_id=erin["id"]) as tx:
+        delete_user(tx, "erin")
+    refusals = {}
+    for handle in ("dana", "erin", "nobody"):  # not findable, deleted, nobody's
+        with pytest.raises(InvalidParams) as refused:
+            ws.execute(alice, members, "add_member", {"handle": handle})
+        refusals[handle] = refused.value.message.replace(handle, "HANDLE")
+    assert len(set(refusals.values())) == 1, refusals
+    assert ("'handle': no such person you can add: @HANDLE. People are added by a handle they made findable"
+            " (`make_findable`, on their /whoami page): ask them for it.") in refusals["dana"]
+    assert "@dana" not in ws.page(alice, members).markdown
+
+    # dana chooses to be found, on her whoami page; then alice can add her.
+    page = ws.page(dana, "/whoami")
+    assert {"make_findable", "make_unfindable"} & names(page) == {"make_findable"}
+    assert "| Findable | no: nobody can add you to a studio |" in page.markdown
+    done = ws.execute(dana, "/whoami", "make_findable", None)
+    assert done.message == "You are findable: an admin who knows your handle @dana can add you to a studio."
+    assert "make_unfindable" in done.actions and "make_findable" not in done.actions
+    assert "| Findable | yes: a studio admin who knows your handle can add you |" in ws.page(dana, "/whoami").markdown
+    with pytest.raises(ActionUnavailable, match="you are findable already"):
+        ws.execute(dana, "/whoami", "make_findable", None)
+    assert ws.execute(alice, members, "add_member", {"handle": "dana"}).message == "@dana is now a member of this studio."
+    assert "| @dana | dana | member |" in ws.page(alice, members).markdown
+    # Unfindable again: she stays in, and her role may change; once out, she cannot be added back.
+    ws.execute(dana, "/whoami", "make_unfindable", None)
+    assert "/studios/team" in ws.page(dana, "/whoami").markdown
+    ws.execute(alice, members, "add_member", {"handle": "dana", "role": "admin"})
+    assert "| @dana | dana | admin |" in ws.page(alice, members).markdown
+    ws.execute(alice, members, "remove_member", {"handle": "dana"})
+    with pytest.raises(InvalidParams, match="no such person you can add: @dana"):
+        ws.execute(alice, members, "add_member", {"handle": "dana"})
+
+
+def test_a_name_is_never_an_email_address(any_app):
+    """A name is shown to every member of one's studios: an e-mail address in it is refused."""
+    from navmcp.errors import NavError
+    from navmcp.identity import add_user
+
+    for name in ("frank@example.com", "Frank <frank@example.com>", "frank.b@mail.example.org (work)"):
+        with pytest.raises(NavError, match="leave out the e-mail address"):
+            add_user(any_app.store, "frank", name)
+    assert add_user(any_app.store, "frank", "Frank @ home")["name"] == "Frank @ home"  # no address in it
 
 
 def test_deleting_a_studios_last_admin_is_refused_unless_forced(any_app, team):

@@ -46,7 +46,8 @@ def test_hs256_token_creates_the_user_on_first_sight(supabase_app):
     sub = str(uuid.uuid4())
     token = supabase_token(SECRET, sub=sub, email="ada.lovelace@example.com")
     user = supabase_app.authenticate(token)
-    assert user["id"] == sub and user["handle"] == "ada-lovelace" and user["name"] == "ada.lovelace@example.com"
+    # Never the e-mail address as a name (every member of her studios sees it): her handle instead.
+    assert user["id"] == sub and user["handle"] == "ada-lovelace" and user["name"] == "ada-lovelace"
     assert supabase_app.authenticate(token)["id"] == sub  # second sight: the same user
     # The user can work: create a studio and see it.
     ws = supabase_app.workspace
@@ -60,6 +61,30 @@ def test_handles_are_made_unique(supabase_app):
     named = supabase_app.authenticate(supabase_token(SECRET, email="x@y.z", user_metadata={"user_name": "Sam"}))
     assert (first["handle"], second["handle"], named["handle"]) == ("sam", "sam-2", "sam-3")
 
+
+def test_a_supabase_user_is_not_findable_until_they_choose_and_never_named_by_their_email(supabase_app):
+    """A Supabase user without a name was shown by their e-mail address, to anyone who added them
+    to a studio by a guessable handle. Signing in makes nobody findable; their name is never their
+    address (nor an address they typed as their name)."""
+    from navmcp.errors import InvalidParams
+    from navmcp.identity import Principal, add_user
+
+    ws = supabase_app.workspace
+    alice = add_user(supabase_app.store, "alice")
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    lin = supabase_app.authenticate(supabase_token(SECRET, email="lin.chen@example.com"))
+    assert (lin["handle"], lin["name"], lin["findable"]) == ("lin-chen", "lin-chen", 0)
+    with pytest.raises(InvalidParams, match="no such person you can add: @lin-chen"):
+        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "lin-chen"})
+    ws.execute(Principal(lin["id"]), "/whoami", "make_findable", None)
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "lin-chen"})
+    members = ws.page(alice, "/studios/team/members").markdown
+    assert "| @lin-chen | lin-chen | member |" in members and "example.com" not in members
+    typed = supabase_app.authenticate(supabase_token(SECRET, email="kim@example.com",
+                                                     user_metadata={"full_name": "kim@example.com"}))
+    named = supabase_app.authenticate(supabase_token(SECRET, email="x@example.com",
+                                                     user_metadata={"full_name": "Ada Lovelace"}))
+    assert (typed["name"], named["name"]) == ("kim", "Ada Lovelace")
 
 def test_local_tokens_still_work_beside_supabase(supabase_app):
     from navmcp.identity import add_user

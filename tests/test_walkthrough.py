@@ -44,7 +44,7 @@ def agents(tmp_path_factory):
     tokens = {}
     for handle in ("bob", "carol"):
         with app.store.write() as tx:
-            user = create_user(tx, handle)
+            user = create_user(tx, handle, findable=True)
         tokens[handle] = mint_token(app.secret, user["id"])
     app.store.close()
     base = {"NAVMCP_HOME": str(home), "NAVMCP_DATABASE_URL": None, "NAVMCP_LOG_LEVEL": None}

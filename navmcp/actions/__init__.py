@@ -198,9 +198,9 @@ def _allowed(prop: dict[str, Any]) -> list[Any] | None:
     return None
 
 
-from navmcp.actions import commitments, decisions, notes, studios  # noqa: E402
+from navmcp.actions import commitments, decisions, notes, people, studios  # noqa: E402
 
-ACTIONS: list[Action] = [*studios.ACTIONS, *notes.ACTIONS, *decisions.ACTIONS, *commitments.ACTIONS]
+ACTIONS: list[Action] = [*people.ACTIONS, *studios.ACTIONS, *notes.ACTIONS, *decisions.ACTIONS, *commitments.ACTIONS]
 
 
 def _by_page(actions: list[Action]) -> dict[str, dict[str, Action]]:

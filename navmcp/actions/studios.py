@@ -11,7 +11,7 @@ from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
 from navmcp.errors import ActionFailed, InvalidParams
-from navmcp.identity import deleted_message, new_id, now, user_by_handle, was_deleted
+from navmcp.identity import new_id, now, user_by_handle
 from navmcp.pages import Request
 from navmcp.render import quoted
 
@@ -36,7 +36,8 @@ def create_studio(req: Request, p: CreateStudio) -> Outcome:
 
 
 class AddMember(Params):
-    handle: UserHandle = Field(title="Person", description="handle of an existing user (a leading '@' is optional)")
+    handle: UserHandle = Field(title="Person", description="handle of a person who made it findable, or of a member "
+                                                           "(a leading '@' is optional)")
     role: Literal["member", "admin"] | None = Field(
         None, description="role in this studio; if left out: member for a newcomer, unchanged for a member")
 
@@ -44,21 +45,26 @@ class AddMember(Params):
 def add_member(req: Request, p: AddMember) -> Outcome:
     _lock_members(req)
     user = user_by_handle(req.tx, p.handle)
-    if user is None:
-        raise InvalidParams(f"'handle': {deleted_message(p.handle)}" if was_deleted(req.tx, p.handle) else
-                            f"'handle': no user '{p.handle}' (create one with `navmcp user add {p.handle}`)")
-    before = req.tx.scalar("SELECT role FROM memberships WHERE studio_id = ? AND user_id = ?",
-                           (req.studio["id"], user["id"]))
+    before = user and req.tx.scalar("SELECT role FROM memberships WHERE studio_id = ? AND user_id = ?",
+                                    (req.studio["id"], user["id"]))
+    # Someone comes in only by a handle they made findable. Whether the handle is nobody's, a
+    # deleted account's, or someone's who did not choose to be found, the answer is the same: it
+    # must not tell which (docs/privacy.md).
+    if user is None or (before is None and not user["findable"]):
+        raise InvalidParams(f"'handle': no such person you can add: @{p.handle}. People are added by a handle they "
+                            f"made findable (`make_findable`, on their /whoami page): ask them for it")
     role = p.role or before or "member"  # "add carol" makes sure she is in; it never demotes her
     named = "an admin" if role == "admin" else "a member"
     if before == role:
         return Outcome(f"@{p.handle} was already {named}; nothing changed.", req.path)
     if before == "admin":
         _keep_an_admin(req, losing=user["id"])
-    req.tx.execute(
-        """INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (studio_id, user_id) DO UPDATE SET role = excluded.role""",
-        (req.studio["id"], user["id"], role, now()))
+    if before:  # a role change: no consent asked again (the hosted store checks an insert's, even on conflict)
+        req.tx.execute("UPDATE memberships SET role = ? WHERE studio_id = ? AND user_id = ?",
+                       (role, req.studio["id"], user["id"]))
+    else:  # the studio's lock (above) keeps another add of the same person from racing this insert
+        req.tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
+                       (req.studio["id"], user["id"], role, now()))
     return Outcome(f"@{p.handle} is now {named} of this studio.", req.path)
 
 

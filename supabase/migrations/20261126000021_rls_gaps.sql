@@ -6,14 +6,9 @@
 --   links:   any member could link any two items of a studio, text or no text;
 --   users:   a user could rewrite their own row (handle, name) and undo their account's deletion.
 
--- A decision is open while nobody closed it and its deadline (text, as navmcp.identity.now writes
--- times) has not passed. The transaction's start time: the app judges later in the transaction,
--- so what it allows this allows too.
-CREATE OR REPLACE FUNCTION navmcp.now_text() RETURNS text LANGUAGE sql STABLE SET search_path = '' AS $$
-    SELECT pg_catalog.to_char(pg_catalog.now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-$$;
-REVOKE ALL ON FUNCTION navmcp.now_text() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION navmcp.now_text() TO navmcp_app;
+-- A decision is open while nobody closed it and its deadline has not passed, by navmcp.now_text()
+-- (20261122000004: the transaction's start, as the app writes times). The app judges later in the
+-- transaction, so what it allows this allows too.
 
 -- audit: your own lines, in a studio you are in, or with no studio (a refusal on one you can't
 -- see); or in a studio you were in, for the act that took you out of it (leave_studio, or

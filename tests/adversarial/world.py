@@ -44,9 +44,9 @@ def build(home: Path, extra_users: int = 0) -> World:
     users = {}
     with app.store.write() as tx:
         for role in ROLES:
-            users[role] = create_user(tx, role)
+            users[role] = create_user(tx, role, findable=True)
         for n in range(extra_users):
-            users[f"user{n}"] = create_user(tx, f"user{n}")
+            users[f"user{n}"] = create_user(tx, f"user{n}", findable=True)
     tokens = {name: mint_token(app.secret, u["id"]) for name, u in users.items()}
     w = World(home=home, tokens=tokens, users=users)
     admin, author = users["admin"], users["author"]

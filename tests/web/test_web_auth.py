@@ -152,7 +152,7 @@ def test_user_text_with_script_is_escaped_everywhere(seeded, browser, api):
 
 def test_login_links_for_other_users(app, web, owner):
     with app.store.write() as tx:
-        bob = create_user(tx, "bob")
+        bob = create_user(tx, "bob", findable=True)
     client = Client(web)
     try:
         link = create_login_link(app.store, bob["id"], BASE).removeprefix(BASE)

@@ -76,7 +76,7 @@ def test_refused_form_shows_the_reason_on_the_page(browser, seeded):
     assert "Available here" not in seen.split("For agents")[0] and "vote is not available" not in seen
     unknown = browser.post("/studios/team/members/actions/add_member", data={"csrf_token": token, "handle": "nobody"})
     shown = re.search(r'<div class="alert refusal" role="alert"[^>]*>(.*?)</div>', unknown.text, re.S).group(1)
-    assert "<code>navmcp user add nobody</code>" in shown and "`" not in shown  # code spans, not raw backticks
+    assert "<code>make_findable</code>" in shown and "`" not in shown  # code spans, not raw backticks
     # bad params: 422 naming the field by its label, beside the form
     bad = browser.post("/studios/team/actions/create_commitment",
                        data={"csrf_token": token, "title": "x", "critical_mass": "lots"})
@@ -401,4 +401,4 @@ def test_a_handle_field_lets_the_at_sign_through(seeded, browser):
     assert 'pattern="@?[a-z0-9][a-z0-9\\-]{0,31}"' in form_of(page, "add_member")
     reply = browser.post("/studios/team/members/actions/add_member",
                          data={"csrf_token": csrf_of(page), "handle": "@nobody-here"})
-    assert reply.status_code == 422 and "no user 'nobody-here'" in htmllib.unescape(reply.text)
+    assert reply.status_code == 422 and "no such person you can add: @nobody-here" in htmllib.unescape(reply.text)

@@ -91,7 +91,7 @@ def test_session_rules(mcp, app, web):
     assert unknown.status_code == 404
     # a session belongs to the user whose token opened it
     with app.store.write() as tx:
-        mallory = create_user(tx, "mallory")
+        mallory = create_user(tx, "mallory", findable=True)
     other = Client(web, {"Authorization": f"Bearer {mint_token(app.secret, mallory['id'])}"})
     try:
         assert other.post("/mcp", json={"jsonrpc": "2.0", "id": 6, "method": "tools/list"},

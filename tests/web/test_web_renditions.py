@@ -139,7 +139,7 @@ def test_action_api_lists_and_runs(seeded, api):
 
 def _user_client(app, web, handle: str):
     with app.store.write() as tx:
-        user = create_user(tx, handle)
+        user = create_user(tx, handle, findable=True)
     return user, Client(web, {"Authorization": f"Bearer {mint_token(app.secret, user['id'])}"})
 
 

@@ -1,0 +1,41 @@
+"""Actions about yourself: whether studio admins may find you by your handle and add you.
+
+Adding someone to a studio takes their consent (docs/privacy.md): a handle they chose to make
+findable. Accounts that people sign up for themselves start unfindable."""
+
+from __future__ import annotations
+
+from navmcp.actions import Action, Outcome, Params
+from navmcp.errors import ActionFailed
+from navmcp.pages import Request
+
+
+def unfindable(req: Request) -> str | None:
+    return "you are findable already" if req.user["findable"] else None
+
+
+def findable(req: Request) -> str | None:
+    return None if req.user["findable"] else "you are not findable"
+
+
+def _set_findable(value: int, said: str):
+    def run(req: Request, p: Params) -> Outcome:
+        # Your own row, while your account works (the hosted store's users policy says the same).
+        if not req.tx.execute("UPDATE users SET findable = ? WHERE id = ? AND deleted_at IS NULL",
+                              (value, req.user["id"])):
+            raise ActionFailed("your account was not found (deleted?)")
+        req.user = {**req.user, "findable": value}  # what is valid afterwards reads the new value
+        return Outcome(said.format(handle=req.user["handle"]), req.path)
+    return run
+
+
+ACTIONS = [
+    Action("make_findable", ("whoami",),
+           "Let studio admins who know your handle add you to their studios.",
+           _set_findable(1, "You are findable: an admin who knows your handle @{handle} can add you to a studio."),
+           when=unfindable),
+    Action("make_unfindable", ("whoami",),
+           "Stop studio admins from adding you (you stay in the studios you are in).",
+           _set_findable(0, "You are no longer findable: nobody can add you to a studio; you stay in yours."),
+           when=findable),
+]
