@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from navmcp import domain
+from navmcp import changes, domain
 from navmcp.actions import Action, Outcome, Params
 from navmcp.actions import rules
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
@@ -135,7 +135,10 @@ def _delete_studio(req: Request, confirm: str | None) -> Outcome:
     items = req.tx.scalar("SELECT count(*) FROM items WHERE studio_id = ?", (req.studio["id"],))
     if not req.tx.execute("DELETE FROM studios WHERE id = ?", (req.studio["id"],)):  # its rows go with it
         raise ActionFailed("the database refused to delete the studio (its members may have just changed): reload the page")
-    req.studio = None  # nothing of it is left to audit the act under, or to show
+    # Watchers of its pages hear of it, as of any studio-wide change, and are ended (no longer a
+    # member); the act itself is audited under no studio, as there is none left to show it under.
+    changes.record(req.tx, req.user["id"], req.studio["id"], None)
+    req.studio = None
     return Outcome(f"You left the studio '{handle}', its last member, and it was deleted with its {items} item(s); "
                    f"the handle '{handle}' is free again.", "/")
 
