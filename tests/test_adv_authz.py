@@ -47,6 +47,9 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
 # (page, action) → (URL key or URL, params, roles that may run it); the item was written by "author".
 ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("home", "create_studio"): ("/", {"handle": "fresh", "name": "Fresh"}, ANYONE),
+    # the world's accounts are `navmcp user add`'s, findable: each may stop being so, and be again
+    ("whoami", "make_unfindable"): ("/whoami", {}, ANYONE),
+    ("whoami", "make_findable"): ("/whoami", {}, ANYONE),  # after make_unfindable (see SETUP)
     ("members", "add_member"): ("/studios/adv/members", {"handle": "outsider"}, {"admin"}),
     ("members", "remove_member"): ("/studios/adv/members", {"handle": "member"}, {"admin"}),
     # the studio's only admin may not leave while others are in it
@@ -68,7 +71,7 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("commitment", "leave_commitment"): ("commitment", {}, MEMBERS),  # after joining (see SETUP)
     ("commitment", "close_commitment"): ("commitment", {}, {"author"}),
 }
-SETUP = {("commitment", "leave_commitment"): ("join_commitment", {})}
+SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {})}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
                "comments", "reads", "links")
