@@ -866,7 +866,7 @@ def test_an_admin_adds_only_a_findable_person_and_each_sets_only_their_own(team,
     assert _as(app, alice, join, (team_id, dana_id)) == 1
 
 
-def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path):
+def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path, pg_database):
     """Accounts made before it: those Supabase made (uuid ids) start unfindable, the operator's
     findable; a name holding an e-mail address becomes the handle."""
     (version,) = [v for v, name, _ in migration_files() if name == "findable"]

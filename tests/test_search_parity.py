@@ -203,9 +203,9 @@ def test_the_migration_indexes_existing_rows_anew(tmp_path, pg_database):
     name no `fts`), and the GIN indexes are back."""
     from test_pg_rls import _database_migrated_up_to
 
-    # today's app holds the acting user's membership and records changes: those later migrations
-    # are applied beforehand
-    hold = tuple(v for v, name, _ in migration_files() if name in ("hold_membership", "changes"))
+    # today's app holds the acting user's membership, records changes and writes whether a user is
+    # findable: those later migrations are applied beforehand
+    hold = tuple(v for v, name, _ in migration_files() if name in ("hold_membership", "changes", "findable"))
     with _database_migrated_up_to(SEARCH_WORDS, also=hold) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "before", database_url=app_url, token=None))
         try:
