@@ -52,7 +52,7 @@ def world(server):
     studio `team` with a decision; bob is a member."""
     app = App(Config(home=server.home, database_url=None, token=None))
     with app.store.write() as tx:
-        alice, bob = create_user(tx, "alice"), create_user(tx, "bob")
+        alice, bob = create_user(tx, "alice", findable=True), create_user(tx, "bob", findable=True)
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
@@ -89,7 +89,7 @@ def test_a_removed_member_is_told_the_page_is_gone(server, world):
 def test_a_page_you_may_not_see_streams_nothing(server, world):
     app, ws, alice, bob, decision = world
     with app.store.write() as tx:
-        carol = create_user(tx, "carol")
+        carol = create_user(tx, "carol", findable=True)
     token = mint_token(app.secret, carol["id"])
     reply = httpx.get(server.base + decision, headers={**EVENTS, "Authorization": f"Bearer {token}"}, timeout=5)
     assert reply.status_code == 404
