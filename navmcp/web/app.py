@@ -754,7 +754,8 @@ class WebApp:
 
     def people_to_add(self, caller: Caller, page: Page) -> list[dict[str, Any]]:
         """For the members page's "Add a person": the people you share another studio with who are
-        not in this one, to pick from (anyone else is still added by typing their handle)."""
+        not in this one and may be added (findable, docs/privacy.md), to pick from (anyone else
+        findable is still added by typing their handle)."""
         if page.name != "members" or not any(a.name == "add_member" for a in page.actions):
             return []
         handle = page.url.split("/")[2]
@@ -827,7 +828,7 @@ def _action_api_rendition(req: Request, negotiated: str) -> str:
 _PEOPLE_TO_ADD = """SELECT DISTINCT u.handle, u.name FROM memberships mine
                        JOIN memberships theirs ON theirs.studio_id = mine.studio_id
                        JOIN users u ON u.id = theirs.user_id
-                      WHERE mine.user_id = ? AND u.deleted_at IS NULL
+                      WHERE mine.user_id = ? AND u.deleted_at IS NULL AND u.findable = 1
                         AND NOT EXISTS (SELECT 1 FROM memberships m JOIN studios s ON s.id = m.studio_id
                                          WHERE s.handle = ? AND m.user_id = u.id)
                       ORDER BY u.handle LIMIT 200"""

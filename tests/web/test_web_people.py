@@ -44,12 +44,15 @@ def test_a_deadline_is_a_date_input_whose_date_is_taken(seeded, browser, api):
 
 
 def test_members_are_picked_to_remove_and_suggested_to_add(app, seeded, browser, api):
-    for handle in ("carol", "dave"):
+    for handle in ("carol", "dave", "erin"):
         with app.store.write() as tx:
-            create_user(tx, handle, handle.capitalize() + " Person")
+            create_user(tx, handle, handle.capitalize() + " Person", findable=True)
     api.post("/studios/team/members/actions/add_member", json={"handle": "carol"})
     api.post("/actions/create_studio", json={"handle": "other", "name": "Other"})
     api.post("/studios/other/members/actions/add_member", json={"handle": "dave"})
+    api.post("/studios/other/members/actions/add_member", json={"handle": "erin"})
+    with app.store.write() as tx:  # erin chose to stop being findable: she can't be added, so isn't offered
+        tx.execute("UPDATE users SET findable = 0 WHERE handle = 'erin'")
     page = browser.get("/studios/team/members").text
     remove = dialog_of(page, "remove_member")
     options = re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', remove)
