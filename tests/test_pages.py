@@ -84,7 +84,7 @@ def test_item_pages_breadcrumb_names_the_item(ws, world):
 def test_action_parameters_are_listed_with_type_and_required(ws, world):
     # One line of parameters per action: required unless marked optional, allowed values, meaning.
     md = ws.page(world["owner"], f"{STUDIO}/members").markdown
-    assert "\n  `handle` (string) handle of an existing user" in md
+    assert "\n  `handle` (string) handle of a person who made it findable, or of a member" in md
     assert " · `role` (string, optional, one of: member, admin) role in this studio" in md
     md = ws.page(world["owner"], STUDIO).markdown
     assert " · `critical_mass` (integer) participants needed" in md
