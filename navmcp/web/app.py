@@ -63,9 +63,10 @@ SECURITY_HEADERS = [  # on every response, already encoded for the ASGI message
     (b"x-frame-options", b"DENY"),
 ]
 # Styles and the one script come from our own fingerprinted files; a style attribute carries only a
-# bar's width, a number the template computes (never user text).
+# bar's width, a number the template computes (never user text). The script connects only here (a
+# page's own URL as an event stream, then the page itself).
 HTML_CSP = ("default-src 'none'; style-src 'self'; style-src-attr 'unsafe-inline'; script-src 'self'; "
-            "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+            "connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 STATIC_CACHE = "public, max-age=31536000, immutable"
 RENDITIONS = {"html": "text/html; charset=utf-8", "markdown": "text/markdown; charset=utf-8",
               "json": "application/json"}

@@ -106,3 +106,44 @@ def test_open_streams_are_bounded_per_user(monkeypatch):
     assert streams.admit("v") is None
     streams.release("u")
     assert streams.admit("u") is None
+
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/bin/chromium").exists(),
+                    reason="needs Debian's chromium (.ci/run installs it)")
+def test_an_open_page_follows_a_vote_and_keeps_what_the_person_is_typing(server, world):
+    """A person has the decision open in Chromium and is half-way through a comment; bob votes in
+    another process: the tally on the person's page changes without a reload, and the comment they
+    are typing is still there."""
+    import re
+    import subprocess
+    import sys
+
+    from playwright.sync_api import sync_playwright
+
+    app, ws, alice, bob, decision = world
+    link = subprocess.run([sys.executable, "-m", "navmcp", "login-link", "alice", "--base-url", server.base],
+                          env=server.env, capture_output=True, text=True, check=True).stdout.strip()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(link)
+            page.get_by_role("button", name=re.compile("^Sign in as")).click()
+            page.wait_for_url(server.base + "/")
+            page.goto(server.base + decision)
+            soup = page.locator(".ballot li", has_text="Soup").locator(".counts")
+            assert soup.inner_text() == "0 accept, 0 prefer"
+            comment = page.locator("#action-add_comment textarea")
+            comment.fill("I was about to say that soup")
+            page.wait_for_timeout(500)  # the page's event stream is open
+            ws.execute(bob, decision, "vote", {"votes": [{"option": "Soup", "accept": True}]})
+            page.wait_for_function("() => document.querySelector('#live-mark') !== null", timeout=10_000)
+            assert soup.inner_text() == "1 accept, 0 prefer"
+            assert comment.input_value() == "I was about to say that soup"
+            assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+        finally:
+            browser.close()
