@@ -322,7 +322,13 @@ class SqliteStore:
         ensure_home(self.path.parent)
         # Made private before SQLite opens it: SQLite gives the -wal and -shm files the mode of the
         # database file, and would create all three as the umask allows (0644, for every account).
-        os.close(os.open(self.path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE))
+        # Only a new file: closing any descriptor of an open database file drops every POSIX lock
+        # this process holds on it, and with them the locks of its open connections (a second
+        # store object in one process made a connection read a snapshot long gone).
+        try:
+            os.close(os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+        except FileExistsError:
+            pass
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         # Each thread has its own connection (opened on its first call): the web app runs costly
