@@ -51,17 +51,13 @@ class App:
 
     @functools.cached_property
     def feed(self):
-        """Changes to watched pages (`navmcp.changes`), made by this process or any other. On SQLite
-        it reads through a store of its own, since the app's connection belongs to its caller's thread."""
+        """Changes to watched pages (`navmcp.changes`), made by this process or any other."""
         from navmcp.changes import Feed, PostgresSource, SqliteSource
 
         if self.embedded:
-            from navmcp.store import SqliteStore
-
-            path = self.config.home / "navmcp.db"
             self.store  # the file and its schema exist before the feed opens it
-            return Feed(SqliteStore(path), SqliteSource(path))
-        return Feed(self.store, PostgresSource(self.config.database_url))
+            return Feed(SqliteSource(self.config.home / "navmcp.db"))
+        return Feed(PostgresSource(self.config.database_url, self.store))
 
     @functools.cached_property
     def supabase(self):

@@ -113,8 +113,7 @@ class Watcher:
 class Feed:
     """New changes, handed to the watchers they may concern. Thread-safe; one per store."""
 
-    def __init__(self, store, source: "Source"):
-        self.store = store
+    def __init__(self, source: "Source"):
         self.source = source
         self._watchers: set[Watcher] = set()
         self._lock = threading.Lock()
@@ -177,9 +176,7 @@ class Feed:
 
     def verdict(self, interest: Interest, change: Change) -> str | None:
         """"notify", None (not this watcher's business after all), or why the watch ends."""
-        with self.store.read(user_id=interest.user_id) as tx:
-            member = tx.scalar("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?",
-                               (change.studio_id, interest.user_id)) is not None
+        member = self.source.is_member(change.studio_id, interest.user_id)
         if interest.personal:
             if member:
                 interest.studios.add(change.studio_id)
@@ -194,6 +191,7 @@ class Feed:
 class Source:
     def last(self) -> int: ...
     def wait(self, after: int, stop: threading.Event) -> list[Change]: ...
+    def is_member(self, studio_id: str | None, user_id: str) -> bool: ...
     def close(self) -> None: ...
 
 
@@ -210,14 +208,20 @@ class SqliteSource(Source):
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
         return self._conn
 
+    # Every query here is read to its end (fetchall): a statement left mid-result would hold its
+    # snapshot open on this connection.
     def last(self) -> int:
-        return self.conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0]
+        return self.conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchall()[0][0]
+
+    def is_member(self, studio_id: str | None, user_id: str) -> bool:
+        return bool(self.conn.execute("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?",
+                                      (studio_id, user_id)).fetchall())
 
     def wait(self, after: int, stop: threading.Event) -> list[Change]:
-        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        version = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
         rows = self._after(after)  # what committed before `version` was read
         while not rows and not stop.wait(POLL_SECONDS):
-            moved = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            moved = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
             if moved != version:
                 version, rows = moved, self._after(after)
         return rows
@@ -238,8 +242,9 @@ class PostgresSource(Source):
 
     CHANNEL = "navmcp_changes"
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, store):
         self.url = url
+        self.store = store  # whether a watcher is a member is asked as that watcher (row-level security)
         self._conn: Any = None
         self._fresh = False  # a new connection: read what may have come while there was none
 
@@ -255,6 +260,11 @@ class PostgresSource(Source):
 
     def last(self) -> int:
         return self.conn.execute("SELECT navmcp.last_change()").fetchone()[0]
+
+    def is_member(self, studio_id: str | None, user_id: str) -> bool:
+        with self.store.read(user_id=user_id) as tx:
+            return tx.scalar("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?",
+                             (studio_id, user_id)) is not None
 
     def wait(self, after: int, stop: threading.Event) -> list[Change]:
         import psycopg

@@ -48,7 +48,6 @@ def watching(any_app):
     yield watch
     if "feed" in second.__dict__:
         second.feed.close()
-        second.feed.store.close()
     if "store" in second.__dict__:
         second.store.close()
 
@@ -160,7 +159,6 @@ def test_nobody_watching_costs_no_thread(any_app, team):
         time.sleep(0.05)
     assert feed._thread is None
     feed.close()
-    feed.store.close()
 
 
 def test_a_vote_in_another_process_reaches_a_watcher_here(any_app, team, watching):
