@@ -47,7 +47,7 @@ class App:
     def workspace(self) -> "Workspace":
         from navmcp.workspace import Workspace
 
-        return Workspace(self.store)
+        return Workspace(self.store, self.config.audit_retention_days)
 
     @functools.cached_property
     def feed(self):

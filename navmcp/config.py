@@ -55,6 +55,27 @@ def _make_private(home: Path) -> None:
                     ", ".join(fixed))
 
 
+# What storage may hold (docs/limits.md): the defaults of the settings below.
+AUDIT_RETENTION_DAYS = 365  # audit lines older than this are deleted; 0 keeps them forever
+MCP_SESSION_IDLE_HOURS = 24.0  # an MCP session (HTTP) unused this long has ended
+MCP_SESSIONS_PER_USER = 100  # a user's newest MCP sessions kept; opening one more ends the oldest
+
+
+def _setting(env, name: str, default, kind: type, least) -> "int | float":
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or value != value or value < least:  # (NaN is no number either)
+        from navmcp.errors import NavError
+
+        raise NavError(f"server misconfigured: {name}={raw[:40]!r} must be a number of at least {least}")
+    return value
+
+
 @dataclass(frozen=True)
 class Config:
     home: Path
@@ -64,6 +85,9 @@ class Config:
     supabase_jwt_secret: str | None = None
     supabase_url: str | None = None
     rate_limit: str | None = None  # NAVMCP_RATE_LIMIT, e.g. "60/60s"; None or "off" = no limit
+    audit_retention_days: int = AUDIT_RETENTION_DAYS  # NAVMCP_AUDIT_RETENTION_DAYS
+    mcp_session_idle_hours: float = MCP_SESSION_IDLE_HOURS  # NAVMCP_MCP_SESSION_IDLE_HOURS
+    mcp_sessions_per_user: int = MCP_SESSIONS_PER_USER  # NAVMCP_MCP_SESSIONS_PER_USER
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Config":
@@ -77,4 +101,7 @@ class Config:
             supabase_jwt_secret=env.get("SUPABASE_JWT_SECRET") or None,
             supabase_url=env.get("SUPABASE_URL") or None,
             rate_limit=env.get("NAVMCP_RATE_LIMIT") or None,
+            audit_retention_days=_setting(env, "NAVMCP_AUDIT_RETENTION_DAYS", AUDIT_RETENTION_DAYS, int, 0),
+            mcp_session_idle_hours=_setting(env, "NAVMCP_MCP_SESSION_IDLE_HOURS", MCP_SESSION_IDLE_HOURS, float, 0.01),
+            mcp_sessions_per_user=_setting(env, "NAVMCP_MCP_SESSIONS_PER_USER", MCP_SESSIONS_PER_USER, int, 1),
         )

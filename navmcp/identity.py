@@ -49,6 +49,21 @@ def now() -> str:
     return "%s.%06dZ" % (last[1], micros)  # half the time of the f-string with a format spec
 
 
+def ago(seconds: float) -> str:
+    """The time `seconds` ago, as `now()` writes times (so the two compare as text); the text of
+    its second is made once per second (this runs on every /mcp call)."""
+    whole, micros = divmod(int((time.time() - seconds) * 1_000_000), 1_000_000)
+    known = _ago_seconds.get(seconds)  # one read: another thread may replace it meanwhile
+    if known is None or known[0] != whole:
+        if len(_ago_seconds) > 16:
+            _ago_seconds.clear()
+        known = _ago_seconds[seconds] = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
+    return "%s.%06dZ" % (known[1], micros)
+
+
+_ago_seconds: dict[float, tuple[int, str]] = {}  # seconds ago → (the last second, its text)
+
+
 def check_handle(handle: str) -> str:
     handle = handle_text(handle)  # as the actions' Handle reads one: "ｂｏｂ" is bob
     if not HANDLE_RE.fullmatch(handle):  # match() would let "bob\n" through ($ matches before a final newline)

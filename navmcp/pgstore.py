@@ -166,6 +166,10 @@ class PostgresTx:
                                               found["comment_ids"], found["option_counts"], found["comment_counts"])]
         return rows, found["total"], found["windowed"]
 
+    def prune_audit(self, days: int, most: int) -> None:
+        # As the owner (migration 20261126000011): no policy lets the app role delete audit lines.
+        self.conn.execute("SELECT navmcp.prune_audit(%s, %s)", (max(1, days), max(1, most)))
+
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
         # As the owner (migration 20261126000080): the table is not the users' to read or write, and
         # the function records the acting user itself.

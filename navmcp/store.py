@@ -61,6 +61,8 @@ class Tx(Protocol):
         voter and decision), commitments joined."""
     def find_user(self, handle: str, deleted: bool = False) -> Row | None: ...
     def lock(self, table: str, row_id: str) -> None: ...
+    def prune_audit(self, days: int, most: int) -> None:
+        """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None: ...
     def hold_membership(self, studio_handle: str) -> None: ...
 
@@ -216,6 +218,16 @@ class SqliteTx:
                                   (at, studio_id, item_id, user_id)).lastrowid
         if seq % CHANGES_PRUNE_EVERY == 0:
             self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
+
+    def prune_audit(self, days: int, most: int) -> None:
+        # Oldest first by id (ids grow with time): the walk stops at the first line to keep.
+        from navmcp.identity import ago
+
+        self.cursor.execute(
+            """DELETE FROM audit WHERE id < min(coalesce((SELECT id FROM audit WHERE at >= ? ORDER BY id LIMIT 1),
+                                                         (SELECT max(id) + 1 FROM audit)),
+                                                (SELECT min(id) FROM audit) + ?)""",
+            (ago(max(1, days) * 86400), max(1, most)))
 
     def lock(self, table: str, row_id: str) -> None:
         """Queue writers on one row ("items" or "studios") until this transaction ends. Nothing to

@@ -10,6 +10,7 @@ handler runs — so a decision that closed since you looked refuses the vote. Gi
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -107,19 +108,26 @@ class Result:
         return {"ok": self.ok, "message": self.message, "url": self.url, "actions": self.actions}
 
 
+AUDIT_PRUNE_EVERY = 1024  # audit lines this process writes between two prunes of expired ones
+AUDIT_PRUNE_MOST = 10_000  # expired lines one prune deletes at most
+_audit_lines = itertools.count(1)
+
 AUDIT_SQL = ("INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 def write_audit(tx, user_id: str, client: str, studio_id: str | None, url: str, action: str,
-                params: Any, outcome: str, started: float | None) -> None:
+                params: Any, outcome: str, started: float | None, retention_days: int = 0) -> None:
     """One audit row, each text cut to its column's bound: every audited attempt is written here
     (an action, its refusal, a rate-limited call). Parameters are recorded by name only; the
-    duration runs from `started` (`time.perf_counter()`), or is 0 for a call refused before any work."""
+    duration runs from `started` (`time.perf_counter()`), or is 0 for a call refused before any work.
+    Every AUDIT_PRUNE_EVERY-th line of the process also deletes lines older than `retention_days`."""
     # json.dumps(sorted(params)) without its Python-level encoder: a JSON object's keys are strings.
     names = "[" + ", ".join(map(encode_basestring_ascii, sorted(params))) + "]" if isinstance(params, dict) else "[]"
     tx.execute(AUDIT_SQL, (now(), user_id, client[:100], studio_id, url[:500], action[:100], names[:1000],
                            outcome[:300], 0 if started is None else round((time.perf_counter() - started) * 1000, 3)))
+    if retention_days and next(_audit_lines) % AUDIT_PRUNE_EVERY == 0:  # (0: the audit is kept forever)
+        tx.prune_audit(retention_days, AUDIT_PRUNE_MOST)
 
 
 @functools.cache
@@ -129,8 +137,9 @@ def action_info(action: action_table.Action) -> ActionInfo:
 
 
 class Workspace:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, audit_retention_days: int = 0):
         self.store = store
+        self.audit_retention_days = audit_retention_days  # audit lines older are pruned (0: kept forever)
 
     def page(self, user: Row | Principal, url: str, client: str = "unknown") -> Page:
         with self.store.read(user_id=_user_id(user)) as tx:
@@ -169,7 +178,8 @@ class Workspace:
                     after = valid  # judged by `check` on the very facts the action left as they were
                 else:
                     after = self._actions_after(spec, req, outcome.url)
-                write_audit(tx, user_id, client, studio_id, target, name, params, "ok", started)
+                write_audit(tx, user_id, client, studio_id, target, name, params, "ok", started,
+                            self.audit_retention_days)
             return Result(True, outcome.message, outcome.url, after)
         except AuthError:
             raise  # no such user (deleted a moment ago): nobody to audit the attempt for
@@ -195,7 +205,8 @@ class Workspace:
             type(error), "error")
         try:
             with self.store.write(user_id=user_id) as tx:
-                write_audit(tx, user_id, client, studio_id, url, name, params, f"{kind}: {error.message}", started)
+                write_audit(tx, user_id, client, studio_id, url, name, params, f"{kind}: {error.message}", started,
+                            self.audit_retention_days)
         except Exception:  # the audit must never turn a clear refusal into an internal error
             log.exception("could not audit a refused action")
 

@@ -280,6 +280,7 @@ class WebApp:
         self.max_body = max_body
         self.secure_cookies = secure_cookies
         self._verified: dict[str, tuple[str, float, Access | None]] = {}  # Bearer token → (user id, expiry, access)
+        self.session_idle = self.app.config.mcp_session_idle_hours * 3600  # seconds an MCP session may idle
         self._executor: ThreadPoolExecutor | None = None  # the hosted store's worker threads
         self._costly: ThreadPoolExecutor | None = None  # threads for costly requests (both stores)
         self._offload: bool | None = None  # decided on the first request (it opens the store)
@@ -657,7 +658,7 @@ class WebApp:
         known = self._verified.get(token)
         if known is not None and known[1] > time.time():
             access = auth.check_access(self.app.store, known[0], known[2], resource)
-            user, stored = sessions.load_with_user(self.app.store, known[0], session_id)
+            user, stored = sessions.load_with_user(self.app.store, known[0], session_id, idle=self.session_idle)
             if user is not None:
                 return user, stored, True, access
         user, access = self.authenticate_access(token, resource)

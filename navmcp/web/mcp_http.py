@@ -128,7 +128,7 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     if req.method == "DELETE":
         if not session_id:
             return fault(400, "Bad Request: DELETE needs the Mcp-Session-Id header")
-        stored = sessions.load(store, session_id, user["id"])
+        stored = sessions.load(store, session_id, user["id"], idle=web.session_idle)
         if stored is None or stored.user_id != user["id"]:
             return fault(404, "Session not found (unknown or already ended)")
         sessions.end(store, session_id, user["id"])
@@ -167,7 +167,7 @@ def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | 
     if not session_id:
         return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
     if not looked_up:
-        stored = sessions.load(store, session_id, user["id"])
+        stored = sessions.load(store, session_id, user["id"], idle=web.session_idle)
     if stored is None or stored.user_id != user["id"]:
         return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
 
@@ -179,7 +179,7 @@ def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | 
     connection.client_info = {"name": stored.client}
     response = connection.receive(value)
     try:
-        sessions.save(store, stored)  # if the call moved it
+        sessions.save(store, stored, idle=web.session_idle)  # if the call moved it (or long ago)
     except Exception:
         # The call's work is committed; a 500 now would have the client send it again. The state is
         # a convenience (every call can name its url), so the reply stands.
@@ -200,7 +200,8 @@ def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str
         return _json(200, response)
     if access is not None:  # the audit names the app the person allowed, not what it calls itself
         session.client = access.client_name[:100]
-    stored = sessions.create(web.app.store, user["id"], session.client, connection.protocol_version or "")
+    stored = sessions.create(web.app.store, user["id"], session.client, connection.protocol_version or "",
+                             idle=web.session_idle, keep=web.app.config.mcp_sessions_per_user)
     return _json(200, response, [("mcp-session-id", stored.id)])
 
 
