@@ -162,7 +162,8 @@ def running_base_url(home: Path) -> str | None:
     return record["base_url"] if isinstance(record.get("base_url"), str) else None
 
 
-def _serve_web(app, sock: socket.socket, host: str, port: int, allow_hosts: list[str]) -> int:
+def _serve_web(app, sock: socket.socket, host: str, port: int, allow_hosts: list[str],
+               forwarded_allow_ips: str = "") -> int:
     import json
 
     from navmcp.web import create_app
@@ -180,7 +181,8 @@ def _serve_web(app, sock: socket.socket, host: str, port: int, allow_hosts: list
     except OSError:
         record = None
     try:
-        server.run(create_app(app, allowed_hosts=extra), host, port, sock=sock)
+        server.run(create_app(app, allowed_hosts=extra), host, port, sock=sock,
+                   forwarded_allow_ips=forwarded_allow_ips)
     finally:
         try:
             if record is not None and record.read_text() == mine:  # not a later server's record
@@ -205,7 +207,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         link = create_login_link(app.store, owner["id"], base)
         print(f"Sign in as @{owner['handle']} with this one-time link (valid {LINK_MINUTES} minutes):\n  {link}")
     print("Links for other people: navmcp login-link HANDLE. Stop with Ctrl-C.", flush=True)
-    return _serve_web(app, sock, args.host, args.port, args.allow_host)
+    return _serve_web(app, sock, args.host, args.port, args.allow_host, args.forwarded_allow_ips)
 
 
 def cmd_login_link(args: argparse.Namespace) -> int:
@@ -364,6 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765)")
     web.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                      help="another host name accepted in Host/Origin headers (DNS-rebinding protection)")
+    web.add_argument("--forwarded-allow-ips", metavar="IPS", default=os.environ.get("NAVMCP_FORWARDED_ALLOW_IPS", ""),
+                     help="comma-separated addresses of the reverse proxies whose X-Forwarded-For and "
+                          "X-Forwarded-Proto are believed (default: none, env NAVMCP_FORWARDED_ALLOW_IPS)")
     web.set_defaults(func=cmd_web)
     link = sub.add_parser("login-link", help="print a one-time web login link for a user")
     link.add_argument("handle", help="the user the link signs in")

@@ -101,7 +101,7 @@ def test_pages_actions_and_forms_answer_429_with_retry_after(adv_world, tmp_path
         app.store.close()
 
 
-def test_bad_token_flood_is_answered_429_per_ip_without_verifying(adv_world, tmp_path, monkeypatch):
+def test_bad_token_flood_is_answered_429_per_ip_and_genuine_tokens_still_pass(adv_world, tmp_path, monkeypatch):
     w = world.copy(adv_world, tmp_path / "home")
     app = w.app()  # per-token limits off; only the bad-token limit
     web = create_app(app)
@@ -123,10 +123,14 @@ def test_bad_token_flood_is_answered_429_per_ip_without_verifying(adv_world, tmp
         assert mcp.status_code == 429 and mcp.json()["error"]["message"].startswith("Too Many Requests")
         login = attacker.request("GET", "/login?token=guess")
         assert login.status_code == 429
-        # While blocked, even a good token from that address waits (nothing is verified)...
-        assert attacker.request("GET", "/studios/adv.md", headers=_bearer(w.tokens["author"])).status_code == 429
-        assert calls == []
-        # ...but another address is served, and requests without a token are not affected.
+        assert calls == []  # nothing of the flood reached a user lookup
+        # A genuine token from the same address is served: others at an address (a NAT, a proxy)
+        # are never refused for one client's bad tokens (issue 24, item 12); so is a live login link.
+        assert attacker.request("GET", "/studios/adv.md", headers=_bearer(w.tokens["author"])).status_code == 200
+        link = create_login_link(app.store, w.users["author"]["id"], "http://127.0.0.1")
+        assert attacker.request("GET", link.removeprefix("http://127.0.0.1")).status_code == 200
+        assert attacker.request("GET", "/studios/adv.md", headers=_bearer("forged.still")).status_code == 429
+        # Another address is served, and requests without a token are not affected.
         ok = attacker.loop.run_until_complete(other.get("/studios/adv.md", headers=_bearer(w.tokens["author"])))
         assert ok.status_code == 200
         assert attacker.request("GET", "/healthz").status_code == 200
@@ -173,3 +177,28 @@ def test_real_server_limits_tokens_and_bad_token_floods(adv_world, tmp_path):
     finally:
         assert server.stop() == 0
     assert not server.errors(), server.stderr_text()[-3000:]
+
+
+def test_forwarded_headers_are_believed_only_from_configured_proxies(adv_world, tmp_path):
+    """X-Forwarded-For from any local process was believed (uvicorn's default trusts 127.0.0.1):
+    a client dodged the bad-token limit with a new address per request, or aimed it at another's.
+    Now the connection's address counts, unless `--forwarded-allow-ips` names the proxy."""
+    w = world.copy(adv_world, tmp_path / "home")
+
+    def flood(server: WebProcess) -> list[int]:
+        with httpx.Client(base_url=server.base, timeout=10) as http:
+            return [http.get("/", headers={**_bearer(f"bad{n}"), "x-forwarded-for": f"10.9.0.{n}"}).status_code
+                    for n in range(5)]
+
+    server = WebProcess(w.home, {"NAVMCP_BAD_TOKEN_LIMIT": "3/60s"})
+    try:
+        assert flood(server) == [401, 401, 401, 429, 429]  # one address: the connection's
+        with httpx.Client(base_url=server.base, timeout=10) as http:  # and its genuine tokens still pass
+            assert http.get("/studios/adv.md", headers=_bearer(w.tokens["member"])).status_code == 200
+    finally:
+        assert server.stop() == 0
+    server = WebProcess(w.home, {"NAVMCP_BAD_TOKEN_LIMIT": "3/60s", "NAVMCP_FORWARDED_ALLOW_IPS": "127.0.0.1"})
+    try:
+        assert flood(server) == [401] * 5  # behind a named proxy: each forwarded address its own
+    finally:
+        assert server.stop() == 0

@@ -296,3 +296,15 @@ def test_the_member_picker_suggests_only_people_you_share_a_studio_with(world, p
         assert re.findall(r'<option value="([a-z0-9-]+)">', people) == ["cook"]
     finally:
         server.stop()
+
+
+def test_a_login_link_is_judged_live_without_spending_it(world):
+    """What the bad-token limit reads for a login link from an address over it (navmcp.web.limits):
+    live until used or expired, through navmcp.login_link_live under row-level security."""
+    app = world["app"]
+    link = auth.create_login_link(app.store, world["skipper"]["id"], "http://127.0.0.1")
+    token = link.split("token=", 1)[1]
+    assert auth.login_link_live(app.store, token) and auth.login_link_live(app.store, token)  # nothing spent
+    assert not auth.login_link_live(app.store, "no-such-token")
+    auth.redeem_login_link(app.store, token)
+    assert not auth.login_link_live(app.store, token)

@@ -40,7 +40,7 @@ from navmcp import sessions
 from navmcp.app import App
 from navmcp.changes import interest
 from navmcp.errors import AuthError, NavError, NotFound
-from navmcp.identity import Access, is_access_token, user_by_id
+from navmcp.identity import ALGORITHM, Access, is_access_token, user_by_id, verify_token
 from navmcp.pages import costly as costly_page
 from navmcp.pages import route, split_url
 from navmcp.protocol import ParseError, decode
@@ -140,6 +140,7 @@ class Request:
     body_timeout: float = BODY_TIMEOUT
     deadlines: BodyDeadlines | None = None  # the app's; None: a timer for this request's body alone
     _message: Any = _UNREAD
+    unproven_link: bool = False  # a login link from an address over its bad-token limit (WebLimits.before)
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -534,6 +535,8 @@ class WebApp:
                 page.headers.append(("set-cookie", auth.next_cookie(nxt, self.secure(req))))
             return page
         nxt = nxt or _local_path(auth.remembered_next(req.header("cookie")))
+        if req.unproven_link and not auth.login_link_live(self.app.store, token):
+            return self.limits.refusal(req)
         current = self.web_session(req)
         try:
             if req.method != "POST":
@@ -649,6 +652,34 @@ class WebApp:
                 self._verified.clear()
             self._verified[token] = (user["id"], expires, access)
         return user, access
+
+    def token_is_genuine(self, token: str) -> bool:
+        """Whether a Bearer token is one we issued (a navmcp token, an OAuth access token) or the
+        Supabase project did, judged by its signature alone: no database read, no key fetched. A
+        token verified before is; a Supabase token signed with a public key (its key may have to be
+        fetched) is not, unless it was."""
+        known = self._verified.get(token)
+        if known is not None and known[1] > time.time():
+            return True
+        supabase = self.app.supabase
+        try:
+            if is_access_token(token):  # an OAuth access token: its audience is judged where it is used
+                import jwt
+
+                try:
+                    jwt.decode(token, self.app.secret, algorithms=[ALGORITHM],
+                               options={"verify_aud": False, "require": ["exp", "sub"]})
+                except jwt.InvalidTokenError:
+                    return False
+            elif supabase is not None and supabase.claims_token(token):
+                if auth.unverified_algorithm(token) != "HS256":
+                    return False
+                supabase.verify(token)
+            else:
+                verify_token(self.app.secret, token)
+        except AuthError:
+            return False
+        return True
 
     def authenticate_with_session(self, token: str, session_id: str, resource: str | None = None
                                   ) -> tuple[dict[str, Any], Any, bool, Access | None]:

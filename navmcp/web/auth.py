@@ -78,6 +78,16 @@ class _Undo(Exception):
     """Rolls back the transaction it is raised in."""
 
 
+def login_link_live(store: Store, token: str) -> bool:
+    """Whether a login token is one that is neither used nor expired: one indexed read, for an
+    address over its bad-token limit (navmcp.web.limits)."""
+    with store.read() as tx:
+        if _hosted(store):  # no user yet: only the holder of the token can name the row
+            return bool(tx.scalar("SELECT navmcp.login_link_live(?)", (_hash(token),)))
+        return tx.scalar("SELECT 1 FROM login_links WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?",
+                         (_hash(token), now())) is not None
+
+
 def login_link_user(store: Store, token: str) -> Row:
     """The user a login token would sign in, without spending it; an `AuthError` as redeeming would
     raise. The redemption itself runs and is rolled back, so the verdict is exactly the one a
@@ -228,6 +238,16 @@ def csrf_ok(secret: bytes, session_id: str, presented: str | None) -> bool:
     # compare_digest takes str only when it is ASCII (else TypeError): a token that isn't is wrong.
     return bool(presented) and presented.isascii() and hmac.compare_digest(csrf_token(secret, session_id),
                                                                             presented)
+
+
+def unverified_algorithm(token: str) -> str | None:
+    """The `alg` a token's header names (unverified: only to choose how to verify it)."""
+    import jwt
+
+    try:
+        return jwt.get_unverified_header(token).get("alg")
+    except jwt.InvalidTokenError:
+        return None
 
 
 def bearer_token(header: str | None) -> str | None:

@@ -7,8 +7,12 @@
 - Bad credentials per client IP, before any authentication: every request presenting a Bearer
   token or a login-link token that is refused (401) takes one call from the IP's bucket
   (NAVMCP_BAD_TOKEN_LIMIT, else the NAVMCP_RATE_LIMIT spec; off when both are off). While the
-  bucket is empty, requests from that IP presenting such a token are answered 429 without
-  verifying anything (no signature check, no database read). Cookie requests are not affected.
+  bucket is empty, a request from that IP must prove its token before any other work: a Bearer
+  token by its signature alone (no database read), a login link by one read of its row. A valid
+  token is served, since many people may share an address (a NAT, a proxy) and one of them
+  flooding bad tokens must not lock the others out; the rest are answered 429. Cookie requests
+  are not affected. The IP is the connection's, or X-Forwarded-For's only from the proxies
+  named by `--forwarded-allow-ips` (navmcp.web.server).
 
 Limits live in the process: several `navmcp web` processes each keep their own buckets.
 """
@@ -47,13 +51,30 @@ class WebLimits:
         return req.header("authorization") is not None or (req.path == "/login" and "token=" in req.query_string)
 
     def before(self, req: "Request") -> "Response | None":
-        """429 for a request presenting a token from an IP whose bad-token bucket is empty."""
+        """429 for a request from an IP whose bad-token bucket is empty, unless its Bearer token is
+        genuine (a login link is checked by `WebApp.login`, which calls `refusal` if need be)."""
         limiter = self.bad_tokens
         if limiter is None or not self._presents_token(req):
             return None
         wait = limiter.blocked("ip:" + req.client_ip)
         if wait is None:
             return None
+        header = req.header("authorization")
+        if header is None:  # a login link: one row to read, where the request is handled
+            req.unproven_link = True
+            return None
+        from navmcp.web.auth import bearer_token
+
+        token = bearer_token(header)
+        if token is not None and self.web.token_is_genuine(token):
+            return None
+        return self.refusal(req, wait)
+
+    def refusal(self, req: "Request", wait: float | None = None) -> "Response":
+        limiter = self.bad_tokens
+        assert limiter is not None
+        if wait is None:
+            wait = limiter.blocked("ip:" + req.client_ip) or 1.0
         seconds = max(1, math.ceil(wait))
         response = self.web.refuse(req, 429, f"too many refused tokens from this address ({limiter.describe()}): "
                                              f"retry in {seconds} second{'s' if seconds != 1 else ''}")

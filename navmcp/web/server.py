@@ -179,9 +179,13 @@ def protocol_class() -> type:
     return httptools or HeadTimeoutH11
 
 
-def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None) -> None:
+def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None, forwarded_allow_ips: str = "") -> None:
     """Serve until stopped; on `sock` when given (bound already: the CLI checks its port before it
-    prints a login link), else on a socket uvicorn binds to host:port."""
+    prints a login link), else on a socket uvicorn binds to host:port. X-Forwarded-For and
+    X-Forwarded-Proto are believed only from the proxies named in `forwarded_allow_ips`
+    (`--forwarded-allow-ips`); by default from nobody, so no client can pass for another address
+    (the bad-token limit counts per address) or for HTTPS. uvicorn would believe them from
+    127.0.0.1, where every local process connects from."""
     import uvicorn
 
     configured = os.environ.get("NAVMCP_WEB_HEAD_TIMEOUT", "")  # tests shorten it
@@ -190,7 +194,9 @@ def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None) 
     config = uvicorn.Config(asgi_app, host=host, port=port, log_level="warning", access_log=False,
                             server_header=False, http=protocol_class(), timeout_keep_alive=KEEP_ALIVE,
                             limit_concurrency=MAX_CONNECTIONS, backlog=BACKLOG,
-                            h11_max_incomplete_event_size=MAX_HEAD)
+                            h11_max_incomplete_event_size=MAX_HEAD,
+                            proxy_headers=bool(forwarded_allow_ips.strip()),
+                            forwarded_allow_ips=forwarded_allow_ips.strip() or None)
     served = uvicorn.Server(config)
     try:
         served.run(sockets=[sock] if sock is not None else None)
