@@ -160,7 +160,8 @@ def test_a_login_link_from_process_a_gives_a_cookie_that_works_on_process_b(worl
         assert browser.post(b.base + button).status_code == 403  # not from the page: no Origin
         signed_in = browser.post(b.base + button, headers={"Origin": b.base})
         assert signed_in.status_code == 303 and "HttpOnly" in signed_in.headers["set-cookie"]
-        cookie = browser.cookies["navmcp_session"]
+        name = auth.cookie_name(auth.instance_id(world["app"].secret), False)  # one instance: one secret
+        cookie = browser.cookies[name]
         assert browser.get(link).status_code == 401  # single use, on either process
         assert "already used" in browser.get(link.replace(a.base, b.base)).text
 
@@ -175,7 +176,7 @@ def test_a_login_link_from_process_a_gives_a_cookie_that_works_on_process_b(worl
         assert "Posted from a browser on B" in shown.text
         assert '<p class="alert flash"' not in browser.get(b.base + world["decision"]).text
         assert browser.post(a.base + "/logout", data={"csrf_token": csrf}).status_code == 303
-        browser.cookies.set("navmcp_session", cookie)
+        browser.cookies.set(name, cookie)
         assert browser.get(b.base + world["decision"]).status_code == 303  # signed out everywhere
     with psycopg.connect(pg_database.admin_url) as db:
         assert db.execute("SELECT count(*) FROM web_sessions WHERE ended_at IS NOT NULL").fetchone()[0] == 1

@@ -205,8 +205,8 @@ async def connected_apps(web: "WebApp", req: "Request") -> Response:
         client_id = (form.get("client_id") or [""])[0]
         apps = {a["client_id"]: a for a in grants.connected_apps(store, user["id"])}
         if client_id in apps and grants.revoke_client(store, user["id"], client_id):
-            auth.set_flash(store, session.id, f"Revoked {apps[client_id]['client_name']}: it can no longer act "
-                                              "for you.", user["id"])
+            auth.set_flash(store, session, f"Revoked {apps[client_id]['client_name']}: it can no longer act "
+                                           "for you.")
         return redirect("/connected-apps")
     flash = auth.take_flash(store, session)
     apps = grants.connected_apps(store, user["id"])

@@ -23,6 +23,7 @@ first, so a handler never waits on the ASGI channel from a thread.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -407,7 +408,7 @@ class WebApp:
         for costly requests and, on a thread-safe hosted store, the worker threads. True when
         every request is to be handled in a thread."""
         store = self.app.store
-        _ = self.app.secret, self.app.workspace, self.app.supabase  # cached: created once, not racing
+        _ = self.app.secret, self.app.workspace, self.app.supabase, self.instance  # cached: made once, not racing
         costly = _threads("NAVMCP_WEB_COSTLY_THREADS", COSTLY_THREADS)
         if costly > 0:
             self._costly = ThreadPoolExecutor(max_workers=costly, thread_name_prefix="navmcp-costly")
@@ -544,18 +545,29 @@ class WebApp:
             if not _posted_from_this_site(req):
                 return error_response("html", 403, "sign in with the button on the login link's page: "
                                       "this request did not come from it (no Origin or Referer of this site)")
-            session_id = auth.redeem_login_link(self.app.store, token)
+            session_id = auth.redeem_login_link(self.app.store, token, self.instance)
         except AuthError as e:
             return self.login_page(401, e.message, ok=False, next_url=nxt)
         if current is not None:  # its cookie is replaced: end it rather than leave it live and unreachable
-            auth.end_session(self.app.store, current.id, current.user["id"])
-        return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req))),
+            auth.end_session(self.app.store, current.id, current.user["id"], self.instance)
+        return redirect(nxt or "/", [("set-cookie", self.session_cookie(req, session_id)),
                                      ("set-cookie", auth.next_cookie("", self.secure(req)))])
 
+    @functools.cached_property
+    def instance(self) -> str:
+        """This instance's id (`auth.instance_id`): its cookie's name and its sessions are its own."""
+        return auth.instance_id(self.app.secret)
+
+    def cookie_name(self, req: Request) -> str:
+        return auth.cookie_name(self.instance, self.secure(req))
+
+    def session_cookie(self, req: Request, session_id: str) -> str:
+        return auth.session_cookie(self.cookie_name(req), session_id, self.secure(req))
+
     def web_session(self, req: Request) -> auth.WebSession | None:
-        """The session of this browser's cookie, if it is a live one."""
-        session_id = auth.cookie_value(req.header("cookie"))
-        return auth.load_session(self.app.store, session_id) if session_id else None
+        """The session of this browser's cookie, if it is a live one of this instance's."""
+        session_id = auth.cookie_value(req.header("cookie"), self.cookie_name(req))
+        return auth.load_session(self.app.store, session_id, self.instance) if session_id else None
 
     def confirm_login_page(self, user: dict[str, Any], current: auth.WebSession | None, token: str,
                            next_url: str) -> Response:
@@ -592,8 +604,8 @@ class WebApp:
             user = self.app.authenticate(self.signin.verify_code(email, code))
         except AuthError as e:
             return self.login_page(401, e.message, ok=False, next_url=nxt, email=email)
-        session_id = auth.open_session(self.app.store, user["id"])
-        return redirect(nxt or "/", [("set-cookie", auth.session_cookie(session_id, self.secure(req)))])
+        session_id = auth.open_session(self.app.store, user["id"], self.instance)
+        return redirect(nxt or "/", [("set-cookie", self.session_cookie(req, session_id))])
 
     def login_page(self, status: int, message: str | None, *, ok: bool, next_url: str = "",
                    email: str | None = None) -> Response:
@@ -607,15 +619,15 @@ class WebApp:
     async def logout(self, req: Request) -> Response:
         if req.method != "POST":
             return text(405, "log out with a POST (the button on every page)\n", headers=[("allow", "POST")])
-        session_id = auth.cookie_value(req.header("cookie"))
+        session_id = auth.cookie_value(req.header("cookie"), self.cookie_name(req))
         if session_id:
             form = await req.form()
             if not auth.csrf_ok(self.app.secret, session_id, (form.get("csrf_token") or [None])[0]):
                 return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page")
-            session = auth.load_session(self.app.store, session_id)
+            session = auth.load_session(self.app.store, session_id, self.instance)
             if session is not None:
-                auth.end_session(self.app.store, session_id, session.user["id"])
-        return redirect("/login?bye=1", [("set-cookie", auth.clear_cookie(self.secure(req)))])
+                auth.end_session(self.app.store, session_id, session.user["id"], self.instance)
+        return redirect("/login?bye=1", [("set-cookie", auth.clear_cookie(self.cookie_name(req), self.secure(req)))])
 
     def secure(self, req: Request) -> bool:
         """Cookies are marked Secure behind HTTPS (or when told to, e.g. behind a TLS proxy)."""
@@ -847,7 +859,7 @@ class WebApp:
         if answer == "json":
             return json_response(200, result.structured())
         if caller.session is not None:
-            auth.set_flash(self.app.store, caller.session.id, result.message, caller.user["id"])
+            auth.set_flash(self.app.store, caller.session, result.message)
         return redirect(result.url)
 
 

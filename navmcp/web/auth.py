@@ -4,7 +4,10 @@
 Humans sign in by following a login link (`navmcp web` prints one for the local owner, `navmcp
 login-link HANDLE` for anyone): the link's token is single-use and expires. Opening it (GET) only
 shows whom it signs in; the button there (POST) spends it and opens a cookie session (HttpOnly,
-SameSite=Lax) stored in the database, so link previews and HEAD requests spend nothing. Scripts
+SameSite=Lax) stored in the database, so link previews and HEAD requests spend nothing. A browser
+sends a host's cookies to every port of it (docs/security.md): the cookie's name is this instance's
+own (`cookie_name`: `__Host-` and Secure behind HTTPS), and a session is stored under a hash bound
+to the instance that opened it (`session_hash`), so no other instance's session passes here. Scripts
 and agents send `Authorization: Bearer <navmcp token>` instead. Only SHA-256 hashes of link tokens and session
 ids are stored. Forms of a cookie session carry a CSRF token derived from the session id with the
 local secret, so another site can't make a signed-in browser act.
@@ -18,20 +21,38 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from http.cookies import SimpleCookie
 
 from navmcp.errors import AuthError
 from navmcp.identity import Access, now, user_by_id, verify_access_token
 from navmcp.oauth.grants import GrantCache
 from navmcp.store import Row, Store
 
-COOKIE = "navmcp_session"
+COOKIE = "navmcp_session"  # the start of the cookie's name (see cookie_name)
 LINK_MINUTES = 15
 SESSION_DAYS = 14
 
 
 def _hash(secret_value: str) -> str:
     return hashlib.sha256(secret_value.encode()).hexdigest()
+
+
+def instance_id(secret: bytes) -> str:
+    """This instance's id: every process sharing the signing secret (behind one load balancer) is
+    one instance; another navmcp, with a home of its own, is another."""
+    return hmac.new(secret, b"navmcp instance", hashlib.sha256).hexdigest()[:16]
+
+
+def session_hash(session_id: str, instance: str = "") -> str:
+    """What a session is stored under: the hash of its id bound to the instance that opened it."""
+    return _hash(instance + ":" + session_id if instance else session_id)
+
+
+def cookie_name(instance: str, secure: bool) -> str:
+    """The session cookie's name: this instance's own, so that another instance on another port of
+    the same host (whose cookies the browser keeps in the same jar) neither replaces nor is sent
+    ours under its name; behind HTTPS with the `__Host-` prefix (Secure, Path=/, no Domain: only
+    a secure page of this very host can set it)."""
+    return ("__Host-" if secure else "") + f"{COOKIE}_{instance[:8]}"
 
 
 def _stamp(delta: timedelta) -> str:
@@ -64,11 +85,12 @@ _LINK_PROBLEMS = {
 }
 
 
-def redeem_login_link(store: Store, token: str) -> str:
-    """Spend a login token (single use) and open a web session; returns the new session id."""
+def redeem_login_link(store: Store, token: str, instance: str = "") -> str:
+    """Spend a login token (single use) and open a web session of `instance`'s; returns the new
+    session id."""
     session_id = secrets.token_urlsafe(32)
     with store.write() as tx:
-        outcome = _spend_link(store, tx, token, session_id)
+        outcome = _spend_link(store, tx, token, session_hash(session_id, instance))
     if outcome["problem"] is not None:
         raise AuthError(_LINK_PROBLEMS[outcome["problem"]])
     return session_id
@@ -95,7 +117,7 @@ def login_link_user(store: Store, token: str) -> Row:
     outcome: Row = {}
     try:
         with store.write() as tx:
-            outcome = _spend_link(store, tx, token, secrets.token_urlsafe(32))
+            outcome = _spend_link(store, tx, token, _hash(secrets.token_urlsafe(32)))
             raise _Undo
     except _Undo:
         pass
@@ -108,21 +130,22 @@ def login_link_user(store: Store, token: str) -> Row:
     return user
 
 
-def _spend_link(store: Store, tx, token: str, session_id: str) -> Row:
-    """Spend the link and open the session inside `tx`: {"user_id", "problem"}, problem None on success."""
-    args = (_hash(token), _hash(session_id), _stamp(timedelta(days=SESSION_DAYS)))
+def _spend_link(store: Store, tx, token: str, stored_as: str) -> Row:
+    """Spend the link and open the session stored as `stored_as` inside `tx`: {"user_id", "problem"},
+    problem None on success."""
+    args = (_hash(token), stored_as, _stamp(timedelta(days=SESSION_DAYS)))
     if _hosted(store):  # no user yet: the function checks and spends the link itself
         return tx.one("SELECT * FROM navmcp.redeem_login_link(?, ?, ?)", args)
     return _redeem_sql(tx, *args)
 
 
-def open_session(store: Store, user_id: str) -> str:
-    """A new web session for a user whose identity was just proven (e.g. a verified Supabase
-    access token); returns the session id for the cookie."""
+def open_session(store: Store, user_id: str, instance: str = "") -> str:
+    """A new web session of `instance`'s for a user whose identity was just proven (e.g. a verified
+    Supabase access token); returns the session id for the cookie."""
     session_id = secrets.token_urlsafe(32)
     with store.write(user_id=user_id) as tx:  # acting as that user (RLS: you open only your own)
         tx.execute("INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                   (_hash(session_id), user_id, now(), _stamp(timedelta(days=SESSION_DAYS))))
+                   (session_hash(session_id, instance), user_id, now(), _stamp(timedelta(days=SESSION_DAYS))))
     return session_id
 
 
@@ -147,22 +170,29 @@ class WebSession:
     id: str  # the cookie value (never stored)
     user: Row
     flash: str | None
+    instance: str = ""
+
+    @property
+    def stored_as(self) -> str:
+        return session_hash(self.id, self.instance)
 
 
-def load_session(store: Store, session_id: str) -> WebSession | None:
-    """The live session behind a cookie value, or None. `flash` is a pending message (see take_flash)."""
+def load_session(store: Store, session_id: str, instance: str = "") -> WebSession | None:
+    """The live session of `instance`'s behind a cookie value, or None (another instance's is
+    unknown here). `flash` is a pending message (see take_flash)."""
+    stored_as = session_hash(session_id, instance)
     with store.read() as tx:
         if _hosted(store):  # no user yet: only the holder of the cookie value can name the row
-            row = tx.one("SELECT * FROM navmcp.web_session_user(?)", (_hash(session_id),))
+            row = tx.one("SELECT * FROM navmcp.web_session_user(?)", (stored_as,))
         else:
             row = tx.one(
                 """SELECT s.flash, u.* FROM web_sessions s JOIN users u ON u.id = s.user_id
                     WHERE s.id_hash = ? AND s.ended_at IS NULL AND s.expires_at > ? AND u.deleted_at IS NULL""",
-                (_hash(session_id), now()))
+                (stored_as, now()))
     if row is None:
         return None
     flash = row.pop("flash")
-    return WebSession(session_id, row, flash)
+    return WebSession(session_id, row, flash, instance)
 
 
 def take_flash(store: Store, session: WebSession) -> str | None:
@@ -170,41 +200,40 @@ def take_flash(store: Store, session: WebSession) -> str | None:
     if session.flash is None:
         return None
     with store.write(user_id=session.user["id"]) as tx:
-        tx.execute("UPDATE web_sessions SET flash = NULL WHERE id_hash = ?", (_hash(session.id),))
+        tx.execute("UPDATE web_sessions SET flash = NULL WHERE id_hash = ?", (session.stored_as,))
     return session.flash
 
 
-def set_flash(store: Store, session_id: str, message: str, user_id: str | None = None) -> None:
-    with store.write(user_id=user_id) as tx:
-        tx.execute("UPDATE web_sessions SET flash = ? WHERE id_hash = ?", (message[:2000], _hash(session_id)))
+def set_flash(store: Store, session: WebSession, message: str) -> None:
+    with store.write(user_id=session.user["id"]) as tx:
+        tx.execute("UPDATE web_sessions SET flash = ? WHERE id_hash = ?", (message[:2000], session.stored_as))
 
 
-def end_session(store: Store, session_id: str, user_id: str | None = None) -> None:
+def end_session(store: Store, session_id: str, user_id: str | None = None, instance: str = "") -> None:
     """End a session. On the hosted store `user_id` must be its user (row-level security)."""
     with store.write(user_id=user_id) as tx:
         tx.execute("UPDATE web_sessions SET ended_at = ? WHERE id_hash = ? AND ended_at IS NULL",
-                   (now(), _hash(session_id)))
+                   (now(), session_hash(session_id, instance)))
 
 
-def session_cookie(session_id: str, secure: bool) -> str:
-    value = f"{COOKIE}={session_id}; Path=/; HttpOnly; SameSite=Lax; Max-Age={SESSION_DAYS * 86400}"
+def session_cookie(name: str, session_id: str, secure: bool) -> str:
+    value = f"{name}={session_id}; Path=/; HttpOnly; SameSite=Lax; Max-Age={SESSION_DAYS * 86400}"
     return value + ("; Secure" if secure else "")
 
 
-def clear_cookie(secure: bool) -> str:
-    return f"{COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0" + ("; Secure" if secure else "")
+def clear_cookie(name: str, secure: bool) -> str:
+    return f"{name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0" + ("; Secure" if secure else "")
 
 
-def cookie_value(header: str | None, name: str = COOKIE) -> str | None:
-    if not header:
-        return None
-    jar: SimpleCookie = SimpleCookie()
-    try:
-        jar.load(header)
-    except Exception:  # a malformed Cookie header is simply no session
-        return None
-    morsel = jar.get(name)
-    return morsel.value if morsel and morsel.value else None
+def cookie_value(header: str | None, name: str) -> str | None:
+    """The value of the cookie `name` in a Cookie header. Read pair by pair: the header also carries
+    the cookies other programs on this host set (any port's), and one malformed value among them
+    made `http.cookies` drop the rest."""
+    for pair in (header or "").split(";"):
+        key, sep, value = pair.strip().partition("=")
+        if sep and key == name:
+            return value.strip() or None
+    return None
 
 
 # Where a sign-in goes on to (e.g. an app's consent page), kept while the person fetches a login

@@ -10,7 +10,7 @@ import pytest
 from navmcp.identity import create_user
 from navmcp.web.app import MAX_BODY
 from navmcp.web.auth import create_login_link
-from webclient import BASE, Client, confirm_form, csrf_of, follow_login_link
+from webclient import BASE, Client, confirm_form, csrf_of, follow_login_link, session_cookie_name
 
 
 def test_nothing_is_readable_without_login(anon, seeded):
@@ -63,10 +63,11 @@ def test_a_stolen_cookie_is_dead_after_logout(web, app, owner):
 
     client = sign_in(web, app, owner["id"])
     try:
-        cookie = client.http.cookies.get("navmcp_session")
+        name = session_cookie_name(app)
+        cookie = client.http.cookies.get(name)
         page = client.get("/").text
         client.post("/logout", data={"csrf_token": csrf_of(page)})
-        thief = Client(web, {"Cookie": f"navmcp_session={cookie}"})
+        thief = Client(web, {"Cookie": f"{name}={cookie}"})
         assert thief.get("/").status_code == 303
         thief.close()
     finally:
@@ -322,7 +323,7 @@ def test_a_link_for_someone_else_says_who_you_are_now(app, web, owner, make_user
     client = Client(web)
     try:
         assert follow_login_link(client, create_login_link(app.store, owner["id"], BASE)).status_code == 303
-        owner_cookie = client.http.cookies.get("navmcp_session")
+        owner_cookie = client.http.cookies.get(session_cookie_name(app))
         link = create_login_link(app.store, bob["id"], BASE).removeprefix(BASE) + "&next=/studios/team/members"
         page = client.get(link)
         assert page.status_code == 200 and "<h1>Sign in as @bob</h1>" in page.text
@@ -333,7 +334,7 @@ def test_a_link_for_someone_else_says_who_you_are_now(app, web, owner, make_user
         switched = client.post(confirm_form(page.text), headers={"Origin": BASE})
         assert switched.status_code == 303 and switched.headers["location"] == "/studios/team/members"
         assert "@bob" in client.get("/whoami").text
-        stale = Client(web, {"Cookie": f"navmcp_session={owner_cookie}"})  # the replaced session was ended
+        stale = Client(web, {"Cookie": f"{session_cookie_name(app)}={owner_cookie}"})  # the replaced session was ended
         assert stale.get("/").status_code == 303
         stale.close()
         # signed in as bob already: said, no warning

@@ -15,11 +15,16 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from webproc import free_port, wait_until_healthy
 
-from navmcp.web.auth import create_login_link
+from navmcp.web.auth import cookie_name, create_login_link, instance_id
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "http://127.0.0.1"
 SCRIPT = "<script>alert('x')</script>"
+
+
+def session_cookie_name(app, secure: bool = False) -> str:
+    """The session cookie's name of the web app over `app` (its instance's own)."""
+    return cookie_name(instance_id(app.secret), secure)
 
 
 class Client:
