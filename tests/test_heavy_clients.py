@@ -74,6 +74,7 @@ def test_heavy_clients_cannot_hold_healthz_or_another_users_navigate_on_sqlite(t
         assert wait_until_healthy(base, server, time.monotonic() + 30)
         for client in [*heavy, other]:
             client.initialize()
+        assert other.navigate("/studios/mine")["isError"] is False  # the page's template is compiled
 
         def flood(client: HttpMcp) -> None:
             while not stop.is_set():
@@ -139,6 +140,7 @@ def test_five_heavy_requests_leave_worker_threads_for_others_on_postgres(tmp_pat
     try:
         for client in [*heavy, other]:
             client.initialize()
+        assert other.navigate("/studios/mine")["isError"] is False  # the page's template is compiled
         holder.execute("SELECT 1 FROM items WHERE title = 'Night watch' FOR UPDATE")
         batch = [{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                   "params": {"name": "execute_action", "arguments": {"action": "join_commitment", "url": commitment}}},
@@ -151,7 +153,9 @@ def test_five_heavy_requests_leave_worker_threads_for_others_on_postgres(tmp_pat
             other.http.timeout = httpx.Timeout(BOUND + 1)
             started = time.monotonic()
             assert httpx.get(server.base + "/healthz", timeout=BOUND + 1).status_code == 200
+            assert time.monotonic() - started < BOUND
             if costly_threads == "":
+                started = time.monotonic()
                 assert other.navigate("/studios/mine")["isError"] is False
                 assert time.monotonic() - started < BOUND
             else:
