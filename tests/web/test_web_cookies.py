@@ -39,8 +39,7 @@ def test_the_cookie_is_named_for_this_instance_and_host_only_behind_https(app, o
         client = Client(web)
         try:
             signed_in = follow_login_link(client, auth.create_login_link(app.store, owner["id"], BASE))
-            cookie, = set_cookies(signed_in)
-            assert cookie.startswith(expected + "=")
+            cookie, = [c for c in set_cookies(signed_in) if c.startswith(expected + "=")]
             attributes = [a.strip() for a in cookie.split(";")[1:]]
             assert "Path=/" in attributes and "HttpOnly" in attributes and not any(
                 a.lower().startswith("domain") for a in attributes)
@@ -150,7 +149,7 @@ def test_in_chromium_two_instances_keep_their_sessions_and_a_planted_one_signs_n
                 for server, handle in ((a, "ana"), (b, "ben"), (a, "ana")):
                     page.goto(server.base + "/")
                     assert page.url == server.base + "/", page.url
-                    assert page.locator(".who").inner_text().startswith(f"@{handle}")
+                    assert f"Your account (@{handle})" in page.content()
                 names = sorted(c["name"] for c in page.context.cookies() if c["name"].startswith("navmcp_session_"))
                 assert len(names) == 2 and len(set(names)) == 2
                 # What remains on plain HTTP (docs/security.md): any port the browser is sent to
