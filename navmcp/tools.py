@@ -68,7 +68,8 @@ TOOLS: list[dict[str, Any]] = [
         "description": (
             "Run one action listed under '## Available actions' on a page, e.g. create_note on '/studios/team' "
             "or vote on '/studios/team/d/abc123'. Pass `url` (the page the action belongs to) to make the call "
-            "self-contained; without it the action runs on the page you navigated to last. `params` follow the "
+            "self-contained (over MCP 2026-07-28 on HTTP it is required); without it the action runs on the page you "
+            "navigated to last. `params` follow the "
             "action's parameter list. The answer says what changed, the URL of the page acted on or created, and "
             "the actions valid there now. A refused action explains why and lists what is valid instead."
         ),
@@ -77,7 +78,7 @@ TOOLS: list[dict[str, Any]] = [
             "properties": {
                 "action": {"type": "string", "description": "An action name from the page, e.g. 'create_note'"},
                 "params": {"type": "object", "description": "The action's parameters", "additionalProperties": True},
-                "url": {"type": "string", "description": "The page the action is on; defaults to your current page"},
+                "url": {"type": "string", "description": "The page the action is on; defaults to the page you navigated to last"},
             },
             "required": ["action"],
             "additionalProperties": False,
@@ -142,6 +143,7 @@ class Session:
         self.app = app
         self.token = token
         self.client = "unknown"
+        self.granted_client: str | None = None  # an OAuth grant's app name: the audit's, whatever the client says
         self.protocol_version: str | None = None
         self.state = state or NavigationState()
 
@@ -152,8 +154,8 @@ class Session:
     def tool_names(self) -> frozenset[str]:
         return TOOL_NAMES
 
-    def on_initialize(self, client_info: dict[str, Any], protocol_version: str) -> None:
-        self.client = client_label(client_info.get("name"))
+    def identify(self, client_info: dict[str, Any], protocol_version: str) -> None:
+        self.client = self.granted_client or client_label(client_info.get("name"))
         self.protocol_version = protocol_version
 
     def group(self) -> AbstractContextManager[Any]:
@@ -182,6 +184,62 @@ class Session:
                 return tool_error(e.message, {"ok": False, "message": e.message, "url": e.url, "actions": e.available})
             return tool_error(e.message)
 
+    # Resources, prompts and completion read pages as `navigate` does, as the same user, moving nothing.
+
+    def user(self):
+        """Who this call acts as (counted by the rate limiter, like a tool call); a refused token is a
+        protocol error here, where there is no tool result to carry it."""
+        from navmcp.protocol import InvalidRequest
+
+        try:
+            if self.app.rate_limiter is None:
+                return self.app.principal(self.token)
+            user = self.app.authenticate(self.token)
+            ratelimit.enforce(self.app.rate_limiter, self.app.store, self.token, user, self.client, "read", {})
+            return user
+        except AuthError as e:
+            raise InvalidRequest(f"authentication failed: {e.message}") from None
+        except NavError as e:  # rate limited
+            raise InvalidRequest(e.message) from None
+
+    def user_id(self) -> str:
+        user = self.user()
+        return user.user_id if hasattr(user, "user_id") else user["id"]
+
+    def page(self, url: str):
+        """The page at `url` as `navigate` renders it (NavError when there is none for this user)."""
+        return self.app.workspace.page(self.user(), url, self.client)
+
+    def list_resources(self, cursor: Any) -> dict[str, Any]:
+        from navmcp import resources
+
+        return resources.list_resources(self, cursor)
+
+    def list_resource_templates(self) -> dict[str, Any]:
+        from navmcp import resources
+
+        return resources.list_templates()
+
+    def read_resource(self, uri: Any) -> dict[str, Any]:
+        from navmcp import resources
+
+        return resources.read(self, uri)
+
+    def list_prompts(self) -> dict[str, Any]:
+        from navmcp import prompts
+
+        return prompts.list_prompts()
+
+    def get_prompt(self, name: Any, arguments: Any) -> dict[str, Any]:
+        from navmcp import prompts
+
+        return prompts.get(self, name, arguments)
+
+    def complete(self, ref: Any, argument: Any, context: Any) -> dict[str, Any]:
+        from navmcp import completion
+
+        return completion.complete(self, ref, argument, context)
+
     def _navigate(self, user, url: str) -> dict[str, Any]:
         page = self.app.workspace.page(user, url, self.client)
         self.state.arrive(page.url, [a.name for a in page.actions])
@@ -189,8 +247,9 @@ class Session:
                 "isError": False}
 
     def _execute(self, user, action: str, params: dict[str, Any] | None, url: str | None) -> dict[str, Any]:
+        # Only navigate moves the current page: an action's outcome names its own URL, and the page
+        # the model read last stays the one a url-less call means.
         result = self.app.workspace.execute(user, self.state.target(url), action, params, self.client)
-        self.state.arrive(result.url, result.actions)
         actions = ", ".join(result.actions) or "none"
         text = f"✓ {result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
         return {"content": [{"type": "text", "text": text}], "structuredContent": result.structured(),

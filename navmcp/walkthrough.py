@@ -23,17 +23,22 @@ def server_command() -> list[str]:
     return [sys.executable, "-P", "-m", "navmcp", "serve"]  # -P: nothing imported from the working directory
 
 
+MODERN_VERSION = "2026-07-28"
+
+
 class StdioClient:
-    """A minimal MCP client over a subprocess's stdin/stdout (raw JSON-RPC lines)."""
+    """A minimal MCP client over a subprocess's stdin/stdout (raw JSON-RPC lines), in either era:
+    "legacy" (initialize, then plain requests) or "modern" (every request carries its `_meta`)."""
 
     def __init__(self, env: dict[str, str | None] | None = None, command: list[str] | None = None,
-                 client_name: str = "navmcp-walkthrough", **popen: Any):
+                 client_name: str = "navmcp-walkthrough", era: str = "legacy", **popen: Any):
         # A None value removes a variable from the inherited environment.
         full_env = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
         self.proc = subprocess.Popen(command or server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=full_env, **popen)
         self._ids = itertools.count(1)
         self.client_name = client_name
+        self.era = era
 
     def send(self, message: Any) -> None:
         data = message if isinstance(message, bytes) else json.dumps(message).encode()
@@ -48,6 +53,11 @@ class StdioClient:
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
+        if self.era == "modern":
+            params = {**(params or {}), "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": self.client_name, "version": "1"}}}
         if params is not None:
             msg["params"] = params
         self.send(msg)
@@ -57,6 +67,9 @@ class StdioClient:
         self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
 
     def initialize(self, version: str = "2025-11-25") -> dict[str, Any]:
+        """The handshake (legacy), or `server/discover` (modern: there is no handshake)."""
+        if self.era == "modern":
+            return self.request("server/discover")
         reply = self.request("initialize", {"protocolVersion": version, "capabilities": {},
                                             "clientInfo": {"name": self.client_name, "version": "1"}})
         self.notify("notifications/initialized")

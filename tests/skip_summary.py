@@ -1,7 +1,7 @@
 """The end of every test run says which suites did not run here and why: the PostgreSQL half of
 the suite skips when no server answers, the browser tests when Chromium is missing, and a line in
-`-ra`'s list is easy to miss. With NAVMCP_REQUIRE_POSTGRES=1 / NAVMCP_REQUIRE_CHROMIUM=1 (what
-`make test-all` and CI set) a skipped suite fails the run instead. Hooks loaded by conftest.py."""
+`-ra`'s list is easy to miss. With NAVMCP_REQUIRE_POSTGRES=1 / NAVMCP_REQUIRE_CHROMIUM=1 /
+NAVMCP_REQUIRE_CONFORMANCE=1 (what `make test-all` and CI set) a skipped suite fails the run instead. Hooks loaded by conftest.py."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 SUITES = {
     "PostgreSQL": ("NAVMCP_REQUIRE_POSTGRES", "a PostgreSQL server at 127.0.0.1:5432 (or NAVMCP_TEST_PG)"),
     "Chromium": ("NAVMCP_REQUIRE_CHROMIUM", "Debian's chromium at /usr/bin/chromium"),
+    "MCP conformance": ("NAVMCP_REQUIRE_CONFORMANCE", "npm (`make test` installs the MCP conformance suite with it)"),
 }
 _skipped: dict[str, dict[str, list[str]]] = {}  # suite → reason → test ids
 
@@ -23,6 +24,8 @@ def suite_of(reason: str) -> str:
         return "PostgreSQL"
     if "chromium" in low or "playwright" in low:
         return "Chromium"
+    if "conformance" in low:
+        return "MCP conformance"
     return "other"
 
 

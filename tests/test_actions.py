@@ -609,8 +609,12 @@ def test_execute_without_url_uses_the_current_page(app, people):
     session.call_tool("navigate", {"url": STUDIO})
     r = session.call_tool("execute_action", {"action": "create_note", "params": {"title": "T", "body": "b"}})
     assert r["isError"] is False and r["structuredContent"]["url"].startswith(f"{STUDIO}/n/")
-    assert session.state.current_url == r["structuredContent"]["url"]  # the session moved to the new note
-    assert list(session.state.history) == [STUDIO]
+    # only navigate moves the page a url-less call means (as the tool's description says): not the action
+    assert session.state.current_url == STUDIO and list(session.state.history) == []
+    again = session.call_tool("execute_action", {"action": "create_note", "params": {"title": "T2", "body": "b"}})
+    assert again["isError"] is False and again["structuredContent"]["url"] != r["structuredContent"]["url"]
+    session.call_tool("navigate", {"url": r["structuredContent"]["url"]})
+    assert session.state.current_url == r["structuredContent"]["url"] and list(session.state.history) == [STUDIO]
     r = session.call_tool("execute_action", {"action": "vote", "params": {"votes": []}})
     assert r["isError"] and r["structuredContent"]["ok"] is False
     assert "Available here: add_comment" in r["content"][0]["text"]

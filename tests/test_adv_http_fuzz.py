@@ -153,6 +153,14 @@ def _oddities(session: str, ended: str, token: str):
 ODDITY_NAMES = [o[0] for o in _oddities("s", "e", "t")]
 
 
+def _readable_id(body) -> object:
+    try:
+        value = json.loads(body)
+    except (TypeError, ValueError):
+        return None
+    return value.get("id") if isinstance(value, dict) else None
+
+
 def _check_oddity(http, driver, ended, name, logged=None):
     for oname, method, headers, body, status, rpc_error in _oddities(driver.session, ended, driver.token):
         if oname != name:
@@ -161,7 +169,9 @@ def _check_oddity(http, driver, ended, name, logged=None):
         assert reply.status_code == status, (name, reply.status_code, reply.text[:300])
         if rpc_error:
             answer = reply.json()
-            assert answer["jsonrpc"] == "2.0" and answer["id"] is None and answer["error"]["message"], answer
+            assert answer["jsonrpc"] == "2.0" and answer["error"]["message"], answer
+            # the request's own id once its body was read; null when refused before (or unreadable)
+            assert answer["id"] == (_readable_id(body) if method == "POST" and status in (400, 404) else None), answer
         else:
             assert reply.json()["result"] == {}, reply.text
         if status == 401:

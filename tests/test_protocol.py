@@ -31,7 +31,7 @@ class FakeHost:
     def tool_names(self):
         return frozenset({"echo", "explode"})
 
-    def on_initialize(self, client_info, protocol_version):
+    def identify(self, client_info, protocol_version):
         self.initialized_with = (client_info, protocol_version)
 
     def call_tool(self, name, arguments):
@@ -256,9 +256,9 @@ def test_wrong_jsonrpc_on_a_notification_is_answered_with_null_id(conn):
 
 
 def test_unknown_method(conn):
-    reply = conn.receive(req("resources/list", id_=9))
+    reply = conn.receive(req("resources/subscribe", id_=9))  # no live pages yet
     assert error_code(reply) == -32601 and reply["id"] == 9
-    assert "resources/list" in reply["error"]["message"]
+    assert "resources/subscribe" in reply["error"]["message"]
 
 
 def test_unknown_method_before_initialize_is_still_method_not_found():
@@ -473,3 +473,154 @@ def test_fuzzed_messages_get_well_formed_answers(real, messages):
             else:
                 json.dumps(r)
         assert isinstance(protocol.encode(reply), bytes)
+
+
+# --- the modern era (MCP 2026-07-28): per-request _meta, no handshake -----------------------------------
+
+MODERN = "2026-07-28"
+
+
+def envelope(version: Any = MODERN, **extra: Any) -> dict[str, Any]:
+    return {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "1"}, **extra}
+
+
+def modern(method: str, params: dict[str, Any] | None = None, id_: Any = 1, **meta: Any) -> dict[str, Any]:
+    return req(method, {**(params or {}), "_meta": envelope(**meta)}, id_)
+
+
+def test_a_modern_request_needs_no_handshake_and_is_complete():
+    host = FakeHost()
+    reply = new_conn(host).receive(modern("tools/call", {"name": "echo", "arguments": {"a": 1}}, id_="x"))
+    assert reply["id"] == "x"
+    result = reply["result"]
+    assert result["resultType"] == "complete" and result["content"][0]["text"] == '{"a": 1}'
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "navmcp"
+    assert host.initialized_with == ({"name": "modern-test", "version": "1"}, MODERN)  # the audit's client name
+
+
+def test_server_discover_advertises_versions_capabilities_and_identity():
+    result = new_conn().receive(modern("server/discover"))["result"]
+    assert result["supportedVersions"] == ["2026-07-28"]
+    assert result["capabilities"]["tools"] == {} and result["instructions"] == "start at /"
+    assert result["resultType"] == "complete" and result["ttlMs"] > 0 and result["cacheScope"] == "public"
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "navmcp", "title": "navmcp",
+                                                                     "version": "9.9"}
+
+
+def test_modern_tools_list_carries_caching_hints_legacy_does_not(conn):
+    modern_list = new_conn().receive(modern("tools/list"))["result"]
+    assert modern_list["ttlMs"] == 300_000 and modern_list["cacheScope"] == "public"
+    legacy_list = conn.receive(req("tools/list"))["result"]
+    assert set(legacy_list) == {"tools"} and legacy_list["tools"] == modern_list["tools"]
+
+
+def test_client_info_is_optional():
+    host = FakeHost()
+    meta = envelope()
+    del meta["io.modelcontextprotocol/clientInfo"]
+    reply = new_conn(host).receive(req("tools/list", {"_meta": meta}))
+    assert reply["result"]["resultType"] == "complete" and host.initialized_with == ({}, MODERN)
+
+
+def test_an_unsupported_version_is_32022_naming_what_is_supported():
+    reply = new_conn().receive(modern("tools/list", id_=7, version="1900-01-01"))
+    assert reply["id"] == 7 and reply["error"]["code"] == -32022
+    assert reply["error"]["data"] == {"supported": ["2026-07-28"], "requested": "1900-01-01"}
+
+
+@pytest.mark.parametrize("meta", [
+    {"io.modelcontextprotocol/protocolVersion": MODERN},  # no clientCapabilities
+    {"io.modelcontextprotocol/protocolVersion": 2026, "io.modelcontextprotocol/clientCapabilities": {}},
+    {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": []},
+    {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
+     "io.modelcontextprotocol/clientInfo": "me"},
+], ids=["no-capabilities", "version-not-a-string", "capabilities-not-an-object", "client-info-not-an-object"])
+def test_a_malformed_envelope_is_invalid_params(meta):
+    reply = new_conn().receive(req("tools/list", {"_meta": meta}, id_=3))
+    assert reply["id"] == 3 and reply["error"]["code"] == -32602, reply
+
+
+@pytest.mark.parametrize("method", ["ping", "logging/setLevel", "resources/subscribe", "subscriptions/listen",
+                                    "initialize", "no/such"])
+def test_removed_and_unknown_methods_are_32601_in_the_modern_era(method):
+    conn = new_conn()
+    conn.receive(modern("server/discover", id_=0))
+    reply = conn.receive(modern(method, id_=5))
+    assert reply["id"] == 5 and reply["error"]["code"] == -32601, reply
+
+
+def test_era_rules_a_modern_connection_refuses_the_handshake_with_32022():
+    conn = new_conn()
+    assert "result" in conn.receive(modern("tools/list", id_=0))
+    reply = conn.receive(req("initialize", init_params(), id_=1))
+    assert reply["error"]["code"] == -32022 and reply["error"]["data"]["supported"] == ["2026-07-28"]
+    assert reply["error"]["data"]["requested"] == "2025-11-25"
+    # and a request without the envelope is malformed there, not legacy
+    assert conn.receive(req("tools/list", id_=2))["error"]["code"] == -32602
+    assert conn.receive(req("ping", id_=3))["error"]["code"] == -32602
+
+
+def test_era_rules_a_legacy_connection_refuses_enveloped_requests(conn):
+    reply = conn.receive(modern("tools/list", id_=9))
+    assert reply["id"] == 9 and reply["error"]["code"] == -32600 and "legacy" in reply["error"]["message"]
+    assert "result" in conn.receive(req("tools/list", id_=10))  # and goes on serving its own era
+
+
+def test_era_rules_the_first_request_decides_even_before_initialize():
+    conn = new_conn()
+    assert conn.receive(req("tools/list", id_=1))["error"]["code"] == -32600  # legacy: initialize first
+    assert conn.receive(modern("tools/list", id_=2))["error"]["code"] == -32600  # and stays legacy
+    assert "result" in conn.receive(req("initialize", init_params(), id_=3))
+
+
+def test_an_enveloped_initialize_opens_the_legacy_era():
+    conn = new_conn()
+    reply = conn.receive(req("initialize", {**init_params(), "_meta": envelope()}))
+    assert reply["result"]["protocolVersion"] == "2025-11-25" and conn.era == "legacy"
+
+
+def test_notifications_do_not_decide_the_era():
+    conn = new_conn()
+    assert conn.receive({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+    assert conn.era is None
+    assert "result" in conn.receive(modern("tools/list"))
+
+
+def test_a_modern_connection_takes_no_batches():
+    conn = new_conn()
+    conn.receive(modern("tools/list", id_=0))
+    assert conn.receive([modern("tools/list", id_=1)])["error"]["code"] == -32600
+
+
+HEADERS = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "echo"}
+
+
+@pytest.mark.parametrize("headers", [
+    {k: v for k, v in HEADERS.items() if k != "mcp-protocol-version"},
+    {**HEADERS, "mcp-protocol-version": "2025-11-25"},
+    {k: v for k, v in HEADERS.items() if k != "mcp-method"},
+    {**HEADERS, "mcp-method": "tools/list"},
+    {k: v for k, v in HEADERS.items() if k != "mcp-name"},
+    {**HEADERS, "mcp-name": "explode"},
+    {**HEADERS, "mcp-name": "=?base64?ZXhwbG9kZQ==?="},  # "explode"
+    {**HEADERS, "mcp-name": "=?base64?not base64?="},
+], ids=["no-version", "other-version", "no-method", "other-method", "no-name", "other-name", "other-name-base64",
+        "bad-base64"])
+def test_http_headers_that_disagree_with_the_body_are_32020(headers):
+    host = FakeHost()
+    reply = new_conn(host).receive(modern("tools/call", {"name": "echo", "arguments": {}}, id_=4), headers)
+    assert reply["id"] == 4 and reply["error"]["code"] == -32020, reply
+    assert host.calls == []
+
+
+def test_http_headers_that_agree_pass_in_plain_and_base64_form():
+    message = modern("tools/call", {"name": "echo", "arguments": {}})
+    assert "result" in new_conn().receive(message, HEADERS)
+    assert "result" in new_conn().receive(message, {**HEADERS, "mcp-name": "=?base64?ZWNobw==?="})
+
+
+def test_header_mismatch_comes_before_the_version_check():
+    reply = new_conn().receive(modern("tools/list", version="1900-01-01"),
+                               {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"})
+    assert reply["error"]["code"] == -32020

@@ -25,7 +25,7 @@ def test_in_a_browser():
 
 def pytest_run(where: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": str(TESTS), **(env or {})}
-    for name in ("NAVMCP_REQUIRE_POSTGRES", "NAVMCP_REQUIRE_CHROMIUM"):
+    for name in ("NAVMCP_REQUIRE_POSTGRES", "NAVMCP_REQUIRE_CHROMIUM", "NAVMCP_REQUIRE_CONFORMANCE"):
         if name not in (env or {}):
             full.pop(name, None)
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "skip_summary", "-q", "-p", "no:cacheprovider",
@@ -66,3 +66,12 @@ def test_the_real_suite_without_postgres_names_it(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
     summary = run.stdout.split("what did not run", 1)[1]
     assert "PostgreSQL:" in summary and "tests/test_pg_rls.py" in summary and "PostgreSQL not reachable" in summary
+
+
+def test_a_missing_conformance_suite_is_named_and_fails_when_required(tmp_path):
+    (tmp_path / "test_conf.py").write_text("import pytest\n\ndef test_suite():\n"
+                                           "    pytest.skip('the MCP conformance suite is not installed at x')\n")
+    run = pytest_run(tmp_path, "test_conf.py")
+    assert run.returncode == 0 and "MCP conformance: 1 test(s) skipped" in run.stdout, run.stdout
+    run = pytest_run(tmp_path, "test_conf.py", env={"NAVMCP_REQUIRE_CONFORMANCE": "1"})
+    assert run.returncode == 1 and "FAILED: NAVMCP_REQUIRE_CONFORMANCE is set" in run.stdout, run.stdout

@@ -1,12 +1,19 @@
-"""Scripted agents driving the real bin/mcp-server over stdio with raw JSON-RPC, as Claude Code does.
+"""Scripted agents talking raw JSON-RPC to the real servers, as Claude Code does: one test body, run
+in both eras of MCP (the legacy handshake, and 2026-07-28's per-request `_meta`) over both
+transports (bin/mcp-server over stdio, and `navmcp web`'s /mcp over Streamable HTTP).
 
-Three server processes share one fresh NAVMCP_HOME: the local owner (no token), and bob and carol,
-each with their own NAVMCP_TOKEN.
+Over stdio, three server processes share one fresh NAVMCP_HOME: the local owner (no token), and bob
+and carol, each with their own NAVMCP_TOKEN. Over HTTP, one `navmcp web` process serves the three,
+each with their own Bearer token.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +22,9 @@ from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import create_user, ensure_owner, mint_token
 from navmcp.walkthrough import StdioClient
+from mcp_http_client import HttpClient
 from nav_helpers import listed_actions, outside_fences, text_of
+from webproc import free_port, wait_until_healthy
 
 STUDIO = "/studios/crew"
 
@@ -36,24 +45,39 @@ class Agent:
         return result["structuredContent"]
 
 
-@pytest.fixture(scope="module")
-def agents(tmp_path_factory):
+@pytest.fixture(scope="module", params=[("stdio", "legacy"), ("stdio", "modern"), ("http", "legacy"),
+                                        ("http", "modern")], ids=lambda p: "-".join(p))
+def agents(tmp_path_factory, request):
+    transport, era = request.param
     home: Path = tmp_path_factory.mktemp("walkthrough") / "home"
     app = App(Config(home=home, database_url=None, token=None))
-    ensure_owner(app.store)
-    tokens = {}
+    tokens = {"owner": mint_token(app.secret, ensure_owner(app.store)["id"])}
     for handle in ("bob", "carol"):
         with app.store.write() as tx:
             user = create_user(tx, handle, findable=True)
         tokens[handle] = mint_token(app.secret, user["id"])
     app.store.close()
     base = {"NAVMCP_HOME": str(home), "NAVMCP_DATABASE_URL": None, "NAVMCP_LOG_LEVEL": None}
-    clients = {"owner": StdioClient(env={**base, "NAVMCP_TOKEN": None}, client_name="claude-code")}
-    for handle, token in tokens.items():
-        clients[handle] = StdioClient(env={**base, "NAVMCP_TOKEN": token}, client_name=f"{handle}-agent")
+    web = None
+    if transport == "stdio":
+        clients = {"owner": StdioClient(env={**base, "NAVMCP_TOKEN": None}, client_name="claude-code", era=era)}
+        for handle in ("bob", "carol"):
+            clients[handle] = StdioClient(env={**base, "NAVMCP_TOKEN": tokens[handle]}, client_name=f"{handle}-agent",
+                                          era=era)
+    else:
+        port = free_port()
+        env = {k: v for k, v in {**os.environ, **base}.items() if v is not None and k != "NAVMCP_TOKEN"}
+        web = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert wait_until_healthy(f"http://127.0.0.1:{port}", web, time.monotonic() + 30)
+        clients = {name: HttpClient(f"http://127.0.0.1:{port}", tokens[name], web,
+                                    "claude-code" if name == "owner" else f"{name}-agent", era) for name in tokens}
     for c in clients.values():
-        reply = c.initialize()
-        assert reply["result"]["protocolVersion"] == "2025-11-25"
+        result = c.initialize()["result"]
+        if era == "legacy":
+            assert result["protocolVersion"] == "2025-11-25"
+        else:
+            assert result["supportedVersions"] == ["2026-07-28"] and result["resultType"] == "complete"
     owner = Agent(clients["owner"])
     owner.ok("create_studio", "/", handle="crew", name="The Crew")
     for handle in ("bob", "carol"):
@@ -61,6 +85,9 @@ def agents(tmp_path_factory):
     yield {name: Agent(c) for name, c in clients.items()}
     for c in clients.values():
         assert c.close() == 0
+    if web is not None:
+        web.terminate()
+        web.wait(timeout=10)
 
 
 def test_tools_are_the_two(agents):
@@ -182,7 +209,7 @@ def test_protocol_faults_get_their_codes_and_the_server_goes_on(agents):
                                                                      "message": "Parse error: not valid JSON"}}
     client.send(b"\xff\xfe not utf-8")
     assert client.receive()["error"]["code"] == -32700
-    assert client.request("resources/read", {"uri": "x"})["error"]["code"] == -32601
+    assert client.request("resources/read", {"uri": "x"})["error"]["code"] == -32602  # no navmcp:// URI
     reply = client.request("tools/call", {"name": "delete_everything", "arguments": {}})
     assert reply["error"]["code"] == -32602 and "delete_everything" in reply["error"]["message"]
     reply = client.request("tools/call", {"name": "navigate", "arguments": {}})
@@ -192,7 +219,13 @@ def test_protocol_faults_get_their_codes_and_the_server_goes_on(agents):
                                 "error": {"code": -32600, "message": 'Invalid Request: "jsonrpc" must be "2.0"'}}
     client.send([])
     assert client.receive()["error"]["code"] == -32600
-    assert client.request("ping") ["result"] == {}
+    if client.era == "legacy":
+        assert client.request("ping")["result"] == {}
+    else:  # removed in 2026-07-28; a bare initialize is the other era over stdio (-32022, naming the
+        # versions served), and over HTTP, under a 2026-07-28 header, a request without its _meta
+        assert client.request("ping")["error"]["code"] == -32601
+        client.send({"jsonrpc": "2.0", "id": 78, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}})
+        assert client.receive()["error"]["code"] == (-32602 if isinstance(client, HttpClient) else -32022)
     assert client.proc.poll() is None
 
 

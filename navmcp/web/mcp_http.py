@@ -1,22 +1,27 @@
-"""MCP over Streamable HTTP at `/mcp`: HTTP framing around the same protocol core as stdio.
+"""MCP over Streamable HTTP at `/mcp`: HTTP framing around the same protocol core as stdio, in
+both eras of MCP.
 
-Each POST rebuilds the session's `Connection` + `Session` from its stored record (navmcp.sessions:
-user, client, protocol version, NavigationState), feeds the decoded JSON to `Connection.receive`,
-and saves the navigation state if the call moved it — so any process can serve any session and a
-restart loses nothing. The HTTP rules live here and only here:
+Modern (2026-07-28): a POST whose `MCP-Protocol-Version` header is no legacy version, or whose body
+carries the `_meta` envelope, is served statelessly: a `Connection` of its own, no session read or
+written, the headers checked against the body by the core (-32020). A JSON-RPC error's code picks
+the status (`MODERN_STATUS`: 400 for a bad envelope, header or version, 404 for an unknown method);
+a notification gets 202; GET and DELETE get 405 (no stream, no session).
 
-- `Authorization: Bearer <token>` on every request: a navmcp or Supabase token, or an OAuth access
-  token issued for this /mcp (navmcp/oauth), whose scopes must cover the message (403
-  insufficient_scope otherwise); 401 + WWW-Authenticate naming the resource metadata otherwise;
-  a session belongs to the user whose token opened it (another user's token: 404, as unknown);
+Legacy (2025-11-25 and older): each POST rebuilds the session's `Connection` + `Session` from its
+stored record (navmcp.sessions: user, client, protocol version, NavigationState), feeds the decoded
+JSON to `Connection.receive`, and saves the navigation state if the call moved it — so any process
+can serve any session and a restart loses nothing:
 - `initialize` issues `Mcp-Session-Id`; later requests must send it (missing: 400; unknown or
   ended: 404); DELETE ends it; GET (an SSE stream we don't offer) answers 405;
-- `MCP-Protocol-Version`, when sent, must be a supported version (400 otherwise);
 - replies are `application/json`; a POST of only notifications or responses gets 202 when
-  accepted, and an HTTP error status (400, with the JSON-RPC error) when refused;
-- a server fault once the body is decoded is a JSON-RPC internal error (-32603) carrying the
-  request's id, status 500; the details go to the log only.
-Host/Origin checks and the body-size limit (413) are done by the web app before this runs.
+  accepted, and an HTTP error status (400, with the JSON-RPC error) when refused.
+
+Both eras: `Authorization: Bearer <token>` on every request: a navmcp or Supabase token, or an
+OAuth access token issued for this /mcp (navmcp/oauth), whose scopes must cover the message (403
+insufficient_scope otherwise); 401 + WWW-Authenticate naming the resource metadata otherwise. A
+legacy session belongs to the user whose token opened it (another user's token: 404, as unknown). An error answers the request's id once the body is read; a server fault then is a
+JSON-RPC internal error (-32603) with status 500, its details in the log only. Host/Origin checks
+and the body-size limit (413) are done by the web app before this runs.
 """
 
 from __future__ import annotations
@@ -30,8 +35,10 @@ from navmcp.errors import AuthError
 from navmcp.identity import Access
 from navmcp.oauth import SCOPES, scopes_needed
 from navmcp.oauth import metadata as oauth_metadata
-from navmcp.protocol import (SUPPORTED_VERSIONS, Connection, InternalError, ParseError, encode,
-                             error_object)
+from navmcp.protocol import (LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPORTED_VERSIONS, VERSION_HEADER,
+                             Connection, InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion,
+                             encode, error_object)
+from navmcp.state import NavigationState
 from navmcp.tools import Session
 from navmcp.web.app import Response
 from navmcp.web.auth import bearer_token
@@ -42,17 +49,27 @@ if TYPE_CHECKING:
 log = logging.getLogger("navmcp.web")
 
 SESSION_HEADER = "mcp-session-id"
-VERSION_HEADER = "mcp-protocol-version"
+# The HTTP status of a modern request's JSON-RPC error (streamable-http, "Protocol Version Header");
+# a result, or an error not named here, is 200, but an internal error is 500.
+MODERN_STATUS = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400,
+                 -32601: 404, -32603: 500}
 
 
 def _json(status: int, value: Any, headers: list[tuple[str, str]] | None = None) -> Response:
     return Response(status, encode(value), "application/json", headers or [])
 
 
-def fault(status: int, message: str, headers: list[tuple[str, str]] | None = None) -> Response:
-    """An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect."""
+def fault(status: int, message: str, headers: list[tuple[str, str]] | None = None, id_: Any = None) -> Response:
+    """An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect (the request's id
+    when its body was read)."""
     code = -32603 if status >= 500 else -32001 if status == 404 else -32600
-    return _json(status, {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, headers)
+    return _json(status, {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}, headers)
+
+
+def _request_id(value: Any) -> Any:
+    """The id of a decoded single request, when it is a valid one; else None."""
+    id_ = value.get("id") if isinstance(value, dict) else None
+    return id_ if isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool)) else None
 
 
 def _unauthorized(issuer: str, message: str, bad_token: bool) -> Response:
@@ -72,8 +89,9 @@ def _insufficient_scope(issuer: str, needed: frozenset[str]) -> Response:
 
 def costly(value: Any) -> bool:
     """Whether a decoded POST may cost more than one page read: a batch (up to MAX_BATCH calls), or
-    a call whose URL is a costly page (`navmcp.pages.costly`: a search). Batch elements are looked
-    at one level deep only: anything nested deeper is an invalid request, answered at no cost."""
+    a call or a resource read whose URL is a costly page (`navmcp.pages.costly`: a search). Batch
+    elements are looked at one level deep only: anything nested deeper is an invalid request, answered
+    at no cost."""
     if isinstance(value, list):
         return len(value) > 1 or any(_costly_call(v) for v in value)
     return _costly_call(value)
@@ -85,6 +103,9 @@ def _costly_call(value: Any) -> bool:
     params = value.get("params")
     arguments = params.get("arguments") if isinstance(params, dict) else None
     url = arguments.get("url") if isinstance(arguments, dict) else None
+    uri = params.get("uri") if isinstance(params, dict) else None  # resources/read of a page
+    if isinstance(uri, str) and uri.startswith("navmcp:///"):
+        url = uri[len("navmcp://"):]
     return isinstance(url, str) and pages.costly(url)
 
 
@@ -96,11 +117,15 @@ def _holds_request(value: Any) -> bool:
 
 
 async def handle(web: "WebApp", req: "Request") -> Response:
+    version = req.header(VERSION_HEADER)
+    modern = version is not None and version not in SUPPORTED_VERSIONS  # an unknown version is answered -32022
     if req.method == "GET":
         return fault(405, "Method Not Allowed: this server offers no SSE stream; POST JSON-RPC to /mcp",
-                      [("allow", "POST, DELETE")])
-    if req.method not in ("POST", "DELETE"):
-        return fault(405, f"Method Not Allowed: {req.method}", [("allow", "POST, DELETE")])
+                     [("allow", "POST" if modern else "POST, DELETE")])
+    if req.method not in ("POST", "DELETE") or (modern and req.method == "DELETE"):
+        return fault(405, f"Method Not Allowed: {req.method}" + (" (MCP 2026-07-28 has no sessions to end)"
+                                                                  if modern else ""),
+                     [("allow", "POST" if modern else "POST, DELETE")])
 
     issuer = oauth_metadata.issuer(req.scheme, req.header("host"))
     resource = oauth_metadata.resource(issuer)
@@ -108,7 +133,7 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     if token is None:
         return _unauthorized(issuer, "send 'Authorization: Bearer <token>': sign in with OAuth (this server's "
                                      "metadata says how), or `navmcp token HANDLE` prints one", False)
-    session_id = req.header(SESSION_HEADER)
+    session_id = None if modern else req.header(SESSION_HEADER)  # a modern request ignores a session id
     if session_id is not None and "\x00" in session_id:  # no session's id has one; PostgreSQL refuses it
         return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
     try:
@@ -118,11 +143,6 @@ async def handle(web: "WebApp", req: "Request") -> Response:
             (user, access), stored, looked_up = web.authenticate_access(token, resource), None, False
     except AuthError as e:
         return _unauthorized(issuer, e.message, True)
-
-    version = req.header(VERSION_HEADER)
-    if version is not None and version not in SUPPORTED_VERSIONS:
-        return fault(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
-                           f"supported: {', '.join(SUPPORTED_VERSIONS)}")
 
     store = web.app.store
     if req.method == "DELETE":
@@ -148,13 +168,48 @@ async def handle(web: "WebApp", req: "Request") -> Response:
         if not needed <= access.scopes:
             return _insufficient_scope(issuer, needed)
     try:
+        if modern or _modern_request(value):
+            return _receive_modern(web, token, user, value, req.headers, access)
         return _receive(web, token, user, session_id, stored, looked_up, value, access)
     except Exception:  # here, not in the web app: the id is known, so the client can match the error
         log.exception("internal error on POST /mcp")
-        id_ = value.get("id") if isinstance(value, dict) else None
-        if not isinstance(id_, (str, int)) or isinstance(id_, bool):
-            id_ = None
-        return _json(500, error_object(InternalError("Internal error (details are in the server log)"), id_))
+        return _json(500, error_object(InternalError("Internal error (details are in the server log)"),
+                                       _request_id(value)))
+
+
+def _modern_request(value: Any) -> bool:
+    """A request (not initialize) whose body carries the modern `_meta` envelope, whatever its headers
+    say: it is served as modern, so a missing or legacy MCP-Protocol-Version is a header mismatch."""
+    if not isinstance(value, dict) or value.get("method") == "initialize" or "id" not in value:
+        return False
+    params = value.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and META_VERSION in meta
+
+
+def _receive_modern(web: "WebApp", token: str, user: dict[str, Any], value: Any, headers: dict[str, str],
+                    access: Access | None = None) -> Response:
+    """One stateless 2026-07-28 message: no session is read or written."""
+    if not isinstance(value, dict) or ("method" not in value and ("result" in value or "error" in value)):
+        return _json(400, error_object(InvalidRequest("Invalid Request: POST one JSON-RPC request or notification "
+                                                      "(MCP 2026-07-28 takes no batches and no responses)")))
+    version = headers.get(VERSION_HEADER)
+    if version is not None and version not in MODERN_VERSIONS and not _modern_request(value):
+        # a version no era of ours speaks, on a body that names none: the header is the request's version
+        return _json(400, error_object(UnsupportedProtocolVersion(
+            f"Unsupported protocol version {version[:40]!r} (MCP-Protocol-Version): this server speaks "
+            f"{', '.join(MODERN_VERSIONS)} per request, and {', '.join(SUPPORTED_VERSIONS)} after initialize",
+            version), _request_id(value)))
+    session = Session(_Verified(web.app, user), token, NavigationState(remembers=False))
+    if access is not None:  # the audit names the app the person allowed, not what it calls itself
+        session.granted_client = access.client_name[:100]
+    connection = _connection(session, MODERN)
+    if "id" not in value:  # a notification: accepted and dropped, unless it is malformed
+        response = connection.receive(value, headers)
+        return _accepted() if response is None else _json(400, response)
+    response = connection.receive(value, headers)
+    error = response.get("error")
+    return _json(200 if error is None else MODERN_STATUS.get(error["code"], 200), response)
 
 
 def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | None, stored: Any,
@@ -165,15 +220,17 @@ def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | 
         return _initialize(web, token, user, value, access)
 
     if not session_id:
-        return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)")
+        return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first, or use MCP "
+                          "2026-07-28, which needs no session)", id_=_request_id(value))
     if not looked_up:
         stored = sessions.load(store, session_id, user["id"], idle=web.session_idle)
     if stored is None or stored.user_id != user["id"]:
-        return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
+        return fault(404, "Session not found: it is unknown or has ended; initialize a new one",
+                     id_=_request_id(value))
 
     session = Session(_Verified(web.app, user), token, stored.state)
     session.client, session.protocol_version = stored.client, stored.protocol_version
-    connection = _connection(session)
+    connection = _connection(session, LEGACY)
     connection.initialized = True
     connection.protocol_version = stored.protocol_version
     connection.client_info = {"name": stored.client}
@@ -194,7 +251,7 @@ def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | 
 def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str, Any],
                 access: Access | None = None) -> Response:
     session = Session(_Verified(web.app, user), token)
-    connection = _connection(session)
+    connection = _connection(session, LEGACY)
     response = connection.receive(value)
     if not isinstance(response, dict) or "result" not in response:
         return _json(200, response)
@@ -223,8 +280,8 @@ class _Verified:
         return getattr(self._app, name)
 
 
-def _connection(session: Session) -> Connection:
-    return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS)
+def _connection(session: Session, era: str) -> Connection:
+    return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS, era=era)
 
 
 def _accepted() -> Response:

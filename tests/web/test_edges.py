@@ -103,7 +103,7 @@ def test_a_nul_is_refused_or_dropped_at_every_edge(any_app, new_user, logged_err
     decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Q", "options": ["A", "B"]}).url
 
     mcp = Session(any_app, token)
-    mcp.on_initialize({"name": "evil\x00client\nsecond line"}, "2025-11-25")
+    mcp.identify({"name": "evil\x00client\nsecond line"}, "2025-11-25")
     wrote = mcp.call_tool("execute_action", {"url": note, "action": "add_comment", "params": {"body": "hi"}})
     assert wrote["isError"] is False, wrote
     assert _audit_clients(any_app, alice["id"])[-1] == "evilclient second line"

@@ -189,7 +189,7 @@ def test_official_sdk_client_over_streamable_http(server):
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         async with http:
             transport = streamable_http_client(server.base + "/mcp", http_client=http)
-            async with SDKClient(transport) as client:
+            async with SDKClient(transport, mode="legacy") as client:  # tests/test_sdk_eras.py: every mode
                 tools = await client.session.list_tools()
                 assert [t.name for t in tools.tools] == ["navigate", "execute_action"]
                 home = await client.call_tool("navigate", {"url": "/"})
@@ -212,3 +212,100 @@ def test_official_sdk_client_over_streamable_http(server):
 
     page = httpx.get(server.base + url + ".md", headers={"Authorization": f"Bearer {token}"})
     assert page.status_code == 200 and "From the SDK" in page.text
+
+
+# --- MCP 2026-07-28 (stateless) over /mcp: raw HTTP --------------------------------------------------
+
+MODERN_HEADERS = {"MCP-Protocol-Version": "2026-07-28"}
+
+
+def modern(id_, method, **params):
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-modern", "version": "1"}}
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": {**params, "_meta": meta}}
+
+
+def post_modern(api, body, **headers):
+    method = body.get("method") if isinstance(body, dict) else None
+    name = (body.get("params") or {}).get("name") if isinstance(body, dict) else None
+    sent = {**MODERN_HEADERS, **({"Mcp-Method": method} if method else {}), **({"Mcp-Name": name} if name else {})}
+    sent.update(headers)
+    return api.post("/mcp", json=body, headers={k: v for k, v in sent.items() if v is not None})
+
+
+def session_rows(app) -> int:
+    with app.store.read() as tx:
+        return tx.scalar("SELECT count(*) FROM mcp_sessions")
+
+
+def test_modern_requests_need_no_session_and_store_none(app, api, seeded):
+    before = session_rows(app)
+    listed = post_modern(api, modern(1, "tools/list"))
+    assert listed.status_code == 200 and "mcp-session-id" not in listed.headers
+    body = listed.json()
+    assert body["id"] == 1 and body["result"]["resultType"] == "complete" and body["result"]["cacheScope"] == "public"
+    page = post_modern(api, modern(2, "tools/call", name="navigate", arguments={"url": seeded["decision"]})).json()
+    assert page["result"]["structuredContent"]["url"] == seeded["decision"]
+    voted = post_modern(api, modern(3, "tools/call", name="execute_action", arguments={
+        "action": "add_comment", "url": seeded["decision"], "params": {"body": "modern"}})).json()["result"]
+    assert voted["isError"] is False and voted["resultType"] == "complete"
+    # no conversation: without url the request is told what to pass
+    bare = post_modern(api, modern(4, "tools/call", name="execute_action",
+                                   arguments={"action": "add_comment", "params": {"body": "x"}})).json()["result"]
+    assert bare["isError"] is True and "pass `url`" in bare["content"][0]["text"]
+    assert session_rows(app) == before
+    # the audit names the client from the request's _meta
+    audit = post_modern(api, modern(5, "tools/call", name="navigate", arguments={"url": "/studios/team/audit"}))
+    assert "raw-modern" in audit.json()["result"]["content"][0]["text"]
+
+
+def test_server_discover_over_http(api):
+    reply = post_modern(api, modern("d", "server/discover"))
+    assert reply.status_code == 200
+    result = reply.json()["result"]
+    assert result["supportedVersions"] == ["2026-07-28"] and result["ttlMs"] > 0
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "navmcp"
+
+
+@pytest.mark.parametrize("body,headers,status,code", [
+    (modern(7, "tools/list"), {"MCP-Protocol-Version": "2099-01-01"}, 400, -32020),  # header and body disagree
+    ({**modern(7, "tools/list"), "params": {"_meta": {**modern(0, "x")["params"]["_meta"],
+                                                      "io.modelcontextprotocol/protocolVersion": "2099-01-01"}}},
+     {"MCP-Protocol-Version": "2099-01-01"}, 400, -32022),
+    ({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}, {}, 400, -32602),  # no _meta
+    (modern(7, "tools/list"), {"Mcp-Method": "tools/call"}, 400, -32020),
+    (modern(7, "tools/list"), {"Mcp-Method": None}, 400, -32020),
+    (modern(7, "tools/call", name="navigate", arguments={"url": "/"}), {"Mcp-Name": "execute_action"}, 400, -32020),
+    (modern(7, "tools/list"), {"MCP-Protocol-Version": None}, 400, -32020),  # enveloped body, no version header
+    (modern(7, "ping"), {}, 404, -32601),
+    (modern(7, "logging/setLevel", level="info"), {}, 404, -32601),
+    (modern(7, "initialize", protocolVersion="2026-07-28"), {}, 404, -32601),
+    (modern(7, "resources/subscribe", uri="navmcp:///"), {}, 404, -32601),
+    (modern(7, "subscriptions/listen"), {}, 404, -32601),
+], ids=["header-version-mismatch", "unsupported-version", "no-meta", "method-mismatch", "no-method-header",
+        "name-mismatch", "no-version-header", "ping", "logging", "initialize", "resources-subscribe", "listen"])
+def test_modern_errors_have_their_codes_statuses_and_the_request_id(api, body, headers, status, code):
+    reply = post_modern(api, body, **headers)
+    assert reply.status_code == status, reply.text
+    error = reply.json()
+    assert error["id"] == 7 and error["error"]["code"] == code, error
+    if code == -32022:
+        assert error["error"]["data"] == {"supported": ["2026-07-28"], "requested": "2099-01-01"}
+
+
+def test_modern_notifications_are_accepted_and_get_and_delete_are_405(api):
+    note = api.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+                    headers=MODERN_HEADERS)
+    assert note.status_code == 202 and note.content == b""
+    assert api.get("/mcp", headers=MODERN_HEADERS).status_code == 405
+    assert api.delete("/mcp", headers=MODERN_HEADERS).status_code == 405
+    batch = api.post("/mcp", json=[modern(1, "tools/list")], headers={**MODERN_HEADERS, "Mcp-Method": "tools/list"})
+    assert batch.status_code == 400 and batch.json()["error"]["code"] == -32600
+
+
+def test_a_legacy_session_error_carries_the_request_id(api):
+    reply = api.post("/mcp", json={"jsonrpc": "2.0", "id": 42, "method": "tools/list"})
+    assert reply.status_code == 400 and reply.json()["id"] == 42
+    unknown = api.post("/mcp", json={"jsonrpc": "2.0", "id": 43, "method": "tools/list"},
+                       headers={"Mcp-Session-Id": "nope"})
+    assert unknown.status_code == 404 and unknown.json()["id"] == 43

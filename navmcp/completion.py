@@ -1,0 +1,115 @@
+"""Argument completion (`completion/complete`) for prompt arguments and resource-template variables.
+
+Values come from what this user may see, as `navigate` would show it: studio handles of their
+studios, ids of items in a studio they belong to (matched by id or title), tags used there, and
+the fixed names of cycles and help topics. At most `MAX_VALUES` values, with `total` and `hasMore`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from navmcp.errors import echo
+from navmcp.protocol import InvalidParams
+
+if TYPE_CHECKING:
+    from navmcp.tools import Session
+
+MAX_VALUES = 100  # the spec's bound per response
+_ITEM_KINDS = {"/n/": "note", "/d/": "decision", "/c/": "commitment"}
+
+
+def complete(session: "Session", ref: Any, argument: Any, context: Any) -> dict[str, Any]:
+    if not isinstance(argument, dict) or not isinstance(argument.get("name"), str) \
+            or not isinstance(argument.get("value", ""), str):
+        raise InvalidParams("Invalid params: argument needs a 'name' and a 'value' (strings)")
+    name, value = argument["name"], argument.get("value", "")
+    arguments = context.get("arguments") if isinstance(context, dict) else None
+    arguments = arguments if isinstance(arguments, dict) else {}
+    if not isinstance(ref, dict):
+        raise InvalidParams("Invalid params: ref must be an object ('ref/prompt' or 'ref/resource')")
+    if ref.get("type") == "ref/prompt":
+        values = _prompt_values(session, ref.get("name"), name, value)
+    elif ref.get("type") == "ref/resource":
+        values = _template_values(session, ref.get("uri"), name, value, arguments)
+    else:
+        raise InvalidParams(f"Invalid params: ref.type {echo(ref.get('type'))!r} is neither 'ref/prompt' nor "
+                            "'ref/resource'")
+    return {"completion": {"values": values[:MAX_VALUES], "total": len(values),
+                           "hasMore": len(values) > MAX_VALUES}}
+
+
+def _prompt_values(session: "Session", prompt: Any, name: str, value: str) -> list[str]:
+    from navmcp.prompts import BY_NAME
+
+    spec = BY_NAME.get(prompt) if isinstance(prompt, str) else None
+    if spec is None:
+        raise InvalidParams(f"Invalid params: no prompt {echo(prompt)!r}; prompts are {', '.join(BY_NAME)}")
+    if name not in {a["name"] for a in spec["arguments"]}:
+        raise InvalidParams(f"Invalid params: prompt {prompt} has no argument {echo(name)!r}")
+    if name == "studio":
+        return _studios(session, value)
+    return []  # a topic is free text
+
+
+def _template_values(session: "Session", uri: Any, name: str, value: str, arguments: dict[str, Any]) -> list[str]:
+    from navmcp.resources import list_templates
+
+    templates = {t["uriTemplate"] for t in list_templates()["resourceTemplates"]}
+    if uri not in templates:
+        raise InvalidParams(f"Invalid params: {echo(uri)!r} is none of this server's resource templates "
+                            "(resources/templates/list)")
+    if "{" + name + "}" not in uri and "{?" + name + "}" not in uri:
+        raise InvalidParams(f"Invalid params: the template {uri} has no variable {echo(name)!r}")
+    if name == "studio":
+        return _studios(session, value)
+    if name == "item":
+        kind = next(k for letter, k in _ITEM_KINDS.items() if letter in uri)
+        return _items(session, arguments.get("studio"), kind, value)
+    if name == "tag":
+        return _tags(session, arguments.get("studio"), value)
+    if name == "cycle":
+        from navmcp.domain import CYCLES
+
+        return [c for c in CYCLES if c.startswith(value.lower())]
+    if name == "topic":
+        from navmcp.pages.home import HELP_TOPICS
+
+        return [t for t in HELP_TOPICS if t.startswith(value.lower())]
+    return []  # a search query is free text
+
+
+def _studios(session: "Session", value: str) -> list[str]:
+    prefix = value.strip().lower()
+    return [s["handle"] for s in session.page("/").data["studios"] if s["handle"].startswith(prefix)]
+
+
+# Items and tags of one studio, and only of a studio the user belongs to (as its pages are): newest
+# first, read up to SCAN rows and matched here, the same SQL on both stores.
+SCAN = 1000
+_ITEMS = ("SELECT i.id, i.title FROM items i JOIN studios s ON s.id = i.studio_id"
+          " JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?"
+          " WHERE s.handle = ? AND i.kind = ? ORDER BY i.created_at DESC LIMIT ?")
+_TAGS = ("SELECT DISTINCT t.tag FROM item_tags t JOIN items i ON i.id = t.item_id JOIN studios s ON s.id = i.studio_id"
+         " JOIN memberships m ON m.studio_id = s.id AND m.user_id = ? WHERE s.handle = ? ORDER BY t.tag LIMIT ?")
+
+
+def _items(session: "Session", studio: Any, kind: str, value: str) -> list[str]:
+    """Ids of the studio's items of `kind` whose id starts with `value` or whose title holds it."""
+    if not isinstance(studio, str):
+        return []  # the studio comes first: context.arguments.studio
+    user_id = session.user_id()
+    with session.app.store.read(user_id=user_id) as tx:
+        rows = tx.tuples(_ITEMS, (user_id, studio.lower(), kind, SCAN))
+    needle = value.strip().lower()
+    return [id_ for id_, title in rows if id_.startswith(needle) or needle in title.lower()]
+
+
+def _tags(session: "Session", studio: Any, value: str) -> list[str]:
+    if not isinstance(studio, str):
+        return []
+    user_id = session.user_id()
+    with session.app.store.read(user_id=user_id) as tx:
+        rows = tx.tuples(_TAGS, (user_id, studio.lower(), SCAN))
+    prefix = value.strip().lower()
+    return [tag for (tag,) in rows if tag.startswith(prefix)]

@@ -1,0 +1,37 @@
+"""Calling the protocol core as a client of either era would, in-process (no transport)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {},
+               "io.modelcontextprotocol/clientInfo": {"name": "rpc-test", "version": "1"}}
+
+
+class Rpc:
+    """One connection of `app` acting with `token`, in `era` ("modern" or "legacy")."""
+
+    def __init__(self, app, token: str | None, era: str = "modern"):
+        self.connection = app.connection(token)
+        self.era = era
+        self.ids = 0
+        if era == "legacy":
+            self.call("initialize", protocolVersion="2025-11-25", capabilities={},
+                      clientInfo={"name": "rpc-test", "version": "1"})
+
+    def reply(self, method: str, **params: Any) -> dict[str, Any]:
+        self.ids += 1
+        if self.era == "modern" and method != "initialize":
+            params = {**params, "_meta": MODERN_META}
+        return self.connection.receive({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        reply = self.reply(method, **params)
+        assert "result" in reply, reply
+        return reply["result"]
+
+    def error(self, method: str, **params: Any) -> dict[str, Any]:
+        reply = self.reply(method, **params)
+        assert "error" in reply, reply
+        return reply["error"]
