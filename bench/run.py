@@ -5,7 +5,10 @@
 
 Each server is a real process spawned the way an MCP client spawns it (`bin/mcp-server`, or
 `python bench/sdk_server.py`), driven over stdio with raw JSON-RPC lines, and over Streamable HTTP
-at /mcp for the HTTP figure. Rounds alternate A/B (odd rounds navmcp first, even rounds the SDK
+at /mcp for the HTTP figure. Both eras of MCP are measured: the legacy rows (initialize, then plain
+requests; over HTTP a session per client) and the `modern_` rows (MCP 2026-07-28: every request
+carries its `_meta`, no handshake; over HTTP stateless requests, against the SDK's stateless JSON
+mode). Rounds alternate A/B (odd rounds navmcp first, even rounds the SDK
 first) and the table reports medians and each round's ratio, because the machine is shared.
 Every loop is bounded; servers bind 127.0.0.1 only and are killed at the end of each part.
 """
@@ -40,6 +43,9 @@ SERVERS = {
     "bare": {"stdio": [PYTHON, str(ROOT / "bench" / "bare_server.py")]},  # --with-bare: the floor, stdio only
 }
 PROTOCOL = "2025-11-25"
+MODERN = "2026-07-28"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
+               "io.modelcontextprotocol/clientInfo": {"name": "navmcp-bench", "version": "1"}}
 TIMEOUT = 120.0  # no single read may hang the bench longer than this
 
 # figure → (unit, better, target ratio navmcp/sdk or None)
@@ -57,7 +63,20 @@ FIGURES = {
     # The server's CPU time (user + system) per /mcp request in that run: what its throughput
     # follows while it is the bottleneck (both servers run at ~100% of a core there).
     "http_cpu_ms_per_request": ("ms", "lower", None),
+    # MCP 2026-07-28: the same work with per-request `_meta` and no session (cold start: to the
+    # first server/discover answer; HTTP: 4 concurrent clients, stateless, against the SDK's
+    # stateless JSON mode).
+    "modern_cold_start_ms": ("ms", "lower", 0.2),
+    "modern_navigate_p50_ms": ("ms", "lower", 0.25),
+    "modern_navigate_p99_ms": ("ms", "lower", None),
+    "modern_execute_p50_ms": ("ms", "lower", None),
+    "modern_navigate_pipelined_rps": ("req/s", "higher", 8.0),
+    "modern_execute_pipelined_rps": ("req/s", "higher", 15.0),
+    "modern_peak_rss_mb": ("MiB", "lower", 0.45),
+    "modern_http_4_clients_rps": ("req/s", "higher", 3.5),
+    "modern_http_cpu_ms_per_request": ("ms", "lower", None),
 }
+ERAS = ("legacy", "modern")
 SCALE_TARGET = 1.5  # navmcp navigate p50 at the largest size / at the smallest
 
 
@@ -76,6 +95,7 @@ class Settings:
     database_url: str | None = None  # PostgreSQL (the owner's URL, as for `navmcp migrate`): bench there
     pg_prefix: str = "navmcp_bench_"  # PostgreSQL: the database for N items is <prefix>N
     parts: tuple[str, ...] = ("stdio", "http")
+    eras: tuple[str, ...] = ERAS
 
 
 @dataclass
@@ -94,7 +114,8 @@ class Fixture:
 class StdioServer:
     """A spawned stdio MCP server with raw JSON-RPC lines in and out."""
 
-    def __init__(self, command: list[str], env: dict[str, str], stderr_path: Path):
+    def __init__(self, command: list[str], env: dict[str, str], stderr_path: Path, era: str = "legacy"):
+        self.era = era
         self.stderr = open(stderr_path, "ab")
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
@@ -106,6 +127,8 @@ class StdioServer:
         if not notify:
             self.next_id += 1
             msg["id"] = self.next_id
+        if self.era == "modern" and not notify:
+            params = {**(params or {}), "_meta": MODERN_META}
         if params is not None:
             msg["params"] = params
         return json.dumps(msg).encode() + b"\n"
@@ -128,6 +151,9 @@ class StdioServer:
         return reply["result"]
 
     def initialize(self) -> dict[str, Any]:
+        """The handshake; in the modern era, which has none, the first server/discover."""
+        if self.era == "modern":
+            return self.request("server/discover")
         result = self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
                                              "clientInfo": {"name": "navmcp-bench", "version": "1"}})
         self.write(self.message("notifications/initialized", notify=True))
@@ -201,10 +227,10 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def measure_cold_start(name: str, fx: Fixture, settings: Settings, log: Path) -> float:
+def measure_cold_start(name: str, fx: Fixture, settings: Settings, log: Path, era: str = "legacy") -> float:
     samples = []
     for _ in range(settings.cold):
-        server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log)
+        server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log, era)
         try:
             server.initialize()
             samples.append((time.perf_counter() - server.started) * 1000)
@@ -243,9 +269,10 @@ def pipelined(server: StdioServer, tool: str, args: list[dict[str, Any]]) -> flo
     return len(frames) / elapsed
 
 
-def measure_stdio(name: str, fx: Fixture, settings: Settings, log: Path) -> dict[str, float]:
-    figures = {"cold_start_ms": measure_cold_start(name, fx, settings, log)}
-    server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log)
+def measure_stdio(name: str, fx: Fixture, settings: Settings, log: Path, era: str = "legacy") -> dict[str, float]:
+    """The stdio figures of one server in one era (the modern ones named `modern_...`)."""
+    figures = {"cold_start_ms": measure_cold_start(name, fx, settings, log, era)}
+    server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log, era)
     try:
         server.initialize()
         for url in fx.urls:  # warm-up: the first call loads the workspace, templates, pydantic models
@@ -266,6 +293,8 @@ def measure_stdio(name: str, fx: Fixture, settings: Settings, log: Path) -> dict
         figures["peak_rss_mb"] = server.peak_rss_mb()
     finally:
         server.close()
+    if era == "modern":
+        return {f"modern_{k}": v for k, v in figures.items() if f"modern_{k}" in FIGURES}
     return figures
 
 
@@ -313,14 +342,20 @@ def free_port() -> int:
 
 
 class HttpSession:
-    """One MCP session over Streamable HTTP: initialize (takes Mcp-Session-Id), then tools/call posts."""
+    """One MCP client over Streamable HTTP. Legacy: initialize (takes Mcp-Session-Id), then tools/call
+    posts in that session. Modern: no handshake; each post carries its `_meta` and the headers that
+    mirror it (MCP-Protocol-Version, Mcp-Method, Mcp-Name)."""
 
-    def __init__(self, port: int, token: str | None):
+    def __init__(self, port: int, token: str | None, era: str = "legacy"):
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
         self.headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
         self.next_id = 0
+        self.era = era
+        if era == "modern":
+            self.headers["MCP-Protocol-Version"] = MODERN
+            return
         body, headers = self.post({"method": "initialize", "params": {
             "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "navmcp-bench", "version": "1"}}})
         reply = json.loads(body)
@@ -336,15 +371,21 @@ class HttpSession:
         if not notify:
             self.next_id += 1
             msg["id"] = self.next_id
+        headers = self.headers
+        if self.era == "modern" and not notify:
+            msg["params"] = {**msg.get("params", {}), "_meta": MODERN_META}
+            headers = {**headers, "Mcp-Method": msg["method"]}
+            if "name" in msg["params"]:
+                headers["Mcp-Name"] = msg["params"]["name"]
         body = json.dumps(msg).encode()
         try:
-            self.conn.request("POST", "/mcp", body=body, headers=self.headers)
+            self.conn.request("POST", "/mcp", body=body, headers=headers)
             response = self.conn.getresponse()
         except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
             # The server closed an idle keep-alive connection (uvicorn does after 5 s, and a loaded
             # machine can idle a session that long between warm-up steps): reconnect once, as HTTP clients do.
             self.conn.close()
-            self.conn.request("POST", "/mcp", body=body, headers=self.headers)
+            self.conn.request("POST", "/mcp", body=body, headers=headers)
             response = self.conn.getresponse()
         body = response.read()
         headers = {k.lower(): v for k, v in response.getheaders()}
@@ -393,17 +434,21 @@ def cpu_seconds(pid: int) -> float:
     return total / 1e9
 
 
-def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: str | None) -> dict[str, float]:
-    """Requests per second over `sessions` concurrent sessions on /mcp, each navigating in a loop,
-    and the server's CPU milliseconds per request meanwhile."""
+def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: str | None,
+                 era: str = "legacy") -> dict[str, float]:
+    """Requests per second over `sessions` concurrent clients on /mcp, each navigating in a loop,
+    and the server's CPU milliseconds per request meanwhile. The SDK serves the modern era in its
+    stateless JSON mode (`--stateless`), navmcp the same `navmcp web` in both."""
     port = free_port()
     command = [part.replace("{port}", str(port)) for part in SERVERS[name]["http"]]
+    if era == "modern" and name == "sdk":
+        command.append("--stateless")
     with open(log, "ab") as stderr:
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
                                 env=server_env(fx), cwd=ROOT)
     try:
         wait_for_port(port, proc)
-        sessions = [HttpSession(port, token if name == "navmcp" else None) for _ in range(settings.sessions)]
+        sessions = [HttpSession(port, token if name == "navmcp" else None, era) for _ in range(settings.sessions)]
         for s in sessions:  # warm-up
             for url in fx.urls:
                 s.call("navigate", navigate_args(url))
@@ -433,6 +478,9 @@ def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: s
         for s in sessions:
             s.close()
         requests = settings.sessions * settings.http_per_session
+        if era == "modern":
+            return {"modern_http_4_clients_rps": requests / elapsed,
+                    "modern_http_cpu_ms_per_request": cpu * 1000 / requests}
         return {"http_4_sessions_rps": requests / elapsed, "http_cpu_ms_per_request": cpu * 1000 / requests}
     finally:
         proc.terminate()
@@ -564,12 +612,16 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
             order = list(settings.servers) if r % 2 == 0 else list(reversed(settings.servers))
             figures: dict[str, dict[str, float]] = {}
             for name in order:
-                figures[name] = measure_stdio(name, fx, settings, log) if "stdio" in settings.parts else {}
-            if "http" in settings.parts and (http_ok or "sdk" in settings.servers):
-                for name in order:
-                    if (name == "navmcp" and not http_ok) or "http" not in SERVERS[name]:
-                        continue
-                    figures[name].update(measure_http(name, fx, settings, log, token))
+                figures[name] = {}
+            for era in settings.eras:
+                if "stdio" in settings.parts:
+                    for name in order:
+                        figures[name].update(measure_stdio(name, fx, settings, log, era))
+                if "http" in settings.parts and (http_ok or "sdk" in settings.servers):
+                    for name in order:
+                        if (name == "navmcp" and not http_ok) or "http" not in SERVERS[name]:
+                            continue
+                        figures[name].update(measure_http(name, fx, settings, log, token, era))
             rounds.append(figures)
             print(f"round {r + 1}/{settings.rounds} done ({' then '.join(order)})", file=out, flush=True)
         results["sizes"][str(size)] = {"rounds": rounds, "same_pages": same, "seed_seconds": fx.seed_seconds,
@@ -690,6 +742,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
     parser.add_argument("--sessions", type=int, default=4, help="concurrent HTTP sessions")
     parser.add_argument("--workdir", type=Path, default=Settings.workdir, help="where seeded databases live (reused)")
     parser.add_argument("--parts", default="stdio,http", help="which parts to run: stdio, http or both")
+    parser.add_argument("--eras", default=",".join(ERAS),
+                        help="which eras of MCP: legacy (initialize, sessions), modern (2026-07-28) or both")
     parser.add_argument("--pg-prefix", default=Settings.pg_prefix,
                         help="PostgreSQL (NAVMCP_DATABASE_URL set): databases are named PREFIX<items>")
     parser.add_argument("--json", type=Path, help="also write all figures as JSON to this file")
@@ -702,7 +756,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, Path | None]:
                         rounds=args.rounds or (1 if args.quick else 3),
                         sequential=args.sequential, sequential_execute=args.sequential_execute,
                         pipelined=args.pipelined, http_per_session=args.http_requests, sessions=args.sessions,
-                        workdir=args.workdir, parts=tuple(args.parts.split(",")), pg_prefix=args.pg_prefix)
+                        workdir=args.workdir, parts=tuple(args.parts.split(",")), pg_prefix=args.pg_prefix,
+                        eras=tuple(args.eras.split(",")))
     if args.with_bare:
         settings.servers = (*settings.servers, "bare")
     if args.quick:

@@ -13,6 +13,10 @@ same `structuredContent` as navmcp.
 
     python bench/sdk_server.py                       # stdio
     python bench/sdk_server.py --http --port 8766    # Streamable HTTP at /mcp (JSON responses, sessions)
+    python bench/sdk_server.py --http --stateless    # ... without sessions (what MCP 2026-07-28 clients get)
+
+The SDK is dual-era on both transports: a 2026-07-28 request (per-request `_meta`) is served
+statelessly, whatever mode it runs in.
 """
 
 from __future__ import annotations
@@ -69,7 +73,6 @@ def execute_action(action: str, params: dict[str, Any] | None = None, url: str |
             return _error(e.message, structured)
         except Exception as e:  # NoCurrentPage and friends: teach, don't crash
             return _error(f"execute_action: {e}")
-        state.arrive(result.url, result.actions)
         actions = ", ".join(result.actions) or "none"
         text = f"✓ {result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
         return CallToolResult(content=[TextContent(text=text)], structured_content=result.structured())
@@ -80,9 +83,11 @@ def main() -> None:
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--stateless", action="store_true", help="HTTP without sessions (the SDK's stateless mode)")
     args = parser.parse_args()
     if args.http:
-        server.run("streamable-http", host=args.host, port=args.port, json_response=True, stateless_http=False)
+        server.run("streamable-http", host=args.host, port=args.port, json_response=True,
+                   stateless_http=args.stateless)
     else:
         server.run("stdio")
 

@@ -2,8 +2,8 @@
 
 It spawns the real servers (bin/mcp-server and the SDK peer) like the full run does. Figures are
 printed but not asserted: CI machines are too noisy for that. What is asserted: the run completes,
-both servers serve the same pages, and every figure was measured for both (the /mcp figure for
-navmcp only where `navmcp web` exists).
+both servers serve the same pages, and every figure — of both eras of MCP — was measured for both
+(the /mcp figures for navmcp only where `navmcp web` exists).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ def test_bench_runs_at_a_tiny_size(tmp_path):
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     printed = done.stdout.decode()
     assert "| cold_start_ms (ms) |" in printed and "| navigate_p50_ms (ms) |" in printed
+    assert "| modern_cold_start_ms (ms) |" in printed and "| modern_http_4_clients_rps (req/s) |" in printed
     results = json.loads(out.read_text())
     size = results["sizes"]["100"]
     assert size["same_pages"] is True
@@ -35,7 +36,7 @@ def test_bench_runs_at_a_tiny_size(tmp_path):
     http = results["http"] == "measured"
     for name in ("navmcp", "sdk"):
         for figure in FIGURES:
-            if figure.startswith("http") and name == "navmcp" and not http:
+            if "http" in figure and name == "navmcp" and not http:
                 assert figure not in round_[name]
                 continue
             assert round_[name][figure] > 0, (name, figure)
