@@ -31,6 +31,9 @@ LIST_PAGE = 50  # resources per resources/list page
 # What each page kind is, for a person picking a resource (the page table names the kinds).
 KINDS = {
     "home": ("Home", "Your studios and what awaits you"),
+    "awaiting": ("Awaiting your vote", "Every open decision that awaits your vote, closing soonest first"),
+    "near_mass": ("Near critical mass", "Every open commitment you could join, fewest joins short of critical mass first"),
+    "workspace_search": ("Search", "Items of all your studios matching a query"),
     "help": ("Help", "How navigation works, the URL map, examples"),
     "help_topic": ("Help topic", "One topic of the help"),
     "whoami": ("Who am I", "Your user, your studios, the client you are connected with"),

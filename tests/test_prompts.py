@@ -14,7 +14,7 @@ def people(app, owner):
     ws = app.workspace
     ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
     with app.store.write() as tx:
-        outsider = create_user(tx, "outsider")
+        outsider = create_user(tx, "outsider", findable=True)
     return mint_token(app.secret, owner["id"]), mint_token(app.secret, outsider["id"])
 
 
