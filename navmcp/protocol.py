@@ -68,6 +68,9 @@ CACHE_HINTS: dict[str, tuple[int, str]] = {
 }
 # One fact: what both eras declare (discover's `capabilities`, initialize's).
 CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
+# Where the transport can send between replies (`Connection.outbound`), pages can be watched too.
+WATCHING_CAPABILITIES = {**CAPABILITIES, "resources": {"subscribe": True}}
+NO_REPLY = object()  # a request answered later, or never (a subscription the client cancels)
 
 
 class JsonRpcError(Exception):
@@ -306,6 +309,16 @@ class Connection:
         self.protocol_version: str | None = None
         self.client_info: dict[str, Any] = {}
         self.initialized = False  # set by the initialize request; the notification only confirms
+        # Set by a transport that can send messages between replies (stdio): then pages can be
+        # watched, and their notifications are handed to it from the change feed's thread.
+        self.outbound: Callable[[dict[str, Any]], None] | None = None
+        self._subscriptions: Any = None
+        self._request_id: Any = None  # the id of the request being handled (a subscription is named by it)
+
+    def close(self) -> None:
+        """The transport is closing: whatever this connection watches is watched no more."""
+        if self._subscriptions is not None:
+            self._subscriptions.close()
 
     # --- entry points ---------------------------------------------------------------------------
 
@@ -387,11 +400,13 @@ class Connection:
             if not is_request:
                 self._notify(method, params)
                 return None
+            self._request_id = id_
             era = self.era
             if era is None:  # the first request decides, once
                 era = self.era = MODERN if method != "initialize" and _enveloped(params) else LEGACY
             if era == MODERN:
-                return {"jsonrpc": "2.0", "id": id_, "result": self._modern_call(method, params, headers)}
+                result = self._modern_call(method, params, headers)
+                return None if result is NO_REPLY else {"jsonrpc": "2.0", "id": id_, "result": result}
             if method != "initialize" and _enveloped(params):
                 raise InvalidRequest("Invalid Request: this connection speaks the legacy era of MCP (it opened with "
                                      "initialize); a request with the 2026-07-28 `_meta` envelope needs a new "
@@ -455,6 +470,8 @@ class Connection:
             raise MethodNotFound(f"Method not found: {echo(method)} (not part of MCP {version})")
         self.host.identify(client_info or {}, version)
         result = handler(self, params)
+        if result is NO_REPLY:
+            return result
         hint = CACHE_HINTS.get(method)
         if hint is not None:
             result["ttlMs"], result["cacheScope"] = hint
@@ -474,17 +491,44 @@ class Connection:
         self.host.identify(self.client_info, self.protocol_version)
         return {
             "protocolVersion": self.protocol_version,
-            "capabilities": {**CAPABILITIES, "tools": {"listChanged": False}},
+            "capabilities": {**self._capabilities(), "tools": {"listChanged": False}},
             "serverInfo": self.server_info,
             "instructions": self.instructions,
         }
 
     def _discover(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": CAPABILITIES,
+        return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": self._capabilities(),
                 "instructions": self.instructions}
 
     def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
+
+    def _capabilities(self) -> dict[str, Any]:
+        return CAPABILITIES if self.outbound is None else WATCHING_CAPABILITIES
+
+    def _watching(self, method: str):
+        if self.outbound is None:
+            raise MethodNotFound(f"Method not found: {method} (this transport sends nothing between replies, so "
+                                 "pages can't be watched on it)")
+        if self._subscriptions is None:
+            from navmcp.subscriptions import Subscriptions
+
+            self._subscriptions = Subscriptions(self.host, self.outbound)
+        return self._subscriptions
+
+    def _subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._watching("resources/subscribe").subscribe(params.get("uri"))
+
+    def _unsubscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._watching("resources/unsubscribe").unsubscribe(params.get("uri"))
+
+    def _listen(self, params: dict[str, Any]) -> Any:
+        self._watching("subscriptions/listen").listen(self._request_id, params)
+        return NO_REPLY
+
+    def _cancelled(self, params: dict[str, Any]) -> None:
+        if self._subscriptions is not None:
+            self._subscriptions.cancel(params.get("requestId"))
 
     def _tools_list(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"tools": self.host.tool_definitions()}
@@ -531,11 +575,13 @@ class Connection:
         "prompts/get": _prompts_get,
         "completion/complete": _complete,
     }
-    _legacy_methods = {"initialize": _initialize, "ping": _ping, **_shared_methods}
-    _modern_methods = {"server/discover": _discover, **_shared_methods}
+    _legacy_methods = {"initialize": _initialize, "ping": _ping, "resources/subscribe": _subscribe,
+                       "resources/unsubscribe": _unsubscribe, **_shared_methods}
+    _modern_methods = {"server/discover": _discover, "subscriptions/listen": _listen, **_shared_methods}
     _notifications: dict[str, Callable[["Connection", dict[str, Any]], None]] = {
         "notifications/initialized": lambda self, params: None,
-        "notifications/cancelled": lambda self, params: None,  # calls run to completion; nothing to cancel
+        # Calls run to completion, so only a subscription (a request that stays open) can be cancelled.
+        "notifications/cancelled": _cancelled,
     }
 
 

@@ -112,12 +112,16 @@ def list_resources(session: "Session", cursor: Any) -> dict[str, Any]:
 
 
 def read(session: "Session", uri: Any) -> dict[str, Any]:
+    return {"contents": [{"uri": uri, "mimeType": MIME, "text": page_of(session, uri).markdown}]}
+
+
+def page_of(session: "Session", uri: Any):
+    """The page a resource URI names, as the session's user sees it; -32602 when there is none for them."""
     url = url_of(uri)
     try:
-        page = session.page(url)
+        return session.page(url)
     except NavError as e:
         raise not_found(uri, f"Resource not found: {uri[:300]} ({e.message})") from None
-    return {"contents": [{"uri": uri, "mimeType": MIME, "text": page.markdown}]}
 
 
 def _resource(url: str, name: str, description: str) -> dict[str, Any]:

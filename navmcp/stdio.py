@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from typing import BinaryIO
 
 from navmcp.protocol import InternalError, InvalidRequest, encode, error_object, rolled_back
@@ -31,6 +32,19 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
     lines = _Lines(stdin, max_line)
     _widen_pipe(stdout)
     signal.signal(signal.SIGTERM, _terminate)
+    # Notifications of watched pages come from another thread (the change feed): every write to
+    # stdout holds this lock, so a message is never cut into by another.
+    writing = threading.Lock()
+
+    def send(message) -> None:
+        try:
+            with writing:
+                stdout.write(encode(message) + b"\n")
+                stdout.flush()
+        except (OSError, ValueError):  # the client is gone; the main loop ends on its own
+            pass
+
+    connection.outbound = send
     try:
         while True:
             line = lines.next()
@@ -38,9 +52,10 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
                 return 0
             if not lines.pending():  # the usual case: one message, answered at once
                 reply = _answer(connection, line, max_line)
-                if reply is not None:
-                    stdout.write(reply + b"\n")
-                stdout.flush()
+                with writing:
+                    if reply is not None:
+                        stdout.write(reply + b"\n")
+                    stdout.flush()
                 continue
             # A client that pipelines: the messages already read share one unit of work (their
             # writes are committed together), and their replies go out after it has committed.
@@ -63,11 +78,12 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
                 held = getattr(unit, "commits", 0)
                 replies = [reply if epoch is not None and epoch < held else rolled_back(reply, results_stand=epoch is None)
                            for reply, epoch in zip(replies, epochs)]
-            stdout.write(b"".join(reply + b"\n" for reply in replies if reply is not None))
-            # Flush before waiting for input, not after every group: a client that pipelines gets
-            # its replies in fewer, larger writes.
-            if not lines.pending():
-                stdout.flush()
+            with writing:
+                stdout.write(b"".join(reply + b"\n" for reply in replies if reply is not None))
+                # Flush before waiting for input, not after every group: a client that pipelines
+                # gets its replies in fewer, larger writes.
+                if not lines.pending():
+                    stdout.flush()
     except BrokenPipeError:
         # The client stopped reading: a disconnect, not a failure. Point stdout at /dev/null so the
         # interpreter's final flush doesn't fail too (Python would exit 120).
@@ -78,6 +94,8 @@ def serve(connection, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
         return 0
     except KeyboardInterrupt:
         return 0
+    finally:
+        connection.close()
 
 
 def _writes(unit) -> int:

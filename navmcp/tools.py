@@ -225,6 +225,26 @@ class Session:
 
         return resources.read(self, uri)
 
+    def watch(self, uri: Any, notify, end):
+        """Watch the page a resource URI names, as this session's user (`navmcp.changes`); a resource
+        that does not exist for them is refused as `resources/read` refuses it. A handle for `unwatch`."""
+        from navmcp import resources
+        from navmcp.changes import Watcher, interest
+
+        page = resources.page_of(self, uri)
+        user_id = page.user["id"]
+        with self.app.store.read(user_id=user_id) as tx:
+            wanted = interest(tx, user_id, page.url)
+        if wanted is None:  # a page no change alters (help)
+            return None
+        watcher = Watcher(wanted, notify, end)
+        self.app.feed.add(watcher)
+        return watcher
+
+    def unwatch(self, handle) -> None:
+        if handle is not None:
+            self.app.feed.remove(handle)
+
     def list_prompts(self) -> dict[str, Any]:
         from navmcp import prompts
 

@@ -1,0 +1,188 @@
+"""Watching pages over MCP (navmcp/subscriptions.py) through bin/mcp-server: the official SDK
+client in the 2026-07-28 era opens `subscriptions/listen` on a decision's URI, another process votes,
+and the notification arrives and the resource shows the new tally; a refused action notifies
+nothing; a member who is removed has their subscription ended with a reason. A legacy client gets
+`resources/subscribe`. Transports that can't send between replies don't offer watching."""
+
+from __future__ import annotations
+
+import json
+import select
+import time
+
+import anyio
+import pytest
+
+mcp = pytest.importorskip("mcp")
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.shared.subscriptions import ResourceUpdated  # noqa: E402
+
+from navmcp.app import App  # noqa: E402
+from navmcp.config import Config  # noqa: E402
+from navmcp.identity import create_user, ensure_owner, mint_token  # noqa: E402
+from navmcp.protocol import Connection  # noqa: E402
+from navmcp.subscriptions import END_REASON  # noqa: E402
+from navmcp.tools import Session  # noqa: E402
+from navmcp.walkthrough import StdioClient, server_command  # noqa: E402
+
+
+@pytest.fixture
+def world(home):
+    """alice (the local owner) and bob in studio `team`, with a decision; tokens for both."""
+    app = App(Config(home=home, database_url=None, token=None))
+    alice = ensure_owner(app.store)
+    with app.store.write() as tx:
+        bob = create_user(tx, "bob")
+    ws = app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    decision = ws.execute(alice, "/studios/team", "create_decision",
+                          {"question": "Lunch?", "options": ["Pizza", "Soup"]}).url
+    tokens = {"alice": mint_token(app.secret, alice["id"]), "bob": mint_token(app.secret, bob["id"])}
+    yield app, decision, tokens
+    app.store.close()
+
+
+def other_process(home, token) -> StdioClient:
+    client = StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": token, "NAVMCP_DATABASE_URL": None})
+    client.initialize()
+    return client
+
+
+def listen_with_sdk(home, token, uri, script):
+    """Run `script(client, subscription)` inside an SDK client's listen on `uri` over stdio. The
+    client's "auto" mode asks server/discover, so it negotiates 2026-07-28 and reads the capabilities."""
+    command = server_command()
+    params = StdioServerParameters(command=command[0], args=command[1:],
+                                   env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": token, "NAVMCP_LOG_LEVEL": "WARNING"})
+
+    async def main():
+        with anyio.fail_after(60):
+            async with Client(params, mode="auto") as client:
+                assert client.protocol_version == "2026-07-28"
+                assert client.server_capabilities.resources.subscribe is True
+                async with client.listen(resource_subscriptions=[uri]) as subscription:
+                    assert subscription.honored.resource_subscriptions == [uri]
+                    return await script(client, subscription)
+
+    return anyio.run(main)
+
+
+async def next_event(subscription, seconds: float):
+    with anyio.fail_after(seconds):
+        return await subscription.__anext__()
+
+
+def test_a_vote_by_another_process_reaches_the_sdk_client(home, world):
+    app, decision, tokens = world
+    uri = "navmcp://" + decision
+    voter = other_process(home, tokens["bob"])
+
+    async def script(client, subscription):
+        before = (await client.read_resource(uri)).contents[0].text
+        refused = voter.call("execute_action", action="vote", url=decision,
+                             params={"votes": [{"option": "Nope", "accept": True}]})
+        assert refused["isError"]
+        with pytest.raises(TimeoutError):  # a refused action changed nothing, and says nothing
+            await next_event(subscription, 0.7)
+        started = time.monotonic()
+        voted = voter.call("execute_action", action="vote", url=decision,
+                           params={"votes": [{"option": "Soup", "accept": True}]})
+        assert not voted["isError"]
+        event = await next_event(subscription, 5)
+        assert event == ResourceUpdated(uri=uri) and time.monotonic() - started < 2
+        after = (await client.read_resource(uri)).contents[0].text
+        assert after != before  # the page shows the vote (its tally and voter count)
+        return True
+
+    try:
+        assert listen_with_sdk(home, tokens["alice"], uri, script)
+    finally:
+        voter.close()
+
+
+def test_a_removed_members_subscription_ends_with_a_reason(home, world):
+    app, decision, tokens = world
+    uri = "navmcp://" + decision
+    admin = other_process(home, tokens["alice"])
+
+    async def script(client, subscription):
+        removed = admin.call("execute_action", action="remove_member", url="/studios/team/members",
+                             params={"handle": "bob"})
+        assert not removed["isError"]
+        with pytest.raises(StopAsyncIteration):  # the server's graceful close ends the loop
+            await next_event(subscription, 5)
+        return True
+
+    try:
+        assert listen_with_sdk(home, tokens["bob"], uri, script)
+    finally:
+        admin.close()
+
+
+def test_a_page_you_may_not_see_can_not_be_watched(home, world):
+    app, decision, tokens = world
+    with app.store.write() as tx:
+        carol = create_user(tx, "carol")
+    client = StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": mint_token(app.secret, carol["id"]),
+                              "NAVMCP_DATABASE_URL": None})
+    try:
+        client.initialize()
+        reply = client.request("resources/subscribe", {"uri": "navmcp://" + decision})
+        assert reply["error"]["code"] == -32602 and reply["error"]["data"]["uri"] == "navmcp://" + decision
+    finally:
+        client.close()
+
+
+def test_a_legacy_client_subscribes_and_is_notified(home, world):
+    app, decision, tokens = world
+    uri = "navmcp://" + decision
+    watcher = StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": tokens["alice"], "NAVMCP_DATABASE_URL": None})
+    voter = other_process(home, tokens["bob"])
+    try:
+        init = watcher.initialize()
+        assert init["result"]["capabilities"]["resources"] == {"subscribe": True}
+        assert watcher.request("resources/subscribe", {"uri": uri})["result"] == {}
+        voter.call("execute_action", action="add_comment", url=decision, params={"body": "soup!"})
+        ready, _, _ = select.select([watcher.proc.stdout], [], [], 5)
+        assert ready, "no notification within 5 s"
+        assert json.loads(watcher.proc.stdout.readline()) == {
+            "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+        assert watcher.request("resources/unsubscribe", {"uri": uri})["result"] == {}
+        voter.call("execute_action", action="add_comment", url=decision, params={"body": "again"})
+        assert watcher.request("ping")["result"] == {}  # the next line is the ping's answer: no notification
+    finally:
+        watcher.close()
+        voter.close()
+
+
+def test_watching_is_offered_only_where_the_transport_can_notify(app, owner):
+    # /mcp answers each POST on its own (until listen streams there), so it offers no watching.
+    connection = Connection(Session(app, None), name="navmcp", version="0", instructions="")
+    init = connection.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                               "params": {"protocolVersion": "2025-11-25", "capabilities": {}}})
+    assert init["result"]["capabilities"]["resources"] == {}
+    refused = connection.receive({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+                                  "params": {"uri": "navmcp:///"}})
+    assert refused["error"]["code"] == -32601
+
+
+def test_a_connection_watches_a_bounded_number_of_pages(app, owner, monkeypatch):
+    from navmcp import subscriptions
+
+    monkeypatch.setattr(subscriptions, "MAX_WATCHES", 2)
+    sent = []
+    connection = Connection(Session(app, None), name="navmcp", version="0", instructions="")
+    connection.outbound = sent.append
+    connection.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                        "params": {"protocolVersion": "2025-11-25", "capabilities": {}}})
+    for n, url in enumerate(["/", "/whoami"]):
+        assert connection.receive({"jsonrpc": "2.0", "id": 10 + n, "method": "resources/subscribe",
+                                   "params": {"uri": "navmcp://" + url}})["result"] == {}
+    refused = connection.receive({"jsonrpc": "2.0", "id": 20, "method": "resources/subscribe",
+                                  "params": {"uri": "navmcp:///help"}})
+    assert refused["error"]["code"] == -32602 and "at most 2" in refused["error"]["message"]
+    connection.close()
+    assert len(app.feed) == 0
+    assert END_REASON.startswith("io.")
