@@ -312,6 +312,7 @@ class Connection:
         # Set by a transport that can send messages between replies (stdio): then pages can be
         # watched, and their notifications are handed to it from the change feed's thread.
         self.outbound: Callable[[dict[str, Any]], None] | None = None
+        self.watchable = False  # set by a transport that streams what `outbound` sends (an HTTP listen)
         self._subscriptions: Any = None
         self._request_id: Any = None  # the id of the request being handled (a subscription is named by it)
 
@@ -319,6 +320,11 @@ class Connection:
         """The transport is closing: whatever this connection watches is watched no more."""
         if self._subscriptions is not None:
             self._subscriptions.close()
+
+    def end_subscriptions(self, reason: str) -> None:
+        """End the open subscriptions from the server's side, each answered gracefully with `reason`."""
+        if self._subscriptions is not None:
+            self._subscriptions.finish(reason)
 
     # --- entry points ---------------------------------------------------------------------------
 
@@ -504,7 +510,7 @@ class Connection:
         return {}
 
     def _capabilities(self) -> dict[str, Any]:
-        return CAPABILITIES if self.outbound is None else WATCHING_CAPABILITIES
+        return WATCHING_CAPABILITIES if self.outbound is not None or self.watchable else CAPABILITIES
 
     def _watching(self, method: str):
         if self.outbound is None:

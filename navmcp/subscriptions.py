@@ -107,9 +107,7 @@ class Subscriptions:
 
         def lost(reason: str) -> None:
             gate.wait(5)
-            if self._end(request_id):
-                self.send({"jsonrpc": "2.0", "id": request_id,
-                           "result": {"resultType": "complete", "_meta": {**meta, END_REASON: reason}}})
+            self._finish(request_id, reason)
 
         try:
             for uri in uris:
@@ -125,6 +123,18 @@ class Subscriptions:
 
     def cancel(self, request_id: Any) -> None:
         self._end(request_id)
+
+    def finish(self, reason: str) -> None:
+        """End every open subscription from the server's side, each with its graceful response."""
+        with self._lock:
+            open_ids = list(self._listens)
+        for request_id in open_ids:
+            self._finish(request_id, reason)
+
+    def _finish(self, request_id: Any, reason: str) -> None:
+        if self._end(request_id):
+            self.send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "resultType": "complete", "_meta": {SUBSCRIPTION_ID: request_id, END_REASON: reason}}})
 
     def _end(self, request_id: Any) -> bool:
         with self._lock:

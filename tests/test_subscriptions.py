@@ -158,7 +158,7 @@ def test_a_legacy_client_subscribes_and_is_notified(home, world):
 
 
 def test_watching_is_offered_only_where_the_transport_can_notify(app, owner):
-    # /mcp answers each POST on its own (until listen streams there), so it offers no watching.
+    # A connection whose transport sends nothing between replies offers no watching.
     connection = Connection(Session(app, None), name="navmcp", version="0", instructions="")
     init = connection.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                "params": {"protocolVersion": "2025-11-25", "capabilities": {}}})
@@ -186,3 +186,59 @@ def test_a_connection_watches_a_bounded_number_of_pages(app, owner, monkeypatch)
     connection.close()
     assert len(app.feed) == 0
     assert END_REASON.startswith("io.")
+
+
+@pytest.fixture
+def web_on(home):
+    """A `navmcp web` process on `home`: its /mcp URL."""
+    import os
+    import subprocess
+    import sys
+
+    from webproc import free_port, wait_until_healthy
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("NAVMCP_TOKEN", "NAVMCP_DATABASE_URL")}
+    proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)],
+                            env={**env, "NAVMCP_HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert wait_until_healthy(base, proc, time.monotonic() + 30), proc.stderr.read() if proc.poll() else ""
+        yield base + "/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stderr.close()
+
+
+def test_the_sdk_client_listens_over_streamable_http(home, world, web_on):
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    app, decision, tokens = world
+    uri = "navmcp://" + decision
+    voter = other_process(home, tokens["bob"])
+    admin = other_process(home, tokens["alice"])
+
+    async def main():
+        with anyio.fail_after(60):
+            async with create_mcp_http_client(headers={"Authorization": f"Bearer {tokens['bob']}"}) as http:
+                async with Client(streamable_http_client(web_on, http_client=http), mode="auto") as client:
+                    assert client.protocol_version == "2026-07-28"
+                    assert client.server_capabilities.resources.subscribe is True
+                    async with client.listen(resource_subscriptions=[uri]) as subscription:
+                        voter.call("execute_action", action="vote", url=decision,
+                                   params={"votes": [{"option": "Pizza", "accept": True}]})
+                        assert await next_event(subscription, 5) == ResourceUpdated(uri=uri)
+                        admin.call("execute_action", action="remove_member", url="/studios/team/members",
+                                   params={"handle": "bob"})
+                        with pytest.raises(StopAsyncIteration):  # ended by the server, gracefully
+                            await next_event(subscription, 5)
+        return True
+
+    try:
+        assert anyio.run(main)
+    finally:
+        voter.close()
+        admin.close()
+

@@ -47,6 +47,7 @@ from navmcp.pages import route, split_url
 from navmcp.protocol import ParseError, decode
 from navmcp.render import inline, plain
 from navmcp.web import auth, html, live
+from navmcp.web.sse import EventStream
 from navmcp.workspace import Page, action_info
 
 log = logging.getLogger("navmcp.web")
@@ -347,6 +348,8 @@ class WebApp:
         except Exception:
             log.exception("internal error on %s %s", req.method, req.path)
             response = self.refuse(req, 500, "internal error (details are in the server log)")  # JSON-RPC on /mcp
+        if isinstance(response, EventStream):  # a body written as events come (subscriptions/listen)
+            return await response.run(send, receive, SECURITY_HEADERS)
         try:
             headers = response.header_list()
         except ValueError:  # a fault of ours: still an answer the client can read, never a dropped one
@@ -371,11 +374,10 @@ class WebApp:
                 if wanted is None:
                     response = text(204, "")  # a page no change alters (help): nothing to stream
                 else:
-                    refused = await live.stream(self.app, self.streams, caller.user["id"], url, wanted,
-                                                receive, send, SECURITY_HEADERS)
-                    if refused is None:
-                        return
-                    response = text(429, refused, headers=[("retry-after", "60")])
+                    opened = live.open_stream(self.app, self.streams, caller.user["id"], url, wanted)
+                    if isinstance(opened, EventStream):
+                        return await opened.run(send, receive, SECURITY_HEADERS)
+                    response = text(429, opened, headers=[("retry-after", "60")])
         except NavError as e:
             response = text(e.status, e.message)
         self.limits.after(req, response)

@@ -4,25 +4,19 @@ EventSource sends) is a stream of server-sent events that says when the page's f
 The stream carries no page content, only `changed` (read the page again), `gone` (you may no
 longer see it; the stream ends) and `bye` (the stream's time is up; EventSource reconnects by
 itself). Whether a change concerns the page, and whether the watcher may still see it, is judged
-by the change feed (`navmcp.changes`). A stream is one small object and a queue on the event loop,
-not a thread; comments every HEARTBEAT_SECONDS keep proxies from closing it.
+by the change feed (`navmcp.changes`); the stream itself is an `sse.EventStream`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
-import time
+
 from navmcp.changes import Interest, Watcher
+from navmcp.web.sse import EventStream
 
-log = logging.getLogger("navmcp.web.live")
-
-HEARTBEAT_SECONDS = 15.0
-STREAM_SECONDS = 30 * 60.0  # then `bye`: a browser reconnects, and a forgotten tab costs nothing for long
 MAX_PER_USER = 20  # open streams per user (tabs and devices)
 MAX_STREAMS = 2000  # open streams per process
-COALESCE_SECONDS = 0.05  # changes that come together are one `changed`
+BYE = "event: bye\ndata: reconnect to keep watching\n\n"  # after sse.STREAM_SECONDS; EventSource reconnects
 
 
 def wants_events(method: str, accept: str | None) -> bool:
@@ -56,64 +50,21 @@ class Streams:
             self.per_user.pop(user_id, None)
 
 
-async def stream(app, streams: Streams, user_id: str, url: str, wanted: Interest, receive, send,
-                 headers: list[tuple[bytes, bytes]]) -> str | None:
-    """Stream the changes of `url`'s page as `user_id` sees it (already shown to be visible), until
-    the client goes away, the page is gone for them, or STREAM_SECONDS pass. Returns why not, if
-    the stream can't be opened (too many open)."""
+def open_stream(app, streams: Streams, user_id: str, url: str, wanted: Interest) -> EventStream | str:
+    """The stream of `url`'s changes as `user_id` sees the page (already shown to be visible), or
+    why it can't open (too many open)."""
     full = streams.admit(user_id)
     if full:
         return full
-    loop = asyncio.get_running_loop()
-    news: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
 
-    def tell(kind: str, text: str) -> None:  # on the feed's thread
-        loop.call_soon_threadsafe(news.put_nowait, (kind, text))
-
-    watcher = Watcher(wanted, lambda change: tell("changed", url), lambda reason: tell("gone", reason))
-    app.feed.add(watcher)
-    disconnected = asyncio.ensure_future(_disconnect(receive))
-    try:
-        await send({"type": "http.response.start", "status": 200, "headers": [
-            (b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store"),
-            (b"x-accel-buffering", b"no"), *headers]})
-        await _event(send, "retry: 3000\n: watching " + json.dumps(url) + "\n\n")
-        ends = time.monotonic() + STREAM_SECONDS
-        while not disconnected.done():
-            left = ends - time.monotonic()
-            if left <= 0:
-                await _event(send, "event: bye\ndata: reconnect to keep watching\n\n", more=False)
-                return None
-            got = asyncio.ensure_future(news.get())
-            done, _ = await asyncio.wait({got, disconnected}, timeout=min(HEARTBEAT_SECONDS, left),
-                                         return_when=asyncio.FIRST_COMPLETED)
-            if got not in done:
-                got.cancel()
-                if not disconnected.done():
-                    await _event(send, ": heartbeat\n\n")
-                continue
-            kind, text = got.result()
-            if kind == "changed":
-                await asyncio.sleep(COALESCE_SECONDS)
-                while kind == "changed" and not news.empty():  # what came meanwhile is this one event
-                    kind, text = news.get_nowait()
-            if kind == "gone":
-                await _event(send, "event: gone\ndata: " + json.dumps(text) + "\n\n", more=False)
-                return None
-            await _event(send, "event: changed\ndata: " + json.dumps(url) + "\n\n")
-    except OSError:  # the client went away mid-write
-        pass
-    finally:
+    def closed() -> None:
         app.feed.remove(watcher)
         streams.release(user_id)
-        disconnected.cancel()
-    return None
 
-
-async def _disconnect(receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _event(send, text: str, *, more: bool = True) -> None:
-    await send({"type": "http.response.body", "body": text.encode(), "more_body": more})
+    stream = EventStream(on_close=closed, on_timeout=lambda: stream.put(BYE, last=True))
+    watcher = Watcher(wanted, lambda change: stream.put(changed),
+                      lambda reason: stream.put("event: gone\ndata: " + json.dumps(reason) + "\n\n", last=True))
+    changed = "event: changed\ndata: " + json.dumps(url) + "\n\n"
+    stream.put("retry: 3000\n: watching " + json.dumps(url) + "\n\n")
+    app.feed.add(watcher)
+    return stream

@@ -42,6 +42,7 @@ from navmcp.state import NavigationState
 from navmcp.tools import Session
 from navmcp.web.app import Response
 from navmcp.web.auth import bearer_token
+from navmcp.web.sse import EventStream
 
 if TYPE_CHECKING:
     from navmcp.web.app import Request, WebApp
@@ -204,12 +205,32 @@ def _receive_modern(web: "WebApp", token: str, user: dict[str, Any], value: Any,
     if access is not None:  # the audit names the app the person allowed, not what it calls itself
         session.granted_client = access.client_name[:100]
     connection = _connection(session, MODERN)
+    connection.watchable = True  # a listen request is answered with its stream (`_listen`)
+    if value.get("method") == "subscriptions/listen" and "id" in value:
+        return _listen(connection, value, headers)
     if "id" not in value:  # a notification: accepted and dropped, unless it is malformed
         response = connection.receive(value, headers)
         return _accepted() if response is None else _json(400, response)
     response = connection.receive(value, headers)
     error = response.get("error")
     return _json(200 if error is None else MODERN_STATUS.get(error["code"], 200), response)
+
+
+def _listen(connection: Connection, value: dict[str, Any], headers: dict[str, str]) -> Response | EventStream:
+    """subscriptions/listen: its answer is the subscription's stream (acknowledgement, notifications,
+    and the final response when the server ends it); the client ends it by closing the stream."""
+    stream = EventStream(on_close=connection.close, on_timeout=lambda: connection.end_subscriptions(
+        "the stream's time is up; listen again to keep watching"))
+
+    def send(message: dict[str, Any]) -> None:
+        stream.put("data: " + encode(message).decode() + "\n\n", last="id" in message)
+
+    connection.outbound = send
+    response = connection.receive(value, headers)
+    if response is None:
+        return stream
+    connection.close()
+    return _json(MODERN_STATUS.get(response["error"]["code"], 200), response)
 
 
 def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | None, stored: Any,

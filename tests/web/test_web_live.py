@@ -147,3 +147,14 @@ def test_an_open_page_follows_a_vote_and_keeps_what_the_person_is_typing(server,
             assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
         finally:
             browser.close()
+
+
+def test_legacy_mcp_over_http_offers_no_watching(api):
+    # Legacy /mcp has no stream to carry notifications (no GET stream): it offers no subscribe.
+    init = api.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                  "params": {"protocolVersion": "2025-11-25", "capabilities": {}}})
+    assert init.json()["result"]["capabilities"]["resources"] == {}
+    refused = api.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+                                     "params": {"uri": "navmcp:///"}},
+                       headers={"Mcp-Session-Id": init.headers["mcp-session-id"]})
+    assert refused.json()["error"]["code"] == -32601
