@@ -541,8 +541,7 @@ def test_a_malformed_envelope_is_invalid_params(meta):
     assert reply["id"] == 3 and reply["error"]["code"] == -32602, reply
 
 
-@pytest.mark.parametrize("method", ["ping", "logging/setLevel", "resources/subscribe", "subscriptions/listen",
-                                    "initialize", "no/such"])
+@pytest.mark.parametrize("method", ["ping", "logging/setLevel", "resources/subscribe", "initialize", "no/such"])
 def test_removed_and_unknown_methods_are_32601_in_the_modern_era(method):
     conn = new_conn()
     conn.receive(modern("server/discover", id_=0))

@@ -168,6 +168,16 @@ def test_watching_is_offered_only_where_the_transport_can_notify(app, owner):
     assert refused["error"]["code"] == -32601
 
 
+def test_listen_needs_a_transport_that_can_notify(app, owner):
+    connection = Connection(Session(app, None), name="navmcp", version="0", instructions="")
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    discover = connection.receive({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}})
+    assert discover["result"]["capabilities"]["resources"] == {}
+    refused = connection.receive({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen",
+                                  "params": {"_meta": meta, "notifications": {}}})
+    assert refused["error"]["code"] == -32601
+
+
 def test_a_connection_watches_a_bounded_number_of_pages(app, owner, monkeypatch):
     from navmcp import subscriptions
 

@@ -281,7 +281,7 @@ def test_server_discover_over_http(api):
     (modern(7, "logging/setLevel", level="info"), {}, 404, -32601),
     (modern(7, "initialize", protocolVersion="2026-07-28"), {}, 404, -32601),
     (modern(7, "resources/subscribe", uri="navmcp:///"), {}, 404, -32601),
-    (modern(7, "subscriptions/listen"), {}, 404, -32601),
+    (modern(7, "subscriptions/listen"), {}, 400, -32602),  # served, but says nothing to listen for
 ], ids=["header-version-mismatch", "unsupported-version", "no-meta", "method-mismatch", "no-method-header",
         "name-mismatch", "no-version-header", "ping", "logging", "initialize", "resources-subscribe", "listen"])
 def test_modern_errors_have_their_codes_statuses_and_the_request_id(api, body, headers, status, code):
