@@ -31,6 +31,8 @@ class BearerProxy:
                 try:
                     upstream.request(self.command, self.path, body=body, headers=headers)
                     reply = upstream.getresponse()
+                    if (reply.getheader("content-type") or "").startswith("text/event-stream"):
+                        return self._stream(reply)  # a subscriptions/listen answer: passed on as it comes
                     data = reply.read()
                 finally:
                     upstream.close()
@@ -43,6 +45,22 @@ class BearerProxy:
                 if self.command != "HEAD":
                     self.wfile.write(data)
                 proxy.forwarded += 1
+
+            def _stream(self, reply) -> None:
+                self.send_response(reply.status, reply.reason)
+                for k, v in reply.getheaders():
+                    if k.lower() not in HOP_BY_HOP and k.lower() != "content-length":
+                        self.send_header(k, v)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                proxy.forwarded += 1
+                try:
+                    while chunk := reply.read1(65536):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client stopped reading: closing upstream ends the stream there
+                    self.close_connection = True
 
             do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_OPTIONS = _forward
 

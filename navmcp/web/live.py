@@ -16,7 +16,7 @@ from navmcp.web.sse import EventStream
 
 MAX_PER_USER = 20  # open streams per user (tabs and devices)
 MAX_STREAMS = 2000  # open streams per process
-BYE = "event: bye\ndata: reconnect to keep watching\n\n"  # after sse.STREAM_SECONDS; EventSource reconnects
+BYE = "event: bye\ndata: \"reconnect to keep watching\"\n\n"  # after sse.STREAM_SECONDS; EventSource reconnects
 
 
 def wants_events(method: str, accept: str | None) -> bool:

@@ -179,6 +179,22 @@ def protocol_class() -> type:
     return httptools or HeadTimeoutH11
 
 
+def _server_class():
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, which also ends the open event streams when told to stop: its graceful
+        shutdown waits for every open request, and a stream stays open until it is ended."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            from navmcp.web import sse
+
+            sse.end_all()
+            super().handle_exit(sig, frame)
+
+    return Server
+
+
 def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None, forwarded_allow_ips: str = "") -> None:
     """Serve until stopped; on `sock` when given (bound already: the CLI checks its port before it
     prints a login link), else on a socket uvicorn binds to host:port. X-Forwarded-For and
@@ -197,7 +213,7 @@ def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None, 
                             h11_max_incomplete_event_size=MAX_HEAD,
                             proxy_headers=bool(forwarded_allow_ips.strip()),
                             forwarded_allow_ips=forwarded_allow_ips.strip() or None)
-    served = uvicorn.Server(config)
+    served = _server_class()(config)
     try:
         served.run(sockets=[sock] if sock is not None else None)
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown

@@ -15,6 +15,16 @@ from collections.abc import Callable
 
 HEARTBEAT_SECONDS = 15.0
 STREAM_SECONDS = 30 * 60.0
+CLOSING_GRACE = 2.0  # after `on_timeout`, how long the closing event may take to come
+
+
+_running: set["EventStream"] = set()  # streams being written, on the event loop's thread
+
+
+def end_all() -> None:
+    """End every running stream as its time limit would (the server is stopping). On the loop's thread."""
+    for stream in list(_running):
+        stream._end_soon()
 
 
 class EventStream:
@@ -53,20 +63,22 @@ class EventStream:
                 queue.put_nowait(early)
             self._early.clear()
         disconnected = asyncio.ensure_future(_disconnect(receive))
+        self._ends = time.monotonic() + self.lasts
         timed_out = False
+        _running.add(self)
         try:
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store"),
                 (b"x-accel-buffering", b"no"), *headers]})
-            ends = time.monotonic() + self.lasts
             while not disconnected.done():
-                left = ends - time.monotonic()
-                if left <= 0 and not timed_out:
+                left = self._ends - time.monotonic()
+                if left <= 0:
+                    if timed_out or self.on_timeout is None:
+                        break  # no closing event came in its grace time, or none is owed
                     timed_out = True
-                    if self.on_timeout is not None:
-                        self.on_timeout()  # puts the closing event
-                    else:
-                        break
+                    self._ends = time.monotonic() + CLOSING_GRACE
+                    self.on_timeout()  # puts the closing event
+                    continue
                 got = asyncio.ensure_future(queue.get())
                 done, _ = await asyncio.wait({got, disconnected}, timeout=min(self.heartbeat, max(left, 0.05)),
                                              return_when=asyncio.FIRST_COMPLETED)
@@ -84,11 +96,17 @@ class EventStream:
         except OSError:  # the client went away mid-write
             pass
         finally:
+            _running.discard(self)
             disconnected.cancel()
             with self._lock:
                 self._closed = True  # later events have nowhere to go
             if self.on_close is not None:
                 self.on_close()
+
+    def _end_soon(self) -> None:
+        self._ends = 0.0
+        if self._queue is not None:
+            self._queue.put_nowait(("", False))  # wakes the writer, which then ends the stream
 
 
 async def _disconnect(receive) -> None:
