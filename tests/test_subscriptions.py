@@ -33,7 +33,7 @@ def world(home):
     app = App(Config(home=home, database_url=None, token=None))
     alice = ensure_owner(app.store)
     with app.store.write() as tx:
-        bob = create_user(tx, "bob")
+        bob = create_user(tx, "bob", findable=True)
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
@@ -124,7 +124,7 @@ def test_a_removed_members_subscription_ends_with_a_reason(home, world):
 def test_a_page_you_may_not_see_can_not_be_watched(home, world):
     app, decision, tokens = world
     with app.store.write() as tx:
-        carol = create_user(tx, "carol")
+        carol = create_user(tx, "carol", findable=True)
     client = StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": mint_token(app.secret, carol["id"]),
                               "NAVMCP_DATABASE_URL": None})
     try:
