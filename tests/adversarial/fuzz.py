@@ -35,7 +35,10 @@ URLS = ["/studios/adv/n/@NOTE", "/studios/adv/d/@DECISION", "/studios/adv/c/@COM
         "/studios/adv/tags/x", "/studios/adv/audit", "/studios/nope/n/abc", "http://[::1", "http://evil.example/",
         "", "   ", "/" + "a" * 3000, "/studios/adv/n/" + "x" * 70, "/studios/adv?page=99999999999999999999",
         "/studios/adv/n/abc?part=-1", "//studios//adv//", "/studios/adv.md", "javascript:alert(1)",
-        "/studios/adv/d/abc?page=1e9", "/%00", "/studios/%2e%2e/secret"]
+        "/studios/adv/d/abc?page=1e9", "/%00", "/studios/%2e%2e/secret",
+        # forged cursors and NUL in query values (issue 24 items 7 and 8): a clear refusal, never a fault
+        "/studios/adv?after=x~%C2%B2", "/studios/adv/audit?after=9223372036854775808~1", "/studios/adv/tags/x?after=%00~1",
+        "/studios/adv/cycles/this-week?after=1~", "/studios/adv/n/@NOTE?comment=%00", "/search?q=%00", "/awaiting?after=-1~x"]
 
 scalars = (st.none() | st.booleans() | st.integers(min_value=-(10**40), max_value=10**40)
            | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40))
