@@ -80,12 +80,12 @@ def _unauthorized(issuer: str, message: str, bad_token: bool) -> Response:
     return fault(401, f"Unauthorized: {message}", [("www-authenticate", challenge)])
 
 
-def _insufficient_scope(issuer: str, needed: frozenset[str]) -> Response:
+def _insufficient_scope(issuer: str, needed: frozenset[str], id_: Any) -> Response:
     scope = " ".join(s for s in SCOPES if s in needed)
     challenge = oauth_metadata.challenge(issuer, error="insufficient_scope", scope=scope,
                                          description=f"this request needs the scope {scope}")
     return fault(403, f"Forbidden: this request needs the scope {scope!r}: authorize this app again with it",
-                 [("www-authenticate", challenge)])
+                 [("www-authenticate", challenge)], id_=id_)
 
 
 def costly(value: Any) -> bool:
@@ -167,7 +167,7 @@ async def handle(web: "WebApp", req: "Request") -> Response:
     if access is not None:  # an OAuth token: its scopes must cover what the message asks (RFC 6750 §3.1)
         needed = scopes_needed(value)
         if not needed <= access.scopes:
-            return _insufficient_scope(issuer, needed)
+            return _insufficient_scope(issuer, needed, _request_id(value))  # the body was read: its id
     try:
         if modern or _modern_request(value):
             return _receive_modern(web, token, user, value, req.headers, access)

@@ -306,7 +306,7 @@ def test_a_read_only_token_gets_403_insufficient_scope_for_an_action(anon, brows
     init = mcp(anon, tokens["access_token"])
     assert init.status_code == 200
     refused = mcp(anon, tokens["access_token"], CALL_ACTION, init.headers["mcp-session-id"])
-    assert refused.status_code == 403
+    assert refused.status_code == 403 and refused.json()["id"] == CALL_ACTION["id"]  # the request's own id
     challenge = refused.headers["www-authenticate"]
     assert 'error="insufficient_scope"' in challenge and 'scope="read write"' in challenge
     assert "resource_metadata=" in challenge
