@@ -17,8 +17,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +25,7 @@ from bearer_proxy import BearerProxy
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import ensure_owner, mint_token
-from webproc import free_port, wait_until_healthy
+from webproc import navmcp_web
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = Path(os.environ.get("NAVMCP_CONFORMANCE_DIR") or ROOT / ".conformance")
@@ -76,18 +74,8 @@ def endpoint(tmp_path_factory):
     app = App(Config(home=home, database_url=None, token=None))
     token = mint_token(app.secret, ensure_owner(app.store)["id"])
     app.store.close()
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("NAVMCP_TOKEN", "NAVMCP_DATABASE_URL")}
-    proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)],
-                            env={**env, "NAVMCP_HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        assert wait_until_healthy(f"http://127.0.0.1:{port}", proc, time.monotonic() + 30)
-        with BearerProxy(port, token) as proxy:
-            yield f"http://127.0.0.1:{proxy.port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stderr.close()
+    with navmcp_web(home) as port, BearerProxy(port, token) as proxy:
+        yield f"http://127.0.0.1:{proxy.port}/mcp"
 
 
 def run_scenario(endpoint: str, version: str, scenario: str, out: Path) -> list[dict]:

@@ -6,10 +6,6 @@ where it differs."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 
 import anyio
 import pytest
@@ -26,7 +22,7 @@ from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.identity import ensure_owner, mint_token  # noqa: E402
 from navmcp.walkthrough import server_command  # noqa: E402
-from webproc import free_port, wait_until_healthy  # noqa: E402
+from webproc import navmcp_web  # noqa: E402
 
 MODES = ["2026-07-28", "auto", "legacy"]
 
@@ -38,18 +34,8 @@ def web_server(tmp_path_factory):
     app = App(Config(home=home, database_url=None, token=None))
     token = mint_token(app.secret, ensure_owner(app.store)["id"])
     app.store.close()
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("NAVMCP_TOKEN", "NAVMCP_DATABASE_URL")}
-    proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)],
-                            env={**env, "NAVMCP_HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        assert wait_until_healthy(base, proc, time.monotonic() + 30), proc.stderr.read() if proc.poll() else ""
-        yield base + "/mcp", token
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stderr.close()
+    with navmcp_web(home) as port:
+        yield f"http://127.0.0.1:{port}/mcp", token
 
 
 def run_client(transport: str, mode: str, home, web_server, script):

@@ -201,24 +201,10 @@ def test_a_connection_watches_a_bounded_number_of_pages(app, owner, monkeypatch)
 @pytest.fixture
 def web_on(home):
     """A `navmcp web` process on `home`: its /mcp URL."""
-    import os
-    import subprocess
-    import sys
+    from webproc import navmcp_web
 
-    from webproc import free_port, wait_until_healthy
-
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("NAVMCP_TOKEN", "NAVMCP_DATABASE_URL")}
-    proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)],
-                            env={**env, "NAVMCP_HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        assert wait_until_healthy(base, proc, time.monotonic() + 30), proc.stderr.read() if proc.poll() else ""
-        yield base + "/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stderr.close()
+    with navmcp_web(home) as port:
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def test_the_sdk_client_listens_over_streamable_http(home, world, web_on):
