@@ -29,8 +29,8 @@ def work_group(app, fx, message: bytes, group: int = GROUP):
     """A function running `group` votes (each the frame `message`) as their own work: one
     BEGIN IMMEDIATE ... COMMIT around them, a savepoint each. Returns the last reply."""
     from navmcp.actions.decisions import _UPSERT_VOTES, Vote
+    from navmcp.clock import now
     from navmcp.domain import OPTIONS_SQL
-    from navmcp.identity import now
     from navmcp.pages.items import _RESOLVE_SQL
     from navmcp.protocol import decode, encode
     from navmcp.workspace import AUDIT_SQL

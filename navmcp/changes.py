@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from navmcp.identity import now
+from navmcp.clock import now
 
 log = logging.getLogger("navmcp.changes")
 

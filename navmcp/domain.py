@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+from navmcp.clock import now, stamp
 from navmcp.errors import ActionFailed
-from navmcp.identity import new_id, now
+from navmcp.identity import new_id
 from navmcp.render import quoted, utc
 from navmcp.store import Row, Tx
 from navmcp.text import look_alike_key
@@ -163,5 +164,4 @@ def cycle_window(cycle: str, at: datetime | None = None) -> tuple[str, str]:
         end = (start + timedelta(days=32)).replace(day=1)
     else:
         raise ValueError(cycle)
-    fmt = "%Y-%m-%dT%H:%M:%S.%fZ"
-    return start.strftime(fmt), end.strftime(fmt)
+    return stamp(start), stamp(end)

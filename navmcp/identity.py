@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from navmcp.clock import now
 from navmcp.config import ensure_home
 from navmcp.errors import AuthError, NavError
 from navmcp.render import DIRECTION_CONTROLS
@@ -32,36 +33,6 @@ _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no look-alikes (l, 1, o, 0)
 
 def new_id(length: int = 8) -> str:
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
-
-
-_second: tuple[int, str] = (-1, "")  # the last second formatted, and its text
-
-
-def now() -> str:
-    """Current UTC time as sortable ISO-8601 text (the store keeps times as text), e.g.
-    2026-11-22T05:06:07.123456Z. The text of a second is made once: `strftime` with `%f` runs in
-    Python and cost more than the rest of a write's bookkeeping."""
-    global _second
-    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
-    last = _second  # one read: another thread may replace it meanwhile
-    if last[0] != seconds:
-        last = _second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
-    return "%s.%06dZ" % (last[1], micros)  # half the time of the f-string with a format spec
-
-
-def ago(seconds: float) -> str:
-    """The time `seconds` ago, as `now()` writes times (so the two compare as text); the text of
-    its second is made once per second (this runs on every /mcp call)."""
-    whole, micros = divmod(int((time.time() - seconds) * 1_000_000), 1_000_000)
-    known = _ago_seconds.get(seconds)  # one read: another thread may replace it meanwhile
-    if known is None or known[0] != whole:
-        if len(_ago_seconds) > 16:
-            _ago_seconds.clear()
-        known = _ago_seconds[seconds] = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
-    return "%s.%06dZ" % (known[1], micros)
-
-
-_ago_seconds: dict[float, tuple[int, str]] = {}  # seconds ago → (the last second, its text)
 
 
 def check_handle(handle: str) -> str:

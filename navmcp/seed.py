@@ -21,8 +21,9 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from navmcp.clock import FORMAT, moment, now
 from navmcp.domain import KIND_LETTER, cycle_window
-from navmcp.identity import _ID_ALPHABET, ensure_owner, now
+from navmcp.identity import _ID_ALPHABET, ensure_owner
 from navmcp.store import Store
 
 WORDS = (
@@ -38,7 +39,6 @@ TAGS = ("planning q1 q2 q3 q4 infra hiring design product ops security finance r
 KINDS = ("note", "decision", "commitment")
 KIND_WEIGHTS = (60, 25, 15)
 BATCH = 20_000  # rows generated and written per executemany call (bounded memory)
-FMT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 class Ids:
@@ -252,7 +252,7 @@ def _fill(conn, rng: random.Random, new_id: "Ids", owner_id: str, items: int, st
     if conn.execute("SELECT 1 FROM studios WHERE handle = ?", (studio,)).fetchone():
         raise ValueError(f"studio {studio!r} already exists; seed a fresh database or pick --studio")
     owner = {"id": owner_id}
-    stamp = start.strftime(FMT)
+    stamp = start.strftime(FORMAT)
     sid = new_id()
     conn.execute("INSERT INTO studios (id, handle, name, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                  (sid, studio, studio.capitalize() + " studio", f"A seeded studio with {items} items.",
@@ -289,16 +289,16 @@ def _write_batch(conn, rng: random.Random, new_id: Ids, texts: Texts, sid: str, 
     for n in batch:
         kind = rng.choices(KINDS, KIND_WEIGHTS)[0]
         created = datetime.fromtimestamp(base + span * (n + rng.random()) / max(total, 1), timezone.utc)
-        created_at = created.strftime(FMT)
+        created_at = created.strftime(FORMAT)
         touched = created + timedelta(hours=rng.randint(1, 72))
-        updated_at = created_at if rng.random() < 0.8 or touched > end else touched.strftime(FMT)
+        updated_at = created_at if rng.random() < 0.8 or touched > end else touched.strftime(FORMAT)
         iid, author = new_id(), rng.choice(users)
         closed_at = deadline = mass = limit = None
         title = texts.pick(texts.titles)
         if kind == "decision":
             title = title + "?"
             if rng.random() < 0.7:
-                closed_at = min(created + timedelta(days=rng.randint(1, 14)), end).strftime(FMT)
+                closed_at = min(created + timedelta(days=rng.randint(1, 14)), end).strftime(FORMAT)
             opts = [new_id() for _ in range(3)]
             for k, oid in enumerate(opts):
                 option_rows.append((oid, iid, f"Option {k + 1}: {texts.pick(texts.options)}", author, created_at))
@@ -309,7 +309,7 @@ def _write_batch(conn, rng: random.Random, new_id: Ids, texts: Texts, sid: str, 
             mass = rng.randint(3, 10)
             limit = mass + rng.randint(0, 10) if rng.random() < 0.3 else None
             if rng.random() < 0.6:
-                closed_at = min(created + timedelta(days=rng.randint(1, 30)), end).strftime(FMT)
+                closed_at = min(created + timedelta(days=rng.randint(1, 30)), end).strftime(FORMAT)
             for member in rng.sample(users, rng.randint(0, min(4, mass - 1))):
                 part_rows.append((iid, member, created_at))
         else:
@@ -400,7 +400,7 @@ def agent_fixtures(conn, rng: random.Random, new_id: "Ids", owner_id: str, handl
     at = datetime.now(timezone.utc) - timedelta(minutes=10)
 
     def stamp(days: float) -> str:
-        return (at - timedelta(days=days)).strftime(FMT)
+        return (at - timedelta(days=days)).strftime(FORMAT)
 
     sids = {h: conn.execute("SELECT id FROM studios WHERE handle = ?", (h,)).fetchone()["id"] for h in handles}
     people = {h: [r["user_id"] for r in conn.execute("SELECT user_id FROM memberships WHERE studio_id = ? AND user_id <> ?"
@@ -461,7 +461,7 @@ def agent_fixtures(conn, rng: random.Random, new_id: "Ids", owner_id: str, handl
         item(first, "note", _sentence(rng, 3, 7), " ".join([_body(rng), "Mind the pricing model.", _body(rng)]),
              90 - k)
     # A busy week: items made this week, and older ones closed in it (more than a page of each).
-    week = (at - datetime.fromisoformat(cycle_window("this-week")[0].replace("Z", "+00:00"))).total_seconds() / 86400
+    week = (at - moment(cycle_window("this-week")[0])).total_seconds() / 86400
     for k in range(45):
         item(first, KINDS[k % 3], _sentence(rng, 3, 7), _body(rng), week * (k + 0.5) / 46, mass=3 if k % 3 == 2 else None)
     for k in range(52):

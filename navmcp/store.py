@@ -221,7 +221,7 @@ class SqliteTx:
 
     def prune_audit(self, days: int, most: int) -> None:
         # Oldest first by id (ids grow with time): the walk stops at the first line to keep.
-        from navmcp.identity import ago
+        from navmcp.clock import ago
 
         self.cursor.execute(
             """DELETE FROM audit WHERE id < min(coalesce((SELECT id FROM audit WHERE at >= ? ORDER BY id LIMIT 1),

@@ -19,8 +19,9 @@ from typing import Any
 
 from navmcp import actions as action_table
 from navmcp import changes
+from navmcp.clock import now
 from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidParams, NavError
-from navmcp.identity import Principal, now
+from navmcp.identity import Principal
 from navmcp.pages import PageSpec, Request, make_request
 from navmcp.protocol import Preencoded, encode
 from navmcp.render import render_markdown

@@ -9,15 +9,16 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 from navmcp import sessions
 from navmcp.app import App
+from navmcp.clock import now
 from navmcp.config import Config
 from navmcp.errors import ActionUnavailable
-from navmcp.identity import add_user, now
+from navmcp.identity import add_user
 from navmcp.pgstore import PostgresStore, migrate, migration_files
 from navmcp.search import parse
-from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 TABLES = ["users", "settings", "studios", "memberships", "studio_people", "items", "item_tags", "options", "votes",
           "participants", "comments", "reads", "links", "audit", "mcp_sessions"]

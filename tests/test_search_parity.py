@@ -19,9 +19,9 @@ import psycopg
 import pytest
 
 from navmcp.app import App
+from navmcp.clock import now
 from navmcp.config import Config
 from navmcp.identity import add_user
-from navmcp.identity import now
 from navmcp.pgstore import migrate, migration_files, ts_query
 from navmcp.search import parse
 

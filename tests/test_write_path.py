@@ -2,19 +2,14 @@
 
 - an action that changes none of the facts its page's rules read (`changes_facts=False`) reports
   the actions valid after it from the facts its transaction read, without resolving the page
-  again: the same list as the page lists right after, in every state tried here;
-- `identity.now()` formats the time itself: the same text as `datetime.strftime`.
+  again: the same list as the page lists right after, in every state tried here.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from unittest import mock
-
 import pytest
 
 from navmcp import actions as action_table
-from navmcp.identity import now
 
 STUDIO = "/studios/team"
 UNCHANGING = sorted(a.name for a in action_table.ACTIONS if not a.changes_facts)
@@ -63,21 +58,6 @@ def test_actions_reported_after_a_write_are_the_pages_listing_right_after(world)
     run("carol", urls["decision"], "close_decision")
     run("owner", urls["decision"], "add_comment", {"body": "closed too"})
     run("owner", f"{STUDIO}", "create_note", {"title": "Another", "body": "x"})
-
-
-@pytest.mark.parametrize("ns", [0, 1_700_000_000_123_456_789, 1_700_000_000_999_999_999, 1_800_000_000_000_000_000,
-                                4_102_444_799_999_999_000])
-def test_now_is_the_strftime_text(ns):
-    expected = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=ns // 1000)
-    with mock.patch("time.time_ns", return_value=ns):
-        assert now() == expected.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def test_now_follows_the_clock():
-    before = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    stamp = now()
-    after = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    assert before <= stamp <= after
 
 
 def test_audited_param_names_are_the_json_of_the_sorted_names(world, app):

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from navmcp import domain
-from navmcp.actions import Action, Outcome, Params
-from navmcp.actions import rules
-from navmcp.identity import now
+from navmcp.actions import Action, Outcome, Params, rules
+from navmcp.clock import now
 from navmcp.pages import Request
 
 

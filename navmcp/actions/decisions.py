@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import re
-
 from typing import Annotated
 
 from pydantic import BeforeValidator, Field, model_validator
 
 from navmcp import domain
-from navmcp.actions import Action, Outcome, Params
-from navmcp.actions import rules
+from navmcp.actions import Action, Outcome, Params, rules
 from navmcp.actions.fields import OptionRef, Title
+from navmcp.clock import now
 from navmcp.errors import InvalidParams
-from navmcp.identity import now
 from navmcp.pages import Request
 from navmcp.render import inline, plain, quoted
 from navmcp.store import Row

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
+from navmcp.clock import stamp
 from navmcp.render import DIRECTION_CONTROLS, quoted
 from navmcp.text import handle_text, look_alike_key, normalized
 
@@ -62,7 +63,7 @@ def _deadline(value: object) -> str:
         raise ValueError("must be a date between the years 1 and 9999 in UTC") from None
     if moment <= datetime.now(timezone.utc):
         raise ValueError("must be in the future")
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return stamp(moment)
 
 
 def _distinct(options: list[str]) -> list[str]:

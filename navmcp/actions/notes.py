@@ -5,10 +5,10 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from navmcp import domain
-from navmcp.actions import Action, Outcome, Params
-from navmcp.actions import rules
+from navmcp.actions import Action, Outcome, Params, rules
 from navmcp.actions.fields import Body, Comment, Tags, Title
-from navmcp.identity import new_id, now
+from navmcp.clock import now
+from navmcp.identity import new_id
 from navmcp.pages import PAGE_SIZE, Request
 
 

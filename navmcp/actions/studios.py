@@ -7,13 +7,14 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from navmcp import changes, domain
-from navmcp.actions import Action, Outcome, Params
-from navmcp.actions import rules
+from navmcp.actions import Action, Outcome, Params, rules
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
+from navmcp.clock import now
 from navmcp.errors import ActionFailed, InvalidParams
-from navmcp.identity import new_id, now, user_by_handle
+from navmcp.identity import new_id, user_by_handle
 from navmcp.pages import Request
 from navmcp.render import quoted
+
 
 class CreateStudio(Params):
     handle: Handle = Field(title="Short name for its web address", description="URL name: lowercase letters, digits, '-' (e.g. 'team')")

@@ -157,7 +157,7 @@ def save_registered(store: Store, client_id: str, secret: str | None, metadata: 
         if getattr(store, "hosted", False):  # nobody is known yet: the function inserts this one row
             tx.one("SELECT navmcp.oauth_register_client(?, ?, ?, ?) AS done", (client_id, secret_hash, name, body))
         else:
-            from navmcp.identity import now
+            from navmcp.clock import now
 
             tx.execute("INSERT INTO oauth_clients (client_id, secret_hash, name, metadata, created_at)"
                        " VALUES (?, ?, ?, ?, ?)", (client_id, secret_hash, name, body, now()))

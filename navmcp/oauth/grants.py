@@ -19,10 +19,11 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
-from navmcp.identity import new_id, now
+from navmcp.clock import from_now, now
+from navmcp.identity import new_id
 from navmcp.oauth import CODE_SECONDS, REFRESH_TOKEN_DAYS
 from navmcp.store import Row, Store, Tx
 
@@ -32,10 +33,6 @@ TOUCH_SECONDS = 60.0  # a grant's last use is written at most this often (the Co
 
 def digest(secret_value: str) -> str:
     return hashlib.sha256(secret_value.encode()).hexdigest()
-
-
-def _stamp(delta: timedelta) -> str:
-    return (datetime.now(timezone.utc) + delta).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _hosted(store: Store) -> bool:
@@ -69,7 +66,7 @@ def approve(store: Store, code: str, user_id: str, client_id: str, client_name: 
                                                      now()))
         tx.execute("INSERT INTO oauth_codes (code_hash, grant_id, user_id, redirect_uri, code_challenge, expires_at)"
                    " VALUES (?, ?, ?, ?, ?, ?)", (digest(code), grant_id, user_id, redirect_uri, code_challenge,
-                                                  _stamp(timedelta(seconds=CODE_SECONDS))))
+                                                  from_now(timedelta(seconds=CODE_SECONDS))))
     return grant_id
 
 
@@ -117,7 +114,7 @@ def issue_refresh_token(store: Store, grant: Grant) -> str:
     with store.write(user_id=grant.user_id) as tx:
         tx.execute("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, user_id, created_at, expires_at)"
                    " VALUES (?, ?, ?, ?, ?)", (digest(token), grant.id, grant.user_id, now(),
-                                               _stamp(timedelta(days=REFRESH_TOKEN_DAYS))))
+                                               from_now(timedelta(days=REFRESH_TOKEN_DAYS))))
     return token
 
 

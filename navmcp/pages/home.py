@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from navmcp.clock import now
 from navmcp.errors import NotFound
-from navmcp.identity import now
 from navmcp.pages import PAGE_SIZE, Request
 from navmcp.store import MIN_PREFIX, SEARCH_WINDOW
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from navmcp import search, store
+from navmcp.clock import now
 from navmcp.domain import KIND_LETTER
-from navmcp.identity import now
 from navmcp.pages import PAGE_SIZE, Request
 from navmcp.pages.home import HOME, your_studios
 from navmcp.pages.studio import crumbs, paginate

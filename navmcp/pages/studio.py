@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from navmcp.clock import now
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
-from navmcp.identity import now
 from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.home import HOME
 

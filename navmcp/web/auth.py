@@ -20,10 +20,11 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
+from navmcp.clock import from_now, now
 from navmcp.errors import AuthError
-from navmcp.identity import Access, now, user_by_id, verify_access_token
+from navmcp.identity import Access, user_by_id, verify_access_token
 from navmcp.oauth.grants import GrantCache
 from navmcp.store import Row, Store
 
@@ -55,10 +56,6 @@ def cookie_name(instance: str, secure: bool) -> str:
     return ("__Host-" if secure else "") + f"{COOKIE}_{instance[:8]}"
 
 
-def _stamp(delta: timedelta) -> str:
-    return (datetime.now(timezone.utc) + delta).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 # --- login links ------------------------------------------------------------------------------
 
 
@@ -74,7 +71,7 @@ def create_login_link(store: Store, user_id: str, base_url: str, minutes: float 
     token = secrets.token_urlsafe(32)
     with store.write(user_id=user_id) as tx:  # acting as the user it signs in (RLS: links for yourself)
         tx.execute("INSERT INTO login_links (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                   (_hash(token), user_id, now(), _stamp(timedelta(minutes=minutes))))
+                   (_hash(token), user_id, now(), from_now(timedelta(minutes=minutes))))
     return f"{base_url.rstrip('/')}/login?token={token}"
 
 
@@ -133,7 +130,7 @@ def login_link_user(store: Store, token: str) -> Row:
 def _spend_link(store: Store, tx, token: str, stored_as: str) -> Row:
     """Spend the link and open the session stored as `stored_as` inside `tx`: {"user_id", "problem"},
     problem None on success."""
-    args = (_hash(token), stored_as, _stamp(timedelta(days=SESSION_DAYS)))
+    args = (_hash(token), stored_as, from_now(timedelta(days=SESSION_DAYS)))
     if _hosted(store):  # no user yet: the function checks and spends the link itself
         return tx.one("SELECT * FROM navmcp.redeem_login_link(?, ?, ?)", args)
     return _redeem_sql(tx, *args)
@@ -145,7 +142,7 @@ def open_session(store: Store, user_id: str, instance: str = "") -> str:
     session_id = secrets.token_urlsafe(32)
     with store.write(user_id=user_id) as tx:  # acting as that user (RLS: you open only your own)
         tx.execute("INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                   (session_hash(session_id, instance), user_id, now(), _stamp(timedelta(days=SESSION_DAYS))))
+                   (session_hash(session_id, instance), user_id, now(), from_now(timedelta(days=SESSION_DAYS))))
     return session_id
 
 
