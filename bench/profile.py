@@ -44,9 +44,10 @@ def seeded_workspace(prog: str, doc: str, argv: list[str] | None):
 def connected(client: str):
     """This process's App, an initialized protocol connection to it, and the local owner."""
     from navmcp.app import App
+    from navmcp.tools import connect
 
     app = App()
-    conn = app.connection(None)
+    conn = connect(app, None)
     conn.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                   "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": client}}})
     return app, conn, app.authenticate(None)

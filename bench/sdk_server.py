@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp_types import CallToolResult, TextContent, ToolAnnotations  # noqa: E402
 
-from navmcp.app import INSTRUCTIONS, App  # noqa: E402
+from navmcp.app import App  # noqa: E402
+from navmcp.tools import INSTRUCTIONS  # noqa: E402
 from navmcp.errors import NavError  # noqa: E402
 from navmcp.state import NavigationState  # noqa: E402
 

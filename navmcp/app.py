@@ -9,7 +9,6 @@ import functools
 import threading
 from typing import TYPE_CHECKING
 
-from navmcp import __version__
 from navmcp.config import Config
 from navmcp.errors import AuthError
 
@@ -17,14 +16,6 @@ if TYPE_CHECKING:
     from navmcp.identity import Principal
     from navmcp.store import Row, Store
     from navmcp.workspace import Workspace
-
-INSTRUCTIONS = (
-    "navmcp is a team workspace (studios with notes, decisions, commitments) that you use like a website. "
-    "Call navigate('/') to see your studios and what awaits you, or navigate('/help') for the URL map. "
-    "Every page lists the actions valid there; run one with execute_action(action, params, url). "
-    "Mention page URLs to people: they open the same pages in their browser."
-)
-
 
 class App:
     def __init__(self, config: Config | None = None):
@@ -115,11 +106,3 @@ class App:
 
             check_database_url(self.config.database_url)
             raise AuthError("a token is required with a hosted store: set NAVMCP_TOKEN")
-
-    def connection(self, token: str | None):
-        """A fresh MCP protocol connection bound to a new session of this app."""
-        from navmcp.protocol import Connection
-        from navmcp.tools import Session
-
-        session = Session(self, token)
-        return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS)

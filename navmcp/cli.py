@@ -31,9 +31,10 @@ def _app():
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from navmcp.stdio import serve
+    from navmcp.tools import connect
 
     app = _app()
-    return serve(app.connection(app.config.token))
+    return serve(connect(app, app.config.token))
 
 
 def cmd_get(args: argparse.Namespace) -> int:

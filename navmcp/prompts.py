@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus
 
 from navmcp.errors import echo
-from navmcp.protocol import InvalidParams
+from navmcp.jsonrpc import InvalidParams
 
 if TYPE_CHECKING:
-    from navmcp.tools import Session
+    from navmcp.resources import Reader
 
 STUDIO_ARG = {"name": "studio", "description": "The studio's handle, e.g. 'team' (see /)", "required": True}
 TOPIC_ARG = {"name": "topic", "description": "Words the decision is about, e.g. 'offsite' (optional)",
@@ -45,7 +45,7 @@ def list_prompts() -> dict[str, Any]:
     return {"prompts": PROMPTS}
 
 
-def get(session: "Session", name: Any, arguments: Any) -> dict[str, Any]:
+def get(session: "Reader", name: Any, arguments: Any) -> dict[str, Any]:
     prompt = BY_NAME.get(name) if isinstance(name, str) else None
     if prompt is None:
         raise InvalidParams(f"Invalid params: no prompt {echo(name)!r}; prompts are {', '.join(BY_NAME)}")
@@ -67,7 +67,7 @@ def get(session: "Session", name: Any, arguments: Any) -> dict[str, Any]:
             "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
 
 
-def _studio(session: "Session", prompt: str, arguments: dict[str, str]) -> str:
+def _studio(session: "Reader", prompt: str, arguments: dict[str, str]) -> str:
     handle = arguments.get("studio", "").strip().lower()
     handles = [s["handle"] for s in session.page("/").data["studios"]]
     if not handle:

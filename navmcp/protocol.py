@@ -18,8 +18,9 @@ Rules of this module:
   on a legacy one with -32600. HTTP makes a connection per request and fixes its era up front;
 - a modern request passes the ladder in `_modern_call` (envelope -32602, headers -32020, version
   -32022) before its method is looked up (-32601);
-- every fault becomes exactly one JSON-RPC error, made in `error_object` only, carrying the
-  request's id whenever the id was readable;
+- every fault is a `navmcp.jsonrpc` exception (one class per code) and becomes exactly one
+  JSON-RPC error, made by `jsonrpc.error_object` only, carrying the request's id whenever the id
+  was readable;
 - a request (it has an "id") gets exactly one response; a notification never gets one;
 - tool failures are tool results with isError (the model reads them), not protocol errors.
 """
@@ -37,6 +38,8 @@ from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, Protocol
 
 from navmcp.errors import echo
+from navmcp.jsonrpc import (BatchBudgetSpent, HeaderMismatch, InternalError, InvalidParams, InvalidRequest,
+                            JsonRpcError, MethodNotFound, ParseError, UnsupportedProtocolVersion, error_object)
 
 log = logging.getLogger("navmcp.protocol")
 
@@ -71,53 +74,6 @@ CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
 # Where the transport can send between replies (`Connection.outbound`), pages can be watched too.
 WATCHING_CAPABILITIES = {**CAPABILITIES, "resources": {"subscribe": True}}
 NO_REPLY = object()  # a request answered later, or never (a subscription the client cancels)
-
-
-class JsonRpcError(Exception):
-    code = -32603
-    default = "Internal error"
-
-    def __init__(self, message: str | None = None, data: Any = None):
-        super().__init__(message or self.default)
-        self.message = message or self.default
-        self.data = data
-
-
-class ParseError(JsonRpcError):
-    code, default = -32700, "Parse error"
-
-
-class InvalidRequest(JsonRpcError):
-    code, default = -32600, "Invalid Request"
-
-
-class MethodNotFound(JsonRpcError):
-    code, default = -32601, "Method not found"
-
-
-class InvalidParams(JsonRpcError):
-    code, default = -32602, "Invalid params"
-
-
-class InternalError(JsonRpcError):
-    code, default = -32603, "Internal error"
-
-
-class BatchBudgetSpent(JsonRpcError):
-    code, default = -32000, "Server error: the batch's time budget was spent before this request"
-
-
-class HeaderMismatch(JsonRpcError):
-    """An HTTP header that mirrors a body field is missing, malformed, or says something else."""
-
-    code, default = -32020, "Header mismatch"
-
-
-class UnsupportedProtocolVersion(JsonRpcError):
-    code, default = -32022, "Unsupported protocol version"
-
-    def __init__(self, message: str, requested: Any):
-        super().__init__(message, {"supported": list(MODERN_VERSIONS), "requested": requested})
 
 
 class ToolHost(Protocol):
@@ -288,13 +244,6 @@ def decode(data: bytes) -> Any:
     return value
 
 
-def error_object(error: JsonRpcError, id_: Any = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"code": error.code, "message": error.message}
-    if error.data is not None:
-        body["data"] = error.data
-    return {"jsonrpc": "2.0", "id": id_, "error": body}
-
-
 class Connection:
     """One MCP connection's protocol state: its era, and in the legacy era the negotiated version,
     client info, initialized or not. Over HTTP a legacy session is rebuilt from its stored record
@@ -449,7 +398,7 @@ class Connection:
             # a legacy client on a modern stdio connection: name the versions it could use instead
             raise UnsupportedProtocolVersion(
                 "this connection speaks MCP 2026-07-28 (it opened with a request carrying `_meta`); the initialize "
-                "handshake is not accepted on it", params.get("protocolVersion"))
+                "handshake is not accepted on it", params.get("protocolVersion"), MODERN_VERSIONS)
         if type(meta) is not dict:
             raise InvalidParams(f"Invalid params: params._meta must be an object with {META_VERSION!r} and "
                                 f"{META_CAPABILITIES!r} (MCP 2026-07-28 sends them with every request)")
@@ -465,7 +414,7 @@ class Connection:
         if version not in MODERN_VERSIONS:
             raise UnsupportedProtocolVersion(f"Unsupported protocol version {echo(version)!r}: this server speaks "
                                              f"{', '.join(MODERN_VERSIONS)} per request, and "
-                                             f"{', '.join(SUPPORTED_VERSIONS)} after initialize", version)
+                                             f"{', '.join(SUPPORTED_VERSIONS)} after initialize", version, MODERN_VERSIONS)
         if type(meta[META_CAPABILITIES]) is not dict:
             raise InvalidParams(f"Invalid params: {META_CAPABILITIES!r} must be an object")
         client_info = meta.get(META_CLIENT)

@@ -16,13 +16,24 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from navmcp.errors import NavError
-from navmcp.protocol import InvalidParams
+from navmcp.jsonrpc import InvalidParams
 
 if TYPE_CHECKING:
-    from navmcp.tools import Session
+    from navmcp.app import App
+    from navmcp.workspace import Page
+
+
+class Reader(Protocol):
+    """Who reads resources, prompts and completions: pages as the caller's user sees them (a tool
+    session, `navmcp.tools.Session`, is one), moving no navigation state."""
+
+    app: "App"
+
+    def page(self, url: str) -> "Page": ...
+    def user_id(self) -> str: ...
 
 SCHEME = "navmcp://"
 MIME = "text/markdown"
@@ -88,7 +99,7 @@ def list_templates() -> dict[str, Any]:
     return {"resourceTemplates": TEMPLATES}
 
 
-def list_resources(session: "Session", cursor: Any) -> dict[str, Any]:
+def list_resources(session: "Reader", cursor: Any) -> dict[str, Any]:
     start = _offset(cursor)
     home = session.page("/")
     data = home.data
@@ -111,11 +122,11 @@ def list_resources(session: "Session", cursor: Any) -> dict[str, Any]:
     return result
 
 
-def read(session: "Session", uri: Any) -> dict[str, Any]:
+def read(session: "Reader", uri: Any) -> dict[str, Any]:
     return {"contents": [{"uri": uri, "mimeType": MIME, "text": page_of(session, uri).markdown}]}
 
 
-def page_of(session: "Session", uri: Any):
+def page_of(session: "Reader", uri: Any):
     """The page a resource URI names, as the session's user sees it; -32602 when there is none for them."""
     url = url_of(uri)
     try:

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from navmcp.protocol import InvalidParams
+from navmcp.jsonrpc import InvalidParams
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 END_REASON = "io.github.navmcp/reason"  # why the server ended a subscription, in its final result's `_meta`

@@ -11,14 +11,22 @@ import logging
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from navmcp import ratelimit
+from navmcp import __version__, ratelimit
 from navmcp.errors import AuthError, NavError, echo
 from navmcp.state import NavigationState, NoCurrentPage
 
 if TYPE_CHECKING:
     from navmcp.app import App
+    from navmcp.protocol import Connection
 
 log = logging.getLogger("navmcp.tools")
+
+INSTRUCTIONS = (
+    "navmcp is a team workspace (studios with notes, decisions, commitments) that you use like a website. "
+    "Call navigate('/') to see your studios and what awaits you, or navigate('/help') for the URL map. "
+    "Every page lists the actions valid there; run one with execute_action(action, params, url). "
+    "Mention page URLs to people: they open the same pages in their browser."
+)
 
 _ACTIONS_SCHEMA = {
     "type": "array",
@@ -274,3 +282,16 @@ class Session:
         text = f"✓ {result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
         return {"content": [{"type": "text", "text": text}], "structuredContent": result.structured(),
                 "isError": False}
+
+
+def connection(session: Session, **options: Any) -> "Connection":
+    """An MCP protocol connection whose host is `session`: the one place the server names itself.
+    `options` are `Connection`'s (the era, and what the transport can send)."""
+    from navmcp.protocol import Connection
+
+    return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS, **options)
+
+
+def connect(app: "App", token: str | None) -> "Connection":
+    """A fresh MCP connection bound to a new session of `app` that acts with `token` (stdio, tests)."""
+    return connection(Session(app, token))

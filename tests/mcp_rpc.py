@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from navmcp.tools import connect
+
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                "io.modelcontextprotocol/clientCapabilities": {},
                "io.modelcontextprotocol/clientInfo": {"name": "rpc-test", "version": "1"}}
@@ -13,7 +15,7 @@ class Rpc:
     """One connection of `app` acting with `token`, in `era` ("modern" or "legacy")."""
 
     def __init__(self, app, token: str | None, era: str = "modern"):
-        self.connection = app.connection(token)
+        self.connection = connect(app, token)
         self.era = era
         self.ids = 0
         if era == "legacy":

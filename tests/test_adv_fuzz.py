@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from adversarial import figures, fuzz, world
 from adversarial.drivers import SansIODriver, StdioDriver, StdioProcess
+from navmcp.tools import connect
 
 FUZZ = settings(max_examples=figures.pick(150, 4000), deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
@@ -46,7 +47,7 @@ def core_app(adv_world):
 def test_core_answers_every_frame(core_app, logged_errors, frame, initialized, role):
     w = core_app._adv_world
     frame = fuzz.bind(frame, w.urls)
-    driver = SansIODriver(core_app.connection(w.tokens[role] if role else None))
+    driver = SansIODriver(connect(core_app, w.tokens[role] if role else None))
     if initialized:
         driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
                     b'"capabilities":{},"clientInfo":{"name":"fuzz"}}}')
@@ -60,7 +61,7 @@ def test_core_answers_every_frame(core_app, logged_errors, frame, initialized, r
 @FUZZ
 def test_core_answers_every_decoded_value(core_app, logged_errors, value):
     """`receive(value)` (what the HTTP transport will call with a parsed body) keeps the same promises."""
-    driver = SansIODriver(core_app.connection(world_token(core_app)))
+    driver = SansIODriver(connect(core_app, world_token(core_app)))
     driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"fuzz"}}}')
     frame = fuzz.bind(json.dumps(value).encode(), core_app._adv_world.urls)
     fuzz.check(frame, driver.send(frame))
@@ -73,7 +74,7 @@ def test_core_answers_every_decoded_value(core_app, logged_errors, value):
 def test_core_answers_targeted_calls(core_app, logged_errors, call, role):
     """Well-formed calls of real actions on their pages with hostile values: parsing bugs hide here."""
     w = core_app._adv_world
-    driver = SansIODriver(core_app.connection(w.tokens[role]))
+    driver = SansIODriver(connect(core_app, w.tokens[role]))
     driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}')
     frame = fuzz.bind(json.dumps(call).encode(), w.urls)
     reply = fuzz.check(frame, driver.send(frame))
@@ -160,19 +161,19 @@ def test_stdio_giant_lines(adv_world):
 def test_regression_unencodable_frames_are_parse_errors(core_app, frame):
     """Regression: lone surrogate escapes crashed `receive_bytes` (UnicodeEncodeError, which ended the
     stdio server); NaN/Infinity and UTF-16 frames were accepted although they are not UTF-8 JSON."""
-    reply = json.loads(SansIODriver(core_app.connection(None)).send(frame)[0])
+    reply = json.loads(SansIODriver(connect(core_app, None)).send(frame)[0])
     assert reply["error"]["code"] == -32700 and reply["id"] is None
 
 
 def test_regression_valid_surrogate_pairs_still_work(core_app):
-    driver = SansIODriver(core_app.connection(None))
+    driver = SansIODriver(connect(core_app, None))
     reply = json.loads(driver.send(b'{"jsonrpc":"2.0","id":"\\ud83d\\ude00","method":"ping"}')[0])
     assert reply == {"jsonrpc": "2.0", "id": "\U0001F600", "result": {}}
 
 
 def test_regression_bad_url_is_a_tool_error_not_internal(core_app):
     """Regression: navigate('http://[::1') raised ValueError in urlsplit → -32603 internal error."""
-    driver = SansIODriver(core_app.connection(None))
+    driver = SansIODriver(connect(core_app, None))
     driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}')
     reply = json.loads(driver.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"navigate",'
                                    b'"arguments":{"url":"http://[::1"}}}')[0])
@@ -183,7 +184,7 @@ def test_regression_bad_url_is_a_tool_error_not_internal(core_app):
 def test_regression_edge_deadline_is_a_parameter_error(core_app, deadline):
     """Regression: a deadline whose UTC conversion overflows raised OverflowError (not a ValueError),
     which pydantic doesn't catch: the agent got -32603 instead of a parameter error."""
-    driver = SansIODriver(core_app.connection(world_token(core_app)))
+    driver = SansIODriver(connect(core_app, world_token(core_app)))
     driver.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}')
     frame = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "execute_action", "arguments": {"action": "create_decision", "url": "/studios/adv",

@@ -12,6 +12,7 @@ import pytest
 from adversarial import figures, world
 from adversarial.markdown import check_page
 from navmcp.tools import Session
+from navmcp.tools import connect
 
 MAX_PAGE_BYTES = 100_000
 WORST = "#*_[]<>|`~\\"  # every one of these is escaped: a title of them doubles in length
@@ -175,7 +176,7 @@ def test_answers_do_not_grow_with_what_was_sent(big, message):
     came back as a 1-2 MB answer; names are now cut in messages."""
     app = big.app()
     try:
-        connection = app.connection(big.tokens["member"])
+        connection = connect(app, big.tokens["member"])
         connection.receive_bytes(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}')
         import json
 

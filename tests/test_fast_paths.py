@@ -27,6 +27,7 @@ from navmcp import seed
 from navmcp.protocol import ParseError, Preencoded, _DECODER, _dumps, decode, encode, json_text
 from navmcp.render import environment, inline, page_links
 from navmcp.workspace import action_info
+from navmcp.tools import connect
 
 # The listing as a template loop would render it (kept here as the reference): the action's line,
 # then its parameters on one line.
@@ -65,7 +66,7 @@ def test_page_links_is_the_text_the_pager_macro_made(pager):
 
 def test_spliced_tool_results_decode_to_the_plain_encoding(app, owner):
     urls = seed.seed(app.store, 60)["urls"]
-    conn = app.connection(None)
+    conn = connect(app, None)
     conn.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                   "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "t"}}})
     pages = ["/", "/help", "/whoami", "/studios/bench", "/studios/bench/members", "/studios/bench/audit",
@@ -219,7 +220,7 @@ def test_stdio_flushes_whenever_it_would_wait_for_input(app):
     out = Recorder()
     out.flushed = []
     pieces = [init + note + msg(1) + msg(2), msg(3) + note, b"\n", msg(4)[:10], msg(4)[10:]]
-    assert serve(app.connection(None), Chunked(pieces), out) == 0
+    assert serve(connect(app, None), Chunked(pieces), out) == 0
     replies = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["id"] for r in replies] == [0, 1, 2, 3, 4]
     ends = [len(b"".join(line + b"\n" for line in out.getvalue().splitlines()[:k])) for k in (3, 4, 5)]

@@ -24,6 +24,7 @@ import pytest
 
 from conftest import SERVER
 from navmcp import stdio
+from navmcp.tools import connect
 
 STUDIO = "/studios/team"
 
@@ -56,7 +57,7 @@ class Out(io.BytesIO):
 def serve_all(app, data: bytes) -> list[dict]:
     """`data` as one pipelined burst through the stdio transport (the store already open)."""
     out = Out()
-    assert stdio.serve(app.connection(None), io.BytesIO(INIT + data), out) == 0
+    assert stdio.serve(connect(app, None), io.BytesIO(INIT + data), out) == 0
     return [json.loads(line) for line in out.getvalue().splitlines()][1:]
 
 
@@ -213,7 +214,7 @@ def test_a_user_deleted_before_a_group_is_refused_in_it(app, studio, owner):
     token = mint_token(app.secret, gone["id"])
     with app.store.write() as tx:
         delete_user(tx, "gone")
-    session = app.connection(token)
+    session = connect(app, token)
     session.receive(json.loads(INIT))
     with app.store.group():
         first = session.receive({"jsonrpc": "2.0", "id": 1, "method": "tools/call",

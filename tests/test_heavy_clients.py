@@ -31,6 +31,7 @@ from navmcp import protocol, seed, store
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, mint_token
+from navmcp.tools import connect
 from pg_web import PROTOCOL, HttpMcp, PgWebServer
 from webproc import free_port, wait_until_healthy
 
@@ -175,7 +176,7 @@ def test_five_heavy_requests_leave_worker_threads_for_others_on_postgres(tmp_pat
 def test_a_batch_past_its_time_budget_answers_the_rest_without_running_them(app, owner, monkeypatch):
     app.workspace.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
     monkeypatch.setattr(protocol, "BATCH_SECONDS", 0.0)
-    connection = app.connection(None)
+    connection = connect(app, None)
     connection.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                         "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t"}}})
     notes = [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "execute_action", "arguments": {

@@ -359,7 +359,7 @@ def test_nested_batch_element_is_invalid_request(conn):
 
 @pytest.fixture
 def real(app, owner):
-    c = app.connection(None)
+    c = connect(app, None)
     c.receive(req("initialize", init_params(), id_=0))
     return c
 
@@ -394,7 +394,7 @@ def test_tools_list_is_the_same_every_time(real):
 
 
 def test_instructions_point_to_home_and_help(app):
-    result = app.connection(None).receive(req("initialize", init_params()))["result"]
+    result = connect(app, None).receive(req("initialize", init_params()))["result"]
     assert "navigate('/')" in result["instructions"] and "/help" in result["instructions"]
 
 
@@ -432,6 +432,7 @@ def test_schema_failing_arguments_are_tool_errors_naming_the_field(real, tool, a
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from navmcp import actions as action_table  # noqa: E402
+from navmcp.tools import connect
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from navmcp import domain
-from navmcp.actions import Action, Outcome, Params, rules
+from navmcp.actions import rules
+from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import now
 from navmcp.pages import Request
 

@@ -8,7 +8,8 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, model_validator
 
 from navmcp import domain
-from navmcp.actions import Action, Outcome, Params, rules
+from navmcp.actions import rules
+from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import OptionRef, Title
 from navmcp.clock import now
 from navmcp.errors import InvalidParams

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from navmcp import domain
-from navmcp.actions import Action, Outcome, Params, rules
+from navmcp.actions import rules
+from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Comment, Tags, Title
 from navmcp.clock import now
 from navmcp.identity import new_id

@@ -5,7 +5,7 @@ findable. Accounts that people sign up for themselves start unfindable."""
 
 from __future__ import annotations
 
-from navmcp.actions import Action, Outcome, Params
+from navmcp.actions.action import Action, Outcome, Params
 from navmcp.errors import ActionFailed
 from navmcp.pages import Request
 

@@ -7,7 +7,8 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from navmcp import changes, domain
-from navmcp.actions import Action, Outcome, Params, rules
+from navmcp.actions import rules
+from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, InvalidParams

@@ -4,7 +4,9 @@
 facts such as "has joined") and raises `NotFound` for anything this user may not see. `view(req)`
 loads the rest of what the page shows. Executing an action only resolves, inside the write
 transaction, so availability is judged on fresh data; navigating resolves and views.
-Adding a page is one row here, one function pair and one template.
+The URL a request names, parsed and canonicalised (`split_url`), finds its row here (`route`).
+Adding a page is one row here, its resolve and view functions, and its two templates: the
+markdown one the row names and the HTML one beside it (`templates/html/`, same name).
 """
 
 from __future__ import annotations
@@ -12,72 +14,19 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, quote_plus, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from navmcp.errors import NotFound
+from navmcp.pages import home, items, search, studio
+from navmcp.pages.request import PAGE_SIZE, Request, query_text, url_with
 from navmcp.store import Row, Tx
 
+__all__ = ["PAGE_SIZE", "ROUTES", "PageSpec", "Request", "costly", "make_request", "query_text", "route",
+           "split_url", "url_with"]
+
 MAX_URL_LENGTH = 2048
-PAGE_SIZE = 20
-
-
-@dataclass
-class Request:
-    """One look at one page by one user, inside one transaction."""
-
-    tx: Tx
-    user: Row
-    client: str
-    path: str
-    query: dict[str, str]
-    args: dict[str, str]
-    studio: Row | None = None
-    role: str | None = None  # the user's role in `studio`: "admin", "member" or None
-    item: Row | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
-    # Resolved to run an action: facts need only hold what the rules and the handler read, not
-    # what only the page shows (a decision's options without their tallies).
-    acting: bool = False
-
-    @property
-    def url(self) -> str:
-        return self.path + ("?" + query_text(self.query) if self.query else "")
-
-    def page_number(self, key: str = "page") -> int:
-        value = self.query.get(key)
-        if value is None:
-            return 1
-        try:
-            return max(1, min(int(value), 100_000))
-        except ValueError:
-            return 1
-
-    def url_with(self, **changes: Any) -> str:
-        return url_with(self.path, self.query, **changes)
-
-
-def url_with(path: str, query: dict[str, str], **changes: Any) -> str:
-    """`path` with `query` changed by `changes` (None: unchanged); page=1 and part=1 are left out."""
-    query = {**query, **{k: str(v) for k, v in changes.items() if v is not None}}
-    query = {k: v for k, v in query.items() if not (k in ("page", "part", "closed") and v == "1")}
-    return path + ("?" + query_text(query) if query else "")
-
-
-# ASCII that `quote_plus` escapes, and how: a space becomes '+', the rest %XX.
-_QUOTE_PLUS = str.maketrans({c: "+" if c == " " else f"%{ord(c):02X}" for c in map(chr, range(128))
-                             if not (c.isascii() and c.isalnum() or c in "_.-~")})
-
-
-def query_text(query: dict[str, str]) -> str:
-    """`urlencode(query)`, text for text: ASCII is escaped by one table, not byte by byte in Python
-    (a Next link's `after=` escapes its time's colons on every feed page)."""
-    return "&".join(f"{_quoted(k)}={_quoted(v)}" for k, v in query.items())
-
-
-def _quoted(text: str) -> str:
-    return text.translate(_QUOTE_PLUS) if text.isascii() else quote_plus(text)
 
 
 @dataclass(frozen=True)
@@ -195,8 +144,6 @@ def _locate(url: str) -> tuple[PageSpec, str, dict[str, str], dict[str, str]]:
     spec, args = route(path)
     return spec, path, {k: v[:500] for k, v in query.items() if k in spec.query_keys}, args
 
-
-from navmcp.pages import home, items, search, studio  # noqa: E402  (the table below names their functions)
 
 ROUTES: list[PageSpec] = [
     PageSpec("home", "/", home.resolve_home, home.view_home, "home.md.j2"),

@@ -6,7 +6,7 @@ from typing import Any
 
 from navmcp.clock import now
 from navmcp.errors import NotFound
-from navmcp.pages import PAGE_SIZE, Request
+from navmcp.pages.request import PAGE_SIZE, Request, paginate
 from navmcp.store import MIN_PREFIX, SEARCH_WINDOW
 
 HOME = ("Home", "/")
@@ -109,8 +109,6 @@ _LIST_SQL = {
 
 def _whole_list(req: Request, which: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One of home's lists in full, across your studios, in home's order, a page at a time."""
-    from navmcp.pages.studio import paginate
-
     kind, where, order, columns = _LIST_SQL[which]
     where = where.replace("i.studio_id = ?", "i.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?)")
     args = (req.user["id"], kind, now(), req.user["id"])

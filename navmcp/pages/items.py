@@ -6,8 +6,8 @@ from typing import Any
 
 from navmcp import domain
 from navmcp.errors import NotFound
-from navmcp.pages import PAGE_SIZE, Request, url_with
-from navmcp.pages.studio import crumbs, no_studio, paginate, with_urls
+from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
+from navmcp.pages.studio import crumbs, no_studio, with_urls
 from navmcp.render import FULL_BODY_CHARS, body_part
 from navmcp.store import Row, row_maker
 

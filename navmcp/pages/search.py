@@ -11,9 +11,9 @@ from typing import Any
 from navmcp import search, store
 from navmcp.clock import now
 from navmcp.domain import KIND_LETTER
-from navmcp.pages import PAGE_SIZE, Request
 from navmcp.pages.home import HOME, your_studios
-from navmcp.pages.studio import crumbs, paginate
+from navmcp.pages.request import PAGE_SIZE, Request, paginate
+from navmcp.pages.studio import crumbs
 
 
 def view_studio_search(req: Request) -> dict[str, Any]:

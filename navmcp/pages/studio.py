@@ -8,8 +8,8 @@ from typing import Any
 from navmcp.clock import now
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
-from navmcp.pages import PAGE_SIZE, Request, url_with
 from navmcp.pages.home import HOME
+from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 
 # What an item's line in a list shows (its title, URL, kind, status and last update): every value
 # read per row is a Python object made, and a feed reads twenty rows. The deadline is read for the
@@ -76,28 +76,6 @@ def with_urls(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             deadline = row["deadline"]
             row["closed"] = row["closed_at"] is not None or (deadline is not None and deadline <= at)
     return rows
-
-
-def paginate(req: Request, total: int, last: str | None = None, drop: tuple[str, ...] = ("after",),
-             key: str = "page") -> dict[str, Any]:
-    """Page links. `last` is the keyset position of this page's last row: the Next link carries it
-    (`after=`), so the next page starts there instead of counting past every earlier row.
-    A page number past the end of a list that isn't empty keeps its URL (an agent's link still
-    resolves) and gets `past`, the last page's URL: the page says so rather than "nothing here"."""
-    page = req.page_number(key)
-    pages = max(1, -(-total // PAGE_SIZE))
-    plain = {k: v for k, v in req.query.items() if k not in drop}
-    past = total > 0 and page > pages
-
-    def at(number: int, **more: Any) -> str:
-        return url_with(req.path, {**plain, key: str(number)}, **more)
-
-    return {
-        "number": page, "pages": pages, "total": total, "offset": (page - 1) * PAGE_SIZE,
-        "next": at(page + 1, after=last) if page < pages else None,
-        "prev": at(page - 1) if 1 < page <= pages else None,
-        "past": at(pages) if past else None,
-    }
 
 
 # A position as `position` writes one: a time as the store keeps it (or the audit log's id), and a

@@ -30,7 +30,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from navmcp import __version__, pages, sessions
-from navmcp.app import INSTRUCTIONS
+from navmcp.tools import INSTRUCTIONS
 from navmcp.errors import AuthError
 from navmcp.identity import Access
 from navmcp.oauth import SCOPES, scopes_needed
@@ -200,7 +200,7 @@ def _receive_modern(web: "WebApp", token: str, user: dict[str, Any], value: Any,
         return _json(400, error_object(UnsupportedProtocolVersion(
             f"Unsupported protocol version {version[:40]!r} (MCP-Protocol-Version): this server speaks "
             f"{', '.join(MODERN_VERSIONS)} per request, and {', '.join(SUPPORTED_VERSIONS)} after initialize",
-            version), _request_id(value)))
+            version, MODERN_VERSIONS), _request_id(value)))
     session = Session(_Verified(web.app, user), token, NavigationState(remembers=False))
     if access is not None:  # the audit names the app the person allowed, not what it calls itself
         session.granted_client = access.client_name[:100]

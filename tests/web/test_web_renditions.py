@@ -8,6 +8,7 @@ import re
 import pytest
 
 from navmcp.identity import create_user, mint_token
+from navmcp.tools import connect
 from webclient import Client
 
 PAGES = ["/", "/help", "/help/decisions", "/help/urls", "/whoami", "/studios/team", "/studios/team/members", "{note}",
@@ -106,7 +107,7 @@ def test_commitment_facts_match(seeded, api, browser):
 
 
 def test_markdown_is_exactly_what_navigate_returns(seeded, app, owner, owner_token, api):
-    connection = app.connection(owner_token)
+    connection = connect(app, owner_token)
     connection.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                         "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "t"}}})
     for url in (seeded["decision"], "/studios/team", "/"):
