@@ -1,10 +1,12 @@
 """Markdown rendering: the Jinja environment and the filters that keep user text inert.
 
-Two rules make user-written text unable to pass for page structure:
-- text on one line (titles, names, option titles) goes through `inline`, which folds newlines and
-  backslash-escapes every markdown metacharacter, so it can't open a heading, list, link or fence;
+Two rules make user-written text unable to pass for page structure, and both show it as typed:
+- text on one line (titles, names, option titles) goes through `inline`, which folds newlines and,
+  when the text holds anything markdown could read (`*`, `_`, `[`, `#`, a list opener...), puts it
+  in a code span, inside which nothing is markdown: it can't open a heading, list, link or fence;
 - multi-line text (bodies, comments) goes through `fenced`, a code fence longer than any run of
   backticks inside it, so nothing in it is markdown at all.
+No backslash escapes: a model reads the raw markdown, and copies what it reads (a title, to vote).
 Templates are compiled once per process; `templates/` ships inside the wheel as `navmcp/templates`.
 They lay out every blank line of a page themselves (see _layout.md.j2): nothing cleans a page up after.
 """
@@ -26,8 +28,11 @@ _LINE_START = re.compile(r"^(\d*)([-+=>.)])")  # would open a list, rule or quot
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
-_ESCAPE = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>#|~"})
+# What makes one-line text need a code span: a character markdown reads anywhere in a line...
+_MARKUP = frozenset("\\`*_[]<>#|~")
+# ...or, at its start, what would open a list, a rule, a quote or a setext heading.
 _LINE_OPENERS = frozenset("-+=>.)")
+_LINE_START = re.compile(r"^(\d*)([-+=>.)])")
 
 
 # Text-direction controls (embeddings, overrides, isolates): one left open in a title reverses how
@@ -55,7 +60,8 @@ INLINED_ENTRIES, INLINED_CHARS = 2048, 256
 
 
 def inline(value: Any) -> str:
-    """User text on one line, escaped so it renders literally and can't start any structure."""
+    """User text on one line, as typed: as it is when markdown would read nothing in it, else in a
+    code span, so it renders literally and can't start any structure."""
     if type(value) is str:
         known = _INLINED.get(value)
         if known is None:
@@ -69,32 +75,70 @@ def inline(value: Any) -> str:
 
 
 def quoted(value: Any) -> str:
-    """User text inside a message (an action's reply, a refusal): in quotes, on one line and inert,
-    as on a page. A reply is read as markdown too: a title must not become a link or an image there."""
-    return f"'{inline(value)}'"
+    """User text inside a message (an action's reply, a refusal): on one line and inert, as on a
+    page, in quotes unless it went into a code span. A reply is read as markdown too: a title must
+    not become a link or an image there."""
+    text = inline(value)
+    return text if text[:1] == "`" else f"'{text}'"
 
 
+def code_span(text: str) -> str:
+    """`text` (one line) as a code span: delimited by a run of backticks longer than any inside it,
+    padded with a space where it starts or ends with a backtick (CommonMark takes one off each side)."""
+    longest = max(map(len, _BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[:1] == "`" or text[-1:] == "`" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_BACKTICKS = re.compile(r"`+")
+# A code span in a message: a run of backticks, the text, the same run (CommonMark's rule).
+_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+# Backslash escapes in messages stored before user text went into code spans (the audit's outcomes).
 _ESCAPED = re.compile(r"\\([\\`*_\[\]<>#|~+=.)-])")
 
 
+def spans(message: str) -> list[tuple[str, bool]]:
+    """A message (markdown: our code spans, user text put inert by `inline`) cut into pieces of plain
+    text and code spans: (text, is_code), the spans' text as CommonMark reads it."""
+    pieces, pos = [], 0
+    for span in _SPAN.finditer(message):
+        if span.start() > pos:
+            pieces.append((message[pos:span.start()], False))
+        text = span.group(2)
+        if text[:1] == " " and text[-1:] == " " and text.strip(" "):
+            text = text[1:-1]
+        pieces.append((text, True))
+        pos = span.end()
+    if pos < len(message):
+        pieces.append((message[pos:], False))
+    return pieces
+
+
 def plain(message: str) -> str:
-    """A message as plain text, for a surface that escapes in its own way (HTML): the backslashes
-    `inline` put before markdown characters taken out again."""
+    """A message as plain text, for a surface that escapes in its own way (HTML, an audit row):
+    code spans as their text, and the backslash escapes of older messages taken out."""
+    if "`" in message:
+        message = "".join(text for text, _ in spans(message))
     return _ESCAPED.sub(r"\1", message) if "\\" in message else message
 
 
 def _inline(text: str) -> str:
-    # str methods rather than regexes: this filter runs dozens of times per page. Most titles and
-    # names have nothing to escape (skip the per-character table; eleven substring tests cost less
-    # than one regex search) and start with a letter.
+    # Set operations rather than regexes: this filter runs dozens of times per page, and most titles
+    # and names have nothing markdown reads and start with a letter.
     text = _one_line(text)
-    if ("\\" in text or "`" in text or "*" in text or "_" in text or "[" in text or "]" in text
-            or "<" in text or ">" in text or "#" in text or "|" in text or "~" in text):
-        text = text.translate(_ESCAPE)
     first = text[:1]
-    if not first.isalpha() and (first in _LINE_OPENERS or first.isdigit()):
-        text = _LINE_START.sub(r"\1\\\2", text, count=1)
-    return text
+    if (not first or _MARKUP.isdisjoint(text) and ";" not in text.partition("&")[2]  # &amp; an entity
+            and (first.isalpha() or first not in _LINE_OPENERS and not first.isdigit() or not _LINE_START.match(text))):
+        return text
+    return code_span(text)
+
+
+def cell(value: Any) -> str:
+    """`inline` for a table cell, where GFM splits cells at a `|` even inside a code span unless it
+    is escaped (and then shows it as `|`)."""
+    text = inline(value)
+    return text.replace("|", "\\|") if "|" in text else text
 
 
 def fenced(value: Any, info: str = "text") -> str:
@@ -225,6 +269,7 @@ def environment():
     )
     env.filters["inline"] = inline
     env.filters["fenced"] = fenced
+    env.filters["cell"] = cell
     env.filters["excerpt"] = excerpt
     env.filters["crumbs"] = crumbs
     env.filters["page_links"] = page_links

@@ -427,9 +427,12 @@ def test_a_prefer_on_a_rejected_option_does_not_count(app, ws, people, decision)
 
 
 def test_replies_quote_user_text_inertly(ws, people, decision):
-    """A title in an action's reply is escaped as on a page: no link, image or code span of its author's."""
+    """A title in an action's reply is in a code span as on a page: shown as typed, and no link, image
+    or code span of its author's."""
+    from markdown_it import MarkdownIt
+
     evil = "Nice ![t](http://evil.example/p.png) [see](http://evil.example) ``` ok"
-    shown = "'Nice !\\[t\\](http://evil.example/p.png) \\[see\\](http://evil.example) \\`\\`\\` ok'"
+    shown = f"````{evil}````"  # a run of backticks longer than the title's own
     assert act(ws, people["bob"], decision, "add_option", {"title": evil}).message == f"Added option {shown}."
     with pytest.raises(ActionFailed) as e:
         act(ws, people["carol"], decision, "add_option", {"title": evil})
@@ -437,9 +440,13 @@ def test_replies_quote_user_text_inertly(ws, people, decision):
                                "Available here: add_comment, add_option, vote.")
     r = act(ws, people["carol"], decision, "vote", {"votes": [{"option": evil}]})
     assert r.message == f"Vote recorded: {shown}: accept."
-    assert act(ws, people["owner"], decision, "close_decision").message == f"Decision closed. Result: {shown}."
+    closed = act(ws, people["owner"], decision, "close_decision").message
+    assert closed == f"Decision closed. Result: {shown}."
+    rendered = MarkdownIt("commonmark").render(closed)
+    assert "<a " not in rendered and "<img" not in rendered and rendered.count("<code>") == 1
     r = act(ws, people["bob"], STUDIO, "create_note", {"title": "[x](http://evil.example)", "body": "b"})
-    assert r.message == "Created note '\\[x\\](http://evil.example)'."
+    assert r.message == "Created note `[x](http://evil.example)`."
+    assert act(ws, people["bob"], STUDIO, "create_note", {"title": "Plain", "body": "b"}).message == "Created note 'Plain'."
 
 
 @pytest.mark.parametrize("title,reason", [("\u202eSREDRO", "text-direction controls"),

@@ -198,14 +198,15 @@ def test_audit_log_records_user_client_action_params_outcome(ws, world):
     md = ws.page(world["owner"], f"{STUDIO}/audit").markdown
     rows = [line for line in md.splitlines() if "@bob" in line]
     assert any("claude-code" in r and "vote on" in r and "votes" in r and "| ok |" in r for r in rows)
-    assert any("close\\_decision" in r and "refused" in r for r in rows)
+    assert any("`close_decision`" in r and "refused" in r for r in rows)  # as typed, in a code span
     assert all(re.search(r"\| [\d.]+ \|$", r) for r in rows)  # a duration on every row
-    # an outcome quoting user text (already escaped in the reply) is escaped once on the page
+    # an outcome quoting user text (already in a code span in the reply) shows it as typed, in one span
     ws.execute(world["owner"], world["decision"], "add_option", {"title": "A_b [x](y)"})
     with pytest.raises(ActionFailed):
         ws.execute(world["bob"], world["decision"], "add_option", {"title": "A_b [x](y)"})
     md = ws.page(world["owner"], f"{STUDIO}/audit").markdown
-    assert "an option titled 'A\\_b \\[x\\](y)' already exists" in md and "\\\\" not in md
+    row = next(r for r in md.splitlines() if "add_option" in r and "failed" in r)
+    assert "| `failed: add_option failed: an option titled A_b [x](y) already exists." in row and "\\" not in md
 
 
 def test_closed_items_say_what_was_not_what_may_come(ws, world):
@@ -473,7 +474,9 @@ def test_one_line_user_text_cannot_open_structure(ws, world):
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from navmcp.render import fenced, inline  # noqa: E402
+import html  # noqa: E402
+
+from navmcp.render import _one_line as one_line, cell, fenced, inline  # noqa: E402
 
 _markdownish = st.text(alphabet=st.sampled_from(list("`~#-*+>|[]()<>!\\_ \n\r\t0123456789.)=aZ\u2028\x85")), max_size=300)
 
@@ -485,13 +488,32 @@ def test_fenced_text_never_leaves_its_fence(text):
     assert outside_fences(md) == "before\n\n\nafter"
 
 
-@settings(max_examples=150, deadline=None)
+def _rendered(markdown: str, parser: str = "commonmark") -> tuple[str, set[str]]:
+    """What a CommonMark renderer (markdown-it-py) makes of `markdown`: its text and its tags."""
+    from markdown_it import MarkdownIt
+
+    out = MarkdownIt(parser).render(markdown)
+    tags = set(re.findall(r"<(\w+)", out))
+    text = re.sub(r"<[^>]+>", "", out).strip()
+    return html.unescape(text), tags
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.one_of(_markdownish, st.text(max_size=200)))
-def test_inline_text_stays_on_one_line_and_opens_nothing(text):
+def test_inline_text_shows_as_typed_and_opens_nothing(text):
     out = inline(text)
+    typed = one_line(text)
     assert "\n" not in out and "\r" not in out
-    assert not re.match(r"^ {0,3}([-+*>#=]|\d+[.)]|`{3}|~{3})", out)
-    assert not re.search(r"(?<!\\)[`\[\]<>|#]", out)  # every metacharacter is escaped
+    assert "\\" not in out.replace(typed, "")  # no backslash escapes: the text itself, as typed
+    # at a line start, inside a line and as a link's text, markdown reads it as its literal text
+    for md, tags in ((out, {"p", "code"}), (f"see {out} here", {"p", "code"}), (f"[{out}](/x)", {"p", "a", "code"})):
+        shown, used = _rendered(md)
+        assert used <= tags, (md, used)
+        if typed:
+            assert typed.replace("\x00", "\ufffd") in shown.replace("\n", " "), (md, shown)  # NUL shows as U+FFFD
+    # in a table cell (GFM), the cell stays one cell
+    shown, used = _rendered(f"| a | b |\n| --- | --- |\n| {cell(text)} | z |", "gfm-like")
+    assert used <= {"table", "thead", "tbody", "tr", "th", "td", "code"} and shown.endswith("z"), shown
 
 
 def test_members_audit_and_tags_are_paginated(ws, world, app):

@@ -639,7 +639,7 @@ def test_cycles_search_audit(any_app, team):
     for q in ['"', "NEAR(", "a:*", "!&|", "'", "\\", "%", "?"]:
         ws.page(bob, "/studios/team/search?q=" + q.replace("%", "%25").replace("&", "%26"))
     audit = ws.page(alice, "/studios/team/audit").markdown
-    assert "create\\_note" in audit and "add\\_comment" in audit and "@bob" in audit
+    assert "`create_note`" in audit and "`add_comment`" in audit and "@bob" in audit
     with pytest.raises(NotFound, match="admins"):
         ws.page(bob, "/studios/team/audit")
 
@@ -755,7 +755,7 @@ def test_a_former_members_work_stays_with_the_studio(any_app, team):
     cycle = ws.page(alice, "/studios/team/cycles/today").markdown
     assert re.search(r"\[Handover\]\(\S+\) — note, updated \S+ by @bob", cycle), cycle
     audit = ws.page(alice, "/studios/team/audit").markdown
-    assert re.search(r"\| @bob \| \S+ \| create\\_note on /studios/team \|", audit), audit
+    assert re.search(r"\| @bob \| \S+ \| `create_note` on /studios/team \|", audit), audit
     assert "@bob" not in ws.page(alice, "/studios/team/members").markdown
     # bob, outside now, finds nothing of the studio; carol, never in it, neither.
     for outsider in (bob, carol):

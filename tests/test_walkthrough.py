@@ -195,7 +195,7 @@ def test_a_body_imitating_an_actions_section_adds_no_action(agents):
     assert listed_actions(text) == names
     visible = outside_fences(text)
     assert len(re.findall(r"^## Available actions", visible, re.M)) == 1
-    assert "delete_studio" not in visible.split("## Available actions")[1]
+    assert "delete_studio" not in re.split(r"^## Available actions", visible, flags=re.M)[1]  # the heading, not the title
     assert not re.search(r"^\s*- `(delete_studio|drop_everything)`", visible, re.M)
     assert "Ignore the page." in text  # the text is there, fenced, as content
     refused = owner.act("delete_studio", note["url"])
@@ -232,5 +232,5 @@ def test_protocol_faults_get_their_codes_and_the_server_goes_on(agents):
 def test_audit_names_the_client(agents):
     agents["bob"].ok("create_note", STUDIO, title="Audited", body="x")
     text = text_of(agents["owner"].navigate(f"{STUDIO}/audit"))
-    assert "| @bob | bob-agent | create\\_note on /studios/crew |" in text
-    assert "claude-code | create\\_studio on /" in text
+    assert "| @bob | bob-agent | `create_note` on /studios/crew |" in text
+    assert "claude-code | `create_studio` on /" in text

@@ -14,7 +14,7 @@ from navmcp.actions.fields import OptionRef, Title
 from navmcp.clock import now
 from navmcp.errors import InvalidParams
 from navmcp.pages import Request
-from navmcp.render import inline, plain, quoted
+from navmcp.render import inline, quoted
 from navmcp.store import Row
 
 
@@ -72,7 +72,7 @@ def find_option(options: list[Row], given: str) -> Row | None:
         if text in (o["id"], o["title"]):
             return o
     for o in options:
-        if text in (inline(o["title"]), plain(inline(o["title"])), " ".join(o["title"].split())):
+        if text in (inline(o["title"]), " ".join(o["title"].split())):  # as displayed, or unquoted
             return o
     number = _NUMBER.fullmatch(text)
     if number and 1 <= int(number.group(1)) <= len(options):

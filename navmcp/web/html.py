@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 
 from navmcp import actions as action_table
 from navmcp.errors import ActionFailed
-from navmcp.render import excerpt, plain, templates_dir, utc
+from navmcp.render import excerpt, plain, spans, templates_dir, utc
 from navmcp.web.markdown import to_html
 from navmcp.workspace import ActionInfo, Page
 
@@ -173,19 +173,11 @@ def _field_titles(name: str) -> dict[str, str]:
     return {}
 
 
-_CODE_SPAN = re.compile(r"(?<!\\)`([^`\n]+)`")
-
-
 def message_html(message: str) -> Markup:
-    """A reply or refusal (markdown: our code spans, user text escaped by `render.inline`) as HTML:
-    the code spans as <code>, the rest as plain text, all of it escaped. A backtick in user text
-    is escaped, so it never opens a span."""
-    parts, pos = [], 0
-    for span in _CODE_SPAN.finditer(message):
-        parts += [escape(plain(message[pos:span.start()])), Markup("<code>%s</code>") % span.group(1)]
-        pos = span.end()
-    parts.append(escape(plain(message[pos:])))
-    return Markup("").join(parts)
+    """A reply or refusal (markdown: our code spans, user text made inert by `render.inline`) as
+    HTML: the code spans as <code>, the rest as plain text, all of it escaped."""
+    return Markup("").join(Markup("<code>%s</code>") % text if code else escape(plain(text))
+                           for text, code in spans(message))
 
 
 def render(template: str, context: dict[str, Any]) -> str:

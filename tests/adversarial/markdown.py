@@ -1,10 +1,11 @@
-"""A small markdown structure checker: which lines are structure (outside code fences) and which
-are quoted text, following CommonMark's fence rules, so a test can say "this page has exactly
-these headings and these actions" whatever users wrote into it.
+"""The structure a markdown reader sees in a page: headings, the action bullets, links, raw HTML and
+an unclosed fence, as a CommonMark parser nobody here wrote (markdown-it-py, raw HTML on, GFM
+tables) reads them, so a test can say "this page has exactly these headings and these actions"
+whatever users wrote into it.
 
-Lines are split twice — on "\\n" (CommonMark) and with `str.splitlines` (what a reader splitting on
-any Unicode line break sees) — and invisible characters (zero-width, bidi controls) are removed,
-so text that only looks like structure to a sloppier reader is caught too.
+The page is parsed twice — as it is (CommonMark's line ends) and split with `str.splitlines` (what
+a reader splitting on any Unicode line break sees) — with invisible characters (zero-width, bidi
+controls) removed, so text that only looks like structure to a sloppier reader is caught too.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
-_ACTION = re.compile(r"^- `([A-Za-z0-9_]+)` — ")
-_LINK = re.compile(r"(?<!\\)\]\(([^)\s]*)\)")
-_HTML = re.compile(r"(?<!\\)<\s*[A-Za-z!/?]")
+from markdown_it import MarkdownIt
+
+_PARSER = MarkdownIt("commonmark", {"html": True}).enable("table")
+_PARSER.validateLink = lambda url: True  # see every link a laxer renderer would make (javascript: too)
+_ACTION = re.compile(r"^`([A-Za-z0-9_]+)` — ")
 INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]")
 
 # Headings the templates write; anything else outside a fence came from user text.
@@ -37,29 +38,34 @@ class Structure:
 def structure(markdown: str, splitter: str = "commonmark") -> Structure:
     text = INVISIBLE.sub("", markdown)
     lines = text.split("\n") if splitter == "commonmark" else text.splitlines()
+    tokens = _PARSER.parse("\n".join(lines))
     out = Structure()
-    fence: tuple[str, int] | None = None
-    in_actions = False
-    for line in lines:
-        m = _FENCE.match(line)
-        if fence is not None:
-            char, length = fence
-            if m and m.group(1)[0] == char and len(m.group(1)) >= length and not m.group(2).strip():
-                fence = None
-            continue
-        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-            fence = (m.group(1)[0], len(m.group(1)))
-            continue
-        h = _HEADING.match(line)
-        if h:
-            out.headings.append((len(h.group(1)), (h.group(2) or "").strip()))
-            in_actions = h.group(2) == "Available actions" and len(h.group(1)) == 2
-            continue
-        if in_actions and (a := _ACTION.match(line)):
-            out.actions.append(a.group(1))
-        out.links.extend(_LINK.findall(line))
-        out.html.extend(_HTML.findall(line))
-    out.unclosed_fence = fence is not None
+    in_actions, depth = False, 0
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            level, heading = int(token.tag[1]), tokens[i + 1].content.strip()
+            out.headings.append((level, heading))
+            in_actions = level == 2 and heading == "Available actions"
+        elif token.type == "fence":
+            end = lines[token.map[1] - 1].strip() if token.map[1] - 1 > token.map[0] else ""
+            closed = end and set(end) == {token.markup[0]} and len(end) >= len(token.markup)
+            out.unclosed_fence = out.unclosed_fence or not closed
+        elif token.type == "html_block":
+            out.html.append(token.content.strip()[:20])
+        elif token.type in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+        elif token.type in ("bullet_list_close", "ordered_list_close"):
+            depth -= 1
+        elif token.type == "inline":
+            if in_actions and depth == 1 and tokens[i - 1].type == "paragraph_open" and (a := _ACTION.match(token.content)):
+                out.actions.append(a.group(1))
+            for child in token.children or ():
+                if child.type == "link_open":
+                    out.links.append(str(child.attrs.get("href", "")))
+                elif child.type == "image":
+                    out.links.append(str(child.attrs.get("src", "")))
+                elif child.type == "html_inline":
+                    out.html.append(child.content[:20])
     return out
 
 

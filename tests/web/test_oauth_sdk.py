@@ -200,7 +200,7 @@ def test_sdk_oauth_client_connects_by_url_consents_refreshes_and_is_revoked(tmp_
         # the audit says who acted through which app
         audit = httpx.get(server.base + "/studios/ours/audit.md",
                           headers={"Authorization": f"Bearer {server.token('alice')}"})
-        assert "| @alice | Test Agent | create\\_studio on / |" in audit.text, audit.text
+        assert "| @alice | Test Agent | `create_studio` on / |" in audit.text, audit.text
     finally:
         callback.close()
         server.stop()

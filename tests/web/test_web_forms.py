@@ -172,22 +172,23 @@ def test_refused_ballot_keeps_what_was_ticked(browser, seeded):
 
 
 def test_quoted_titles_read_plainly_in_html(browser, seeded, api):
-    """Replies escape user text for markdown (`render.quoted`); the JSON API carries them as they
-    are (as MCP does), and HTML shows the text as written."""
+    """Replies put user text that markdown would read in a code span (`render.quoted`); the JSON API
+    carries them as they are (as MCP does), and HTML shows the text as written, as code."""
     title = "a_b [x](http://evil.example)"
     page = browser.get("/studios/team").text
     reply = browser.post("/studios/team/actions/create_note",
                          data={"csrf_token": csrf_of(page), "title": title, "body": "b", "tags": ""})
     assert reply.status_code == 303
-    assert f"✓ Created note '{title}'." in visible_text(browser.get(reply.headers["location"]).text)
+    shown = browser.get(reply.headers["location"]).text
+    assert f"✓ Created note {title}." in visible_text(shown) and f"<code>{title}</code>" in shown
     # the option's title in a refusal, on each surface
     api.post(seeded["decision"] + "/actions/add_option", json={"title": title})
     again = dict(json={"title": title})
     js = api.post(seeded["decision"] + "/actions/add_option", **again).json()["message"]
-    assert "an option titled 'a\\_b \\[x\\](http://evil.example)' already exists" in js
+    assert "an option titled `a_b [x](http://evil.example)` already exists" in js
     page = browser.get(seeded["decision"]).text
     shown = browser.post(seeded["decision"] + "/actions/add_option", data={"csrf_token": csrf_of(page), "title": title})
-    assert f"an option titled '{title}' already exists" in visible_text(shown.text)
+    assert f"an option titled {title} already exists" in visible_text(shown.text)
 
 
 def test_editing_the_title_leaves_a_crlf_body_as_it_was(seeded, browser, api):
@@ -207,16 +208,16 @@ def test_favicon_is_no_content_not_a_404(anon):
 
 
 def test_a_flash_shows_user_text_as_written_and_inert(browser):
-    """Replies are markdown: our code spans show as code in HTML, while a backtick or a tag in a
-    name the user wrote is shown as typed, never as a span or markup."""
+    """Replies are markdown: code spans show as code in HTML, and a name the user wrote with a backtick
+    or a tag in it is shown as typed, in one code span, never as markup."""
     page = browser.get("/").text
-    reply = browser.post("/actions/create_studio", data={
-        "csrf_token": csrf_of(page), "handle": "ops", "name": "Ops `rm -rf` <b>team</b> \\ end"})
+    name = "Ops `rm -rf` <b>team</b> \\ end"
+    reply = browser.post("/actions/create_studio", data={"csrf_token": csrf_of(page), "handle": "ops", "name": name})
     assert reply.status_code == 303
     shown = re.search(r'<p class="alert flash" role="status">(.*?)</p>', browser.get(reply.headers["location"]).text,
                       re.S).group(1)
-    assert "<code>" not in shown and "<b>" not in shown
-    assert htmllib.unescape(shown) == "✓ Created studio 'Ops `rm -rf` <b>team</b> \\ end'; you are its admin."
+    assert "<b>" not in shown and shown.count("<code>") == 1
+    assert htmllib.unescape(shown) == f"✓ Created studio <code>{name}</code>; you are its admin."
 
 
 def _as_sent(form_html: str) -> dict[str, list[str]]:
