@@ -10,11 +10,14 @@ by the change feed (`navmcp.changes`); the stream itself is an `sse.EventStream`
 from __future__ import annotations
 
 import json
+import threading
 
 from navmcp.changes import Interest, Watcher
 from navmcp.web.sse import EventStream
 
-MAX_PER_USER = 20  # open streams per user (tabs and devices)
+# Open event streams (live pages and /mcp's subscriptions/listen alike), bounded here rather than by
+# uvicorn's connection limit, which leaves them out (`server.StreamsApart`).
+MAX_PER_USER = 20  # open streams per user (tabs, devices, agents)
 MAX_STREAMS = 2000  # open streams per process
 BYE = "event: bye\ndata: \"reconnect to keep watching\"\n\n"  # after sse.STREAM_SECONDS; EventSource reconnects
 
@@ -24,10 +27,12 @@ def wants_events(method: str, accept: str | None) -> bool:
 
 
 class Streams:
-    """The open streams of one web process, counted per user to bound them."""
+    """The open streams of one web process, counted per user to bound them. Thread-safe: /mcp may
+    open one on a worker thread."""
 
     def __init__(self) -> None:
         self.per_user: dict[str, int] = {}
+        self._lock = threading.Lock()
 
     @property
     def total(self) -> int:
@@ -35,19 +40,21 @@ class Streams:
 
     def admit(self, user_id: str) -> str | None:
         """None when one more stream may open for `user_id` (and it is counted), else why not."""
-        if self.total >= MAX_STREAMS:
-            return f"this server has {MAX_STREAMS} live pages open, its limit; reload the page later"
-        if self.per_user.get(user_id, 0) >= MAX_PER_USER:
-            return f"you have {MAX_PER_USER} live pages open, the limit; close some tabs"
-        self.per_user[user_id] = self.per_user.get(user_id, 0) + 1
-        return None
+        with self._lock:
+            if self.total >= MAX_STREAMS:
+                return f"this server has {MAX_STREAMS} live pages and subscriptions open, its limit; try again later"
+            if self.per_user.get(user_id, 0) >= MAX_PER_USER:
+                return f"you have {MAX_PER_USER} live pages and subscriptions open, the limit; close some tabs"
+            self.per_user[user_id] = self.per_user.get(user_id, 0) + 1
+            return None
 
     def release(self, user_id: str) -> None:
-        left = self.per_user.get(user_id, 0) - 1
-        if left > 0:
-            self.per_user[user_id] = left
-        else:
-            self.per_user.pop(user_id, None)
+        with self._lock:
+            left = self.per_user.get(user_id, 0) - 1
+            if left > 0:
+                self.per_user[user_id] = left
+            else:
+                self.per_user.pop(user_id, None)
 
 
 def open_stream(app, streams: Streams, user_id: str, url: str, wanted: Interest) -> EventStream | str:

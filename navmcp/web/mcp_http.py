@@ -207,7 +207,7 @@ def _receive_modern(web: "WebApp", token: str, user: dict[str, Any], value: Any,
     connection = _connection(session, MODERN)
     connection.watchable = True  # a listen request is answered with its stream (`_listen`)
     if value.get("method") == "subscriptions/listen" and "id" in value:
-        return _listen(connection, value, headers)
+        return _listen(web, user["id"], connection, value, headers)
     if "id" not in value:  # a notification: accepted and dropped, unless it is malformed
         response = connection.receive(value, headers)
         return _accepted() if response is None else _json(400, response)
@@ -216,10 +216,20 @@ def _receive_modern(web: "WebApp", token: str, user: dict[str, Any], value: Any,
     return _json(200 if error is None else MODERN_STATUS.get(error["code"], 200), response)
 
 
-def _listen(connection: Connection, value: dict[str, Any], headers: dict[str, str]) -> Response | EventStream:
+def _listen(web: "WebApp", user_id: str, connection: Connection, value: dict[str, Any],
+            headers: dict[str, str]) -> Response | EventStream:
     """subscriptions/listen: its answer is the subscription's stream (acknowledgement, notifications,
-    and the final response when the server ends it); the client ends it by closing the stream."""
-    stream = EventStream(on_close=connection.close, on_timeout=lambda: connection.end_subscriptions(
+    and the final response when the server ends it); the client ends it by closing the stream. It
+    counts among the user's open streams, as a live page does (`live.Streams`)."""
+    full = web.streams.admit(user_id)
+    if full:
+        return fault(429, "Too Many Requests: " + full, [("retry-after", "60")], id_=_request_id(value))
+
+    def closed() -> None:
+        connection.close()
+        web.streams.release(user_id)
+
+    stream = EventStream(on_close=closed, on_timeout=lambda: connection.end_subscriptions(
         "the stream's time is up; listen again to keep watching"))
 
     def send(message: dict[str, Any]) -> None:
@@ -229,7 +239,7 @@ def _listen(connection: Connection, value: dict[str, Any], headers: dict[str, st
     response = connection.receive(value, headers)
     if response is None:
         return stream
-    connection.close()
+    closed()
     return _json(MODERN_STATUS.get(response["error"]["code"], 200), response)
 
 

@@ -12,7 +12,10 @@ client sending its headers one byte at a time (slowloris) stays connected. Here:
   not, `HeadTimeoutHttpTools` counts and answers 431);
 - request bodies must arrive whole within `navmcp.web.app.BODY_TIMEOUT` seconds (else 408);
 - idle keep-alive connections close after KEEP_ALIVE seconds; at most MAX_CONNECTIONS
-  connections and requests at once (more are answered 503 by uvicorn), and a listen backlog.
+  connections and requests at once (more are answered 503 by uvicorn), and a listen backlog;
+- open event streams (live pages, `subscriptions/listen`) are not counted in MAX_CONNECTIONS
+  (`StreamsApart`): they are bounded apart, at `live.MAX_STREAMS` per process and
+  `live.MAX_PER_USER` per user, so a thousand open watchers leave every request slot free.
 
 HTTP is parsed by httptools (uvicorn's C parser) when it is installed — a dependency of navmcp, as
 it is of `uvicorn[standard]`, with uvloop, which uvicorn picks up by itself: together a third fewer
@@ -23,16 +26,20 @@ NAVMCP_WEB_HTTP=h11 or =httptools chooses (the tests run the slow-client checks 
 from __future__ import annotations
 
 import os
+import resource
 import socket
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from navmcp.web import live, sse
 
 HEAD_TIMEOUT = 10.0  # seconds for a whole request head
 KEEP_ALIVE = 5  # seconds an idle keep-alive connection stays open
 MAX_CONNECTIONS = 1000  # uvicorn's limit_concurrency (connections + running requests)
 BACKLOG = 2048
 MAX_HEAD = 16 * 1024
+FILES_SPARE = 200  # open files beside the sockets: the database, its journal, logs, the listener
 
 
 class HeadTimeout:
@@ -83,7 +90,26 @@ class HeadTimeout:
         self.transport.close()  # no whole request head in time
 
 
-class HeadTimeoutH11(HeadTimeout, H11Protocol):
+class StreamsApart:
+    """uvicorn's `limit_concurrency` with the open event streams left out of the count. uvicorn
+    answers 503 while its connections or its running requests reach the limit, and a watched page
+    is one of each for as long as it is open; so the limit it compares with is the configured one
+    plus the streams open now (at most `live.MAX_STREAMS`, which `live.Streams` enforces).
+    Mixed in before the protocol class, whose `__init__` sets the configured limit."""
+
+    _configured_limit: int | None = None
+
+    @property
+    def limit_concurrency(self) -> int | None:
+        limit = self._configured_limit
+        return None if limit is None else limit + min(sse.open_streams(), live.MAX_STREAMS)
+
+    @limit_concurrency.setter
+    def limit_concurrency(self, value: int | None) -> None:
+        self._configured_limit = value
+
+
+class HeadTimeoutH11(StreamsApart, HeadTimeout, H11Protocol):
     pass
 
 
@@ -125,7 +151,7 @@ def _httptools_protocol() -> type | None:
     except ImportError:  # httptools is not installed
         return None
 
-    class HeadTimeoutHttpTools(HeadTimeout, HttpToolsProtocol):
+    class HeadTimeoutHttpTools(StreamsApart, HeadTimeout, HttpToolsProtocol):
         """httptools, with a bound on the request head: the bytes that arrive while a head is
         incomplete are counted (from the read in which it began, so at most one read more than
         MAX_HEAD is taken in) and a head past MAX_HEAD is answered 431 and the connection closed."""
@@ -206,10 +232,13 @@ def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None, 
 
     configured = os.environ.get("NAVMCP_WEB_HEAD_TIMEOUT", "")  # tests shorten it
     HeadTimeout.head_timeout = float(configured) if configured.replace(".", "", 1).isdigit() else HEAD_TIMEOUT
+    configured = os.environ.get("NAVMCP_WEB_MAX_CONNECTIONS", "")  # tests lower it
+    max_connections = int(configured) if configured.isdigit() and int(configured) > 0 else MAX_CONNECTIONS
+    _enough_files(max_connections + live.MAX_STREAMS + FILES_SPARE)
 
     config = uvicorn.Config(asgi_app, host=host, port=port, log_level="warning", access_log=False,
                             server_header=False, http=protocol_class(), timeout_keep_alive=KEEP_ALIVE,
-                            limit_concurrency=MAX_CONNECTIONS, backlog=BACKLOG,
+                            limit_concurrency=max_connections, backlog=BACKLOG,
                             h11_max_incomplete_event_size=MAX_HEAD,
                             proxy_headers=bool(forwarded_allow_ips.strip()),
                             forwarded_allow_ips=forwarded_allow_ips.strip() or None)
@@ -220,3 +249,13 @@ def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None, 
         pass
     if not served.started:  # as uvicorn.run does: a server that never started is a failure
         raise SystemExit(3)
+
+
+def _enough_files(wanted: int) -> None:
+    """Raise this process's open-file limit to `wanted` if it is lower (a common soft default is
+    1,024, below one socket per connection and stream) and the hard limit allows."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        if target > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

@@ -21,6 +21,11 @@ CLOSING_GRACE = 2.0  # after `on_timeout`, how long the closing event may take t
 _running: set["EventStream"] = set()  # streams being written, on the event loop's thread
 
 
+def open_streams() -> int:
+    """How many streams are being written now (`server.StreamsApart` leaves them out of uvicorn's limit)."""
+    return len(_running)
+
+
 def end_all() -> None:
     """End every running stream as its time limit would (the server is stopping). On the loop's thread."""
     for stream in list(_running):

@@ -158,3 +158,65 @@ def test_legacy_mcp_over_http_offers_no_watching(api):
                                      "params": {"uri": "navmcp:///"}},
                        headers={"Mcp-Session-Id": init.headers["mcp-session-id"]})
     assert refused.json()["error"]["code"] == -32601
+
+
+def _open_stream(port: int, token: str, url: str) -> "socket.socket":
+    """A page's event stream on a raw socket, read until the server says it is watching."""
+    import socket
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(f"GET {url} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                 f"Authorization: Bearer {token}\r\n\r\n".encode())
+    seen = b""
+    while b": watching" not in seen:
+        chunk = sock.recv(4096)
+        assert chunk, seen.decode(errors="replace")
+        seen += chunk
+    assert seen.startswith(b"HTTP/1.1 200"), seen[:200]
+    return sock
+
+
+def test_open_streams_leave_the_request_limit_free(tmp_path):
+    """With more streams open than the server takes requests at once (its limit lowered to 8 here,
+    1,000 by default), a page is still served; idle connections still count, so the bound on
+    requests holds; and a listen over /mcp counts among its user's streams, as a page does."""
+    import socket
+
+    from webclient import WebServer
+
+    server = WebServer(tmp_path / "webhome", env={"NAVMCP_WEB_MAX_CONNECTIONS": "8"})
+    app = App(Config(home=server.home, database_url=None, token=None))
+    opened: list[socket.socket] = []
+    try:
+        with app.store.write() as tx:
+            people = [create_user(tx, f"watcher{n}", findable=True) for n in range(2)]
+        app.workspace.execute(people[0], "/", "create_studio", {"handle": "team", "name": "Team"})
+        app.workspace.execute(people[0], "/studios/team/members", "add_member", {"handle": "watcher1"})
+        tokens = [mint_token(app.secret, person["id"]) for person in people]
+        for token in tokens:
+            opened += [_open_stream(server.port, token, "/studios/team") for _ in range(live.MAX_PER_USER)]
+        page = httpx.get(server.base + "/studios/team", headers={"Authorization": f"Bearer {tokens[0]}"}, timeout=10)
+        assert page.status_code == 200 and "Team" in page.text
+
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+        listen = httpx.post(server.base + "/mcp", timeout=10, json={
+            "jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+            "params": {"_meta": meta, "notifications": {"resourceSubscriptions": ["navmcp:///studios/team"]}}},
+            headers={"Authorization": f"Bearer {tokens[0]}", "Accept": "application/json, text/event-stream",
+                     "MCP-Protocol-Version": "2026-07-28"})
+        assert listen.status_code == 429 and listen.json()["id"] == 7
+        assert f"{live.MAX_PER_USER} live pages and subscriptions" in listen.json()["error"]["message"]
+
+        idle = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(8)]
+        opened += idle
+        time.sleep(0.2)  # the server has taken them in
+        assert httpx.get(server.base + "/healthz", timeout=10).status_code == 503
+        for sock in idle:
+            sock.close()
+        time.sleep(0.2)
+        assert httpx.get(server.base + "/healthz", timeout=10).status_code == 200
+    finally:
+        for sock in opened:
+            sock.close()
+        app.store.close()
+        server.stop()
