@@ -32,6 +32,7 @@ from navmcp.clock import now
 log = logging.getLogger("navmcp.changes")
 
 POLL_SECONDS = 0.02
+QUIET_SECONDS = 1.0  # a wait for changes returns empty after this long, so the feed notices nobody watches
 BATCH = 500
 
 _STUDIO_PATH = re.compile(r"/studios/([a-z0-9][a-z0-9-]{0,31})(?:/([ndc])/([A-Za-z0-9_-]{1,64}))?(?:[/?]|$)")
@@ -67,7 +68,8 @@ class Interest:
     """What a page's facts hang on. An item page: its item, and its studio's studio-wide changes
     (membership decides what one may see and do there). Any other studio page: everything in its
     studio. A page of the user's own (home, whoami, workspace search): everything in the studios
-    they belong to, and studio-wide changes elsewhere (they may have just been added)."""
+    they belong to, studio-wide changes elsewhere (they may have just been added), and their own
+    changes outside any studio (becoming findable)."""
 
     user_id: str
     studio_id: str | None = None
@@ -80,7 +82,9 @@ class Interest:
 
     def may_concern(self, change: Change) -> bool:
         if self.personal:
-            return change.studio_id in self.studios or (change.item_id is None and change.studio_id is not None)
+            if change.studio_id is None:  # outside studios (make_findable): only the actor's own pages
+                return change.user_id == self.user_id
+            return change.studio_id in self.studios or change.item_id is None
         if change.studio_id != self.studio_id:
             return False
         return self.item_id is None or change.item_id is None or change.item_id == self.item_id
@@ -166,17 +170,30 @@ class Feed:
     def dispatch(self, change: Change) -> None:
         with self._lock:
             concerned = [w for w in self._watchers if w.interest.may_concern(change)]
+        if not concerned:
+            return
+        # Who of the concerned is a member, asked once for all of them (as the actor, who sees the
+        # studio's members); whoever that does not show is asked about alone, as themselves.
+        users = {w.interest.user_id for w in concerned}
+        members = dict.fromkeys(self.source.members_among(change.studio_id, users, change.user_id), True)
         for watcher in concerned:
-            verdict = self.verdict(watcher.interest, change)
+            verdict = self.verdict(watcher.interest, change, members)
             if verdict == "notify":
                 watcher.notify(change)
             elif verdict is not None:
                 self.remove(watcher)
                 watcher.end(verdict)
 
-    def verdict(self, interest: Interest, change: Change) -> str | None:
-        """"notify", None (not this watcher's business after all), or why the watch ends."""
-        member = self.source.is_member(change.studio_id, interest.user_id)
+    def verdict(self, interest: Interest, change: Change, members: dict[str, bool] | None = None) -> str | None:
+        """"notify", None (not this watcher's business after all), or why the watch ends. `members`
+        remembers, for one change, who is a member of its studio."""
+        if change.studio_id is None:  # one's own change outside studios (`may_concern` let only that by)
+            return "notify" if interest.personal and change.user_id == interest.user_id else None
+        member = None if members is None else members.get(interest.user_id)
+        if member is None:
+            member = self.source.is_member(change.studio_id, interest.user_id)
+            if members is not None:
+                members[interest.user_id] = member
         if interest.personal:
             if member:
                 interest.studios.add(change.studio_id)
@@ -192,6 +209,22 @@ class Source:
     def last(self) -> int: ...
     def wait(self, after: int, stop: threading.Event) -> list[Change]: ...
     def is_member(self, studio_id: str | None, user_id: str) -> bool: ...
+
+    def members_among(self, studio_id: str | None, user_ids: set[str], as_user: str | None) -> set[str]:
+        """Those of `user_ids` whom `as_user` may see as members of `studio_id` (a subset of its
+        members: the rest may be members too, which `is_member` tells)."""
+        if studio_id is None or as_user is None:
+            return set()
+        found: set[str] = set()
+        ids = sorted(user_ids)
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start:start + BATCH]
+            found.update(self._members(studio_id, chunk, as_user,
+                                       "SELECT user_id FROM memberships WHERE studio_id = ? AND user_id IN ("
+                                       + ", ".join("?" * len(chunk)) + ")"))
+        return found
+
+    def _members(self, studio_id: str, chunk: list[str], as_user: str, sql: str) -> list[str]: ...
     def close(self) -> None: ...
 
 
@@ -217,10 +250,14 @@ class SqliteSource(Source):
         return bool(self.conn.execute("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?",
                                       (studio_id, user_id)).fetchall())
 
+    def _members(self, studio_id: str, chunk: list[str], as_user: str, sql: str) -> list[str]:
+        return [row[0] for row in self.conn.execute(sql, (studio_id, *chunk)).fetchall()]
+
     def wait(self, after: int, stop: threading.Event) -> list[Change]:
         version = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
         rows = self._after(after)  # what committed before `version` was read
-        while not rows and not stop.wait(POLL_SECONDS):
+        quiet_until = time.monotonic() + QUIET_SECONDS  # then back to the feed, to see whether anyone still watches
+        while not rows and time.monotonic() < quiet_until and not stop.wait(POLL_SECONDS):
             moved = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
             if moved != version:
                 version, rows = moved, self._after(after)
@@ -266,13 +303,17 @@ class PostgresSource(Source):
             return tx.scalar("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?",
                              (studio_id, user_id)) is not None
 
+    def _members(self, studio_id: str, chunk: list[str], as_user: str, sql: str) -> list[str]:
+        with self.store.read(user_id=as_user) as tx:
+            return [row["user_id"] for row in tx.all(sql, (studio_id, *chunk))]
+
     def wait(self, after: int, stop: threading.Event) -> list[Change]:
         import psycopg
 
         try:
             conn = self.conn
-            # Wake at least once a second to see `stop`; a notification ends the wait at once.
-            heard = self._fresh or any(True for _ in conn.notifies(timeout=1.0, stop_after=1))
+            # Wake every QUIET_SECONDS to see `stop`; a notification ends the wait at once.
+            heard = self._fresh or any(True for _ in conn.notifies(timeout=QUIET_SECONDS, stop_after=1))
             self._fresh = False
             rows = conn.execute("SELECT seq, studio_id, item_id, user_id FROM navmcp.changes_after(%s, %s)",
                                 (after, BATCH)).fetchall() if heard else []

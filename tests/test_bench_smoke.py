@@ -115,3 +115,20 @@ def test_a_votes_own_work_answers_as_navmcp_does(tmp_path):
         capture_output=True, cwd=ROOT, timeout=180, env=env)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     assert "navmcp ÷ own work, group by group: median" in done.stdout.decode()
+
+
+def test_the_live_pages_bench_runs_small(tmp_path):
+    """`python -m bench live` with 30 watchers on SQLite: every vote reaches every watcher, and
+    every figure is measured (the targets are for 1,000 watchers on a quiet machine)."""
+    out = tmp_path / "live.json"
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "live", "--stores", "sqlite", "--watchers", "30", "--changes", "3",
+         "--idle", "1", "--workdir", str(tmp_path / "work"), "--json", str(out)],
+        capture_output=True, cwd=ROOT, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    assert "| change → watcher, p95 over 90 deliveries" in done.stdout.decode()
+    figures = json.loads(out.read_text())["stores"]["sqlite"]
+    assert figures["missing"] == 0 and figures["deliveries"] == 90 and figures["users"] == 2
+    assert figures["page_status_while_open"] == 200 and figures["stream_failures"] == []
+    assert figures["latency_ms"]["p95"] > 0 and figures["rss_after_mib"] > 0 and figures["idle_cpu_percent"] >= 0

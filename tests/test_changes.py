@@ -144,6 +144,19 @@ def test_home_hears_of_a_new_studio_membership_and_of_its_studios(any_app, team,
     assert home.get(timeout=5)[0] == "notify"
 
 
+def test_ones_own_pages_hear_of_ones_own_change_outside_studios(any_app, team, watching):
+    """make_findable changes no studio: bob's /whoami (open in another tab) hears of it; nobody
+    else's pages do."""
+    ws, alice, bob, carol, decision = team
+    mine, theirs = watching(bob, "/whoami"), watching(alice, "/")
+    time.sleep(0.2)
+    ws.execute(bob, "/whoami", "make_unfindable", None)
+    kind, change = mine.get(timeout=5)
+    assert kind == "notify" and change.studio_id is None and change.user_id == bob["id"]
+    with pytest.raises(queue.Empty):
+        theirs.get(timeout=0.5)
+
+
 def test_nobody_watching_costs_no_thread(any_app, team):
     ws, alice, bob, carol, decision = team
     feed = any_app.feed
@@ -153,6 +166,7 @@ def test_nobody_watching_costs_no_thread(any_app, team):
         watcher = Watcher(interest(tx, bob["id"], decision), events.put, events.put)
     feed.add(watcher)
     assert feed._thread is not None
+    time.sleep(0.3)  # the thread is waiting for changes by now, not about to look whether anyone watches
     feed.remove(watcher)
     deadline = time.monotonic() + 5
     while feed._thread is not None and time.monotonic() < deadline:

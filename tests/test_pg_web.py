@@ -1,12 +1,15 @@
 """Several `navmcp web` processes behind one load balancer, all on one PostgreSQL: real processes
 on two loopback ports, one throwaway database. An MCP session opened on one process continues on
 the other and survives a restart; 20 concurrent MCP clients split across both join a limit-5
-commitment and exactly 5 get in; a human's cookie from process A works on process B. And the
-row-level security of the web sign-in tables: nothing is reachable without the secret."""
+commitment and exactly 5 get in; a human's cookie from process A works on process B; a page
+watched on process A (a live page, a `subscriptions/listen` over /mcp) hears of a vote cast through
+process B. And the row-level security of the web sign-in tables: nothing is reachable without the secret."""
 
 from __future__ import annotations
 
 import html
+import json
+import queue
 import re
 import threading
 import time
@@ -309,3 +312,57 @@ def test_a_login_link_is_judged_live_without_spending_it(world):
     assert not auth.login_link_live(app.store, "no-such-token")
     auth.redeem_login_link(app.store, token)
     assert not auth.login_link_live(app.store, token)
+
+
+def _watch(request, events: "queue.Queue") -> None:
+    """Read an event stream (`request` opens it) on a thread: (event name, data) into `events`."""
+    def run() -> None:
+        try:
+            with request() as reply:
+                events.put(("status", reply.status_code))
+                name = "message"
+                for line in reply.iter_lines():
+                    if line.startswith(": watching"):
+                        events.put(("watching", None))
+                    elif line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: "):
+                        events.put((name, json.loads(line[6:])))
+                        name = "message"
+        except httpx.HTTPError as e:  # the servers stopped at the end of the test
+            events.put(("closed", str(e)))
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+def test_a_page_watched_on_one_process_hears_of_a_vote_cast_through_the_other(world, two_servers, pg_database):
+    a, b = two_servers
+    decision = world["decision"]
+    token = mint_token(world["app"].secret, world["skipper"]["id"])
+    auth_header = {"Authorization": f"Bearer {token}"}
+    timeout = httpx.Timeout(10, read=60)
+    page: queue.Queue = queue.Queue()
+    _watch(lambda: httpx.stream("GET", a.base + decision, timeout=timeout,
+                                headers={**auth_header, "Accept": "text/event-stream"}), page)
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    uri = "navmcp://" + decision
+    listen: queue.Queue = queue.Queue()
+    _watch(lambda: httpx.stream("POST", a.base + "/mcp", timeout=timeout, json={
+        "jsonrpc": "2.0", "id": "watch-1", "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"resourceSubscriptions": [uri]}}},
+        headers={**auth_header, "Accept": "application/json, text/event-stream",
+                 "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}), listen)
+    assert page.get(timeout=20) == ("status", 200) and page.get(timeout=20) == ("watching", None)
+    assert listen.get(timeout=20) == ("status", 200)
+    _, acknowledged = listen.get(timeout=20)
+    assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+
+    voted = httpx.post(b.base + decision + "/actions/vote", headers=auth_header, timeout=30,
+                       json={"votes": [{"option": "South", "accept": True}]})
+    assert voted.status_code == 200, voted.text
+    assert page.get(timeout=10) == ("changed", decision)
+    _, updated = listen.get(timeout=10)
+    assert updated["method"] == "notifications/resources/updated" and updated["params"]["uri"] == uri
+    assert updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "watch-1"
+    tally = httpx.get(a.base + decision + ".md", headers=auth_header, timeout=30).text
+    assert "South" in tally and "1 accept" in tally, tally

@@ -360,29 +360,37 @@ class WebApp:
         await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
 
     async def events(self, req: Request, receive, send) -> None:
-        """A page's URL asked for as a stream of its changes (`live.py`): checked as the page is."""
-        url = req.path + ("?" + req.query_string if req.query_string else "")
+        """A page's URL asked for as a stream of its changes (`live.py`): checked as the page is (in
+        a worker thread on the hosted store, where the check is round trips to the database)."""
+        if self._offload is None:
+            self._offload = self._start_workers()
         response = self.check_origin(req) or self.limits.before(req)  # refused tokens count here too
-        try:
-            caller = None if response else self.caller(req)
-            if caller is None and response is None:
-                response = text(401, "sign in first")
-            elif caller is not None:
-                self.app.workspace.page(caller.user, url, caller.client)  # a page you may not see does not exist
-                with self.app.store.read(user_id=caller.user["id"]) as tx:
-                    wanted = interest(tx, caller.user["id"], url)
-                if wanted is None:
-                    response = text(204, "")  # a page no change alters (help): nothing to stream
-                else:
-                    opened = live.open_stream(self.app, self.streams, caller.user["id"], url, wanted)
-                    if isinstance(opened, EventStream):
-                        return await opened.run(send, receive, SECURITY_HEADERS)
-                    response = text(429, opened, headers=[("retry-after", "60")])
-        except NavError as e:
-            response = text(e.status, e.message)
+        if response is None:
+            if self._executor is not None:
+                response = await asyncio.get_running_loop().run_in_executor(self._executor, self._open_events, req)
+            else:
+                response = self._open_events(req)
+        if isinstance(response, EventStream):
+            return await response.run(send, receive, SECURITY_HEADERS)
         self.limits.after(req, response)
         await send({"type": "http.response.start", "status": response.status, "headers": response.header_list()})
         await send({"type": "http.response.body", "body": response.body})
+
+    def _open_events(self, req: Request) -> EventStream | Response:
+        url = req.path + ("?" + req.query_string if req.query_string else "")
+        try:
+            caller = self.caller(req)
+            if caller is None:
+                return text(401, "sign in first")
+            self.app.workspace.page(caller.user, url, caller.client)  # a page you may not see does not exist
+            with self.app.store.read(user_id=caller.user["id"]) as tx:
+                wanted = interest(tx, caller.user["id"], url)
+            if wanted is None:
+                return text(204, "")  # a page no change alters (help): nothing to stream
+            opened = live.open_stream(self.app, self.streams, caller.user["id"], url, wanted)
+            return opened if isinstance(opened, EventStream) else text(429, opened, headers=[("retry-after", "60")])
+        except NavError as e:
+            return text(e.status, e.message)
 
     async def _lifespan(self, receive, send) -> None:
         while True:

@@ -1,7 +1,7 @@
 """Server-sent event streams: an answer whose body is written as events come, until the last one.
 
 An `EventStream` is handed events by any thread (`put`: the change feed's, a worker's) and written
-by the event loop (`run`): one small object and a queue per stream, not a thread. A comment every
+by the event loop (`run`): one small object, a future and a timer per stream, not a thread. A comment every
 `heartbeat` seconds keeps proxies from closing a quiet stream; after `lasts` seconds `on_timeout`
 is asked for the closing event; when the stream ends, however it ends, `on_close` runs once.
 """
@@ -41,33 +41,41 @@ class EventStream:
         self.on_close, self.on_timeout = on_close, on_timeout
         self.heartbeat, self.lasts = heartbeat, lasts
         self._lock = threading.Lock()
-        self._early: list[tuple[str, bool]] = []  # put before `run` started (an acknowledgement)
+        self._pending: list[tuple[str, bool]] = []  # put and not yet written (some before `run` started)
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue[tuple[str, bool]] | None = None
+        self._waiter: asyncio.Future | None = None  # the writer sleeps on it, woken by `put` or its timer
+        self._woken = False  # a wake-up is on its way to the loop: no other is needed
         self._closed = False
+        self._ends = 0.0
 
     def put(self, text: str, last: bool = False) -> None:
         """One event's text (its `event:`/`data:` lines and the blank line); `last` ends the stream."""
         with self._lock:
             if self._closed:
                 return
-            if self._loop is None:
-                self._early.append((text, last))
+            self._pending.append((text, last))
+            if self._loop is None or self._woken:  # `run` will see it
                 return
-            loop, queue = self._loop, self._queue
+            self._woken, loop = True, self._loop
         try:
-            loop.call_soon_threadsafe(queue.put_nowait, (text, last))
+            loop.call_soon_threadsafe(self._wake)
         except RuntimeError:  # the loop has closed: the stream is gone
             pass
 
+    def _wake(self, beat: bool = False) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(beat)
+
     async def run(self, send, receive, headers: list[tuple[bytes, bytes]]) -> None:
-        queue: asyncio.Queue[tuple[str, bool]] = asyncio.Queue()
+        """Write the stream until its last event, its time limit, or the client's leaving. A burst
+        of events is written at once, and waiting costs one future and one timer, so that a
+        process can hold thousands of quiet streams."""
+        loop = asyncio.get_running_loop()
         with self._lock:
-            self._loop, self._queue = asyncio.get_running_loop(), queue
-            for early in self._early:
-                queue.put_nowait(early)
-            self._early.clear()
+            self._loop = loop
         disconnected = asyncio.ensure_future(_disconnect(receive))
+        disconnected.add_done_callback(lambda _: self._wake())
         self._ends = time.monotonic() + self.lasts
         timed_out = False
         _running.add(self)
@@ -75,7 +83,17 @@ class EventStream:
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store"),
                 (b"x-accel-buffering", b"no"), *headers]})
+            beat = False
             while not disconnected.done():
+                with self._lock:
+                    batch, self._pending, self._woken = self._pending, [], False
+                if batch:
+                    beat = False
+                    ends = next((n + 1 for n, (_, last) in enumerate(batch) if last), None)
+                    await _write(send, "".join(text for text, _ in batch[:ends]), more=ends is None)
+                    if ends is not None:
+                        return
+                    continue
                 left = self._ends - time.monotonic()
                 if left <= 0:
                     if timed_out or self.on_timeout is None:
@@ -84,18 +102,18 @@ class EventStream:
                     self._ends = time.monotonic() + CLOSING_GRACE
                     self.on_timeout()  # puts the closing event
                     continue
-                got = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({got, disconnected}, timeout=min(self.heartbeat, max(left, 0.05)),
-                                             return_when=asyncio.FIRST_COMPLETED)
-                if got not in done:
-                    got.cancel()
-                    if not disconnected.done():
-                        await _write(send, ": heartbeat\n\n")
+                if beat:  # then look again: events may have come while it was written
+                    beat = False
+                    await _write(send, ": heartbeat\n\n")
                     continue
-                text, last = got.result()
-                await _write(send, text, more=not last)
-                if last:
-                    return
+                self._waiter = loop.create_future()
+                timer = loop.call_at(loop.time() + min(self.heartbeat, max(left, 0.05)), self._wake, True)
+                try:
+                    beat = await self._waiter
+                finally:
+                    timer.cancel()
+                    self._waiter = None
+                beat = beat and not disconnected.done() and self._ends - time.monotonic() > 0
             if not disconnected.done():
                 await _write(send, "", more=False)
         except OSError:  # the client went away mid-write
@@ -109,9 +127,9 @@ class EventStream:
                 self.on_close()
 
     def _end_soon(self) -> None:
+        """On the loop's thread: end the stream as its time limit would."""
         self._ends = 0.0
-        if self._queue is not None:
-            self._queue.put_nowait(("", False))  # wakes the writer, which then ends the stream
+        self._wake()
 
 
 async def _disconnect(receive) -> None:

@@ -203,7 +203,7 @@ def test_open_streams_leave_the_request_limit_free(tmp_path):
             "jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
             "params": {"_meta": meta, "notifications": {"resourceSubscriptions": ["navmcp:///studios/team"]}}},
             headers={"Authorization": f"Bearer {tokens[0]}", "Accept": "application/json, text/event-stream",
-                     "MCP-Protocol-Version": "2026-07-28"})
+                     "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
         assert listen.status_code == 429 and listen.json()["id"] == 7
         assert f"{live.MAX_PER_USER} live pages and subscriptions" in listen.json()["error"]["message"]
 
