@@ -7,7 +7,7 @@ Two rules make user-written text unable to pass for page structure, and both sho
 - multi-line text (bodies, comments) goes through `fenced`, a code fence longer than any run of
   backticks inside it, so nothing in it is markdown at all.
 No backslash escapes: a model reads the raw markdown, and copies what it reads (a title, to vote).
-Templates are compiled once per process; `templates/` ships inside the wheel as `navmcp/templates`.
+Templates are compiled once per process; they live in the package (`navmcp/templates/`), so a wheel carries them.
 They lay out every blank line of a page themselves (see _layout.md.j2): nothing cleans a page up after.
 """
 
@@ -223,12 +223,8 @@ def excerpt(text: str, length: int = 160) -> str:
 
 
 def templates_dir() -> Path:
-    """Installed wheels carry templates inside the package; a checkout keeps them at the top."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "templates", here.parent / "templates"):
-        if candidate.is_dir():
-            return candidate
-    raise RuntimeError("navmcp templates not found (broken installation?)")
+    """The package's templates: markdown pages at the top, `html/` for people, `static/` for their assets."""
+    return Path(__file__).resolve().parent / "templates"
 
 
 @functools.cache

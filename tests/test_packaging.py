@@ -28,9 +28,11 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_carries_templates_and_migrations(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    templates = {n.rsplit("/", 1)[1] for n in names if n.startswith("navmcp/templates/") and n.endswith(".md.j2")}
-    shipped = {p.name for p in (ROOT / "templates").glob("*.md.j2")}
-    assert templates == shipped and "_layout.md.j2" in templates
+    # every template and static file of the package: markdown pages, HTML pages, their assets
+    templates = {n.removeprefix("navmcp/templates/") for n in names if n.startswith("navmcp/templates/")}
+    shipped = {str(p.relative_to(ROOT / "navmcp" / "templates")) for p in (ROOT / "navmcp" / "templates").rglob("*")
+               if p.is_file()}
+    assert templates == shipped and {"_layout.md.j2", "html/decision.html.j2", "static/app.css"} <= templates
     migrations = {n.rsplit("/", 1)[1] for n in names if n.startswith("navmcp/migrations/") and n.endswith(".sql")}
     assert migrations == {p.name for p in (ROOT / "navmcp" / "migrations").glob("*.sql")}
     assert not any("__pycache__" in n or n.startswith("tests/") for n in names)

@@ -1,6 +1,6 @@
 """The human's rendition: HTML pages from the same page data as the markdown, and actions as forms.
 
-Templates live in `templates/html/` (shipped in the wheel) with autoescape on: every value is
+Templates live in `navmcp/templates/html/` with autoescape on: every value is
 escaped unless a template says otherwise, and none of them does for user text. An action's form is
 generated from its parameter JSON schema (`form_fields`), and a submitted form is turned back into
 the action's params (`params_from_form`) with the same schema, so a new action needs no HTML work:
