@@ -50,7 +50,7 @@ def cmd_get(args: argparse.Namespace) -> int:
         print(f"navmcp: {e.message}", file=sys.stderr)
         return 1
     if args.json:
-        sys.stdout.write(json.dumps(page.structured(), indent=2) + "\n")
+        sys.stdout.write(json.dumps(page.as_json(), indent=2, ensure_ascii=False) + "\n")
     else:  # the agent's page, but a shell user can't call execute_action: say what they can do
         sys.stdout.write(page.render(shell=True))
         if page.actions:
@@ -335,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("serve", help="run the stdio MCP server (what bin/mcp-server runs)").set_defaults(func=cmd_serve)
     get = sub.add_parser("get", help="render one page to stdout")
     get.add_argument("url", help="a page's path, e.g. / or /studios/team/d/abc123 (see /help)")
-    get.add_argument("--json", action="store_true", help="print the structured page instead of markdown")
+    get.add_argument("--json", action="store_true", help="print the page as JSON (its data and actions) instead of markdown")
     get.set_defaults(func=cmd_get)
     user = sub.add_parser("user", help="manage users").add_subparsers(dest="user_command", required=True)
     add = user.add_parser("add", help="create a user")

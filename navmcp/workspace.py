@@ -13,7 +13,7 @@ import functools
 import itertools
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -22,80 +22,11 @@ from navmcp import changes
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidParams, NavError
 from navmcp.identity import Principal
+from navmcp.page import ActionInfo, Page
 from navmcp.pages import PageSpec, Request, make_request
-from navmcp.protocol import Preencoded, encode
-from navmcp.render import render_markdown
 from navmcp.store import Row, Store
 
 log = logging.getLogger("navmcp.workspace")
-
-
-@dataclass
-class ActionInfo:
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    params: list[dict[str, Any]]
-
-    def public(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
-
-    @functools.cached_property
-    def json(self) -> bytes:
-        """`public()` as JSON, encoded once per process (schemas are most of a page's structured content)."""
-        return encode(self.public())
-
-    @functools.cached_property
-    def listing(self) -> str:
-        """The action's lines under '## Available actions': its name and description, then its
-        parameters on one line (name, type, "optional" unless required, allowed values, what it is).
-        Static per action, so made once per process instead of looping in Jinja on every page."""
-        params = []
-        for p in self.params:
-            text = f"`{p['name']}` ({p['type']}{'' if p['required'] else ', optional'}"
-            if p["allowed"]:
-                text += ", one of: " + ", ".join(str(v) for v in p["allowed"])
-            text += ")"
-            if p["description"]:
-                text += f" {p['description']}"
-            params.append(text)
-        head = f"- `{self.name}` — {self.description}"
-        return head + ("\n  " + " · ".join(params) if params else "")
-
-
-@dataclass
-class Page:
-    url: str
-    name: str
-    title: str
-    breadcrumb: list[tuple[str, str]]
-    data: dict[str, Any]
-    actions: list[ActionInfo]
-    template: str
-    user: Row
-    _markdown: str | None = field(default=None, repr=False)
-
-    @property
-    def markdown(self) -> str:
-        if self._markdown is None:
-            self._markdown = self.render()
-        return self._markdown
-
-    def render(self, **extra: Any) -> str:
-        """The markdown page, with `extra` values for its templates (`navmcp get` passes shell=True)."""
-        return render_markdown(self.template, {
-            **self.data, "url": self.url, "title": self.title, "breadcrumb": self.breadcrumb,
-            "user": self.user, "actions": self.actions, **extra})
-
-    def structured(self) -> dict[str, Any]:
-        return {"url": self.url, "title": self.title, "actions": [a.public() for a in self.actions]}
-
-    def structured_preencoded(self) -> Preencoded:
-        """`structured()`, carrying its JSON made from the actions' once-encoded parts."""
-        value = Preencoded(self.structured())
-        value.json = (b'{"url":' + encode(self.url) + b',"title":' + encode(self.title) + b',"actions":['
-                      + b",".join(a.json for a in self.actions) + b"]}")
-        return value
 
 
 @dataclass

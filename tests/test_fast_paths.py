@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from navmcp import actions as action_table
 from navmcp import seed
+from navmcp.page import MARKDOWN_TEMPLATE
 from navmcp.protocol import ParseError, Preencoded, _DECODER, _dumps, decode, encode, json_text
 from navmcp.render import environment, inline, page_links
 from navmcp.workspace import action_info
@@ -138,9 +139,7 @@ def test_every_page_renders_as_jinjas_own_compiler_renders_it(app, owner):
              "/studios/bench/tags/planning", *urls.values()]
     for url in pages:
         page = ws.page(owner, url)
-        context = {**page.data, "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb,
-                   "user": page.user, "actions": page.actions}
-        assert page.markdown == plain.get_template(page.template).render(context), url
+        assert page.markdown == plain.get_template(MARKDOWN_TEMPLATE.format(page.template)).render(page.context()), url
     assert "Your vote: March 3: accept + prefer" in ws.page(owner, urls["decision"]).markdown
     # A key a row lacks is an error either way, never an empty string on the page.
     for env in (ours, plain):

@@ -1,12 +1,14 @@
-"""The page table: URL pattern → resolve → view → template.
+"""The page table: URL pattern → resolve → view → templates.
 
 `resolve(req)` loads what the page's action rules need (the studio, the item, the user's role and
 facts such as "has joined") and raises `NotFound` for anything this user may not see. `view(req)`
 loads the rest of what the page shows. Executing an action only resolves, inside the write
 transaction, so availability is judged on fresh data; navigating resolves and views.
 The URL a request names, parsed and canonicalised (`split_url`), finds its row here (`route`).
-Adding a page is one row here, its resolve and view functions, and its two templates: the
-markdown one the row names and the HTML one beside it (`templates/html/`, same name).
+The view's data is the page's: the markdown and HTML templates read it, the JSON rendition is it
+(`navmcp.page`). A row's name is its templates' name (`{name}.md.j2`, `html/{name}.html.j2`) unless
+it gives another, shared with a kind like it. Adding a page is one row here, its resolve and view
+functions, and its two templates.
 """
 
 from __future__ import annotations
@@ -35,10 +37,14 @@ class PageSpec:
     pattern: str
     resolve: Callable[[Request], None]
     view: Callable[[Request], dict[str, Any]]
-    template: str
     query_keys: tuple[str, ...] = ("page",)  # query parameters that are part of the page's URL
     # Its cost grows with the data it searches, not with one page of it: served apart (navmcp.web.app).
     costly: bool = False
+    template: str = ""  # its templates' name in every rendition (navmcp.web.renderers): its own name if ""
+
+    def __post_init__(self) -> None:
+        if not self.template:
+            object.__setattr__(self, "template", self.name)
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -146,31 +152,28 @@ def _locate(url: str) -> tuple[PageSpec, str, dict[str, str], dict[str, str]]:
 
 
 ROUTES: list[PageSpec] = [
-    PageSpec("home", "/", home.resolve_home, home.view_home, "home.md.j2"),
-    PageSpec("help", "/help", home.resolve_help, home.view_help, "help.md.j2"),
-    PageSpec("help_topic", "/help/{topic}", home.resolve_help, home.view_help, "help.md.j2"),
-    PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami, "whoami.md.j2"),
-    PageSpec("awaiting", "/awaiting", home.resolve_list, home.view_awaiting, "todo.md.j2"),
-    PageSpec("near_mass", "/near-mass", home.resolve_list, home.view_near_mass, "todo.md.j2"),
-    PageSpec("workspace_search", "/search", home.resolve_home, search.view_workspace_search, "search.md.j2",
-             ("q", "page"), costly=True),
-    PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, "studio.md.j2",
-             ("page", "after")),
-    PageSpec("members", "/studios/{studio}/members", studio.resolve_members, studio.view_members, "members.md.j2"),
-    PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note, "note.md.j2",
+    PageSpec("home", "/", home.resolve_home, home.view_home),
+    PageSpec("help", "/help", home.resolve_help, home.view_help),
+    PageSpec("help_topic", "/help/{topic}", home.resolve_help, home.view_help, template="help"),
+    PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami),
+    PageSpec("awaiting", "/awaiting", home.resolve_list, home.view_awaiting, template="todo"),
+    PageSpec("near_mass", "/near-mass", home.resolve_list, home.view_near_mass, template="todo"),
+    PageSpec("workspace_search", "/search", home.resolve_home, search.view_workspace_search, ("q", "page"),
+             costly=True, template="search"),
+    PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, ("page", "after")),
+    PageSpec("members", "/studios/{studio}/members", studio.resolve_members, studio.view_members),
+    PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note,
              ("page", "part", "comment", "full")),
     PageSpec("decision", "/studios/{studio}/d/{item}", items.resolve_decision, items.view_decision,
-             "decision.md.j2", ("page", "part", "comment", "full")),
+             ("page", "part", "comment", "full")),
     PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
-             "commitment.md.j2", ("page", "part", "comment", "full")),
-    PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle, "cycle.md.j2",
+             ("page", "part", "comment", "full")),
+    PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle,
              ("page", "after", "closed")),
-    PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, search.view_studio_search, "search.md.j2",
-             ("q", "page"), costly=True),
-    PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, "tag.md.j2",
-             ("page", "after")),
-    PageSpec("audit", "/studios/{studio}/audit", studio.resolve_audit, studio.view_audit, "audit.md.j2",
-             ("page", "after")),
+    PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, search.view_studio_search, ("q", "page"),
+             costly=True),
+    PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, ("page", "after")),
+    PageSpec("audit", "/studios/{studio}/audit", studio.resolve_audit, studio.view_audit, ("page", "after")),
 ]
 
 _COMPILED = [(spec.regex, spec) for spec in ROUTES]  # compiled once, in table order

@@ -5,7 +5,7 @@ Hand-written on purpose (no framework): the page table in `navmcp.pages` already
 and `/mcp` throughput matters. What this module owns:
 
 - the route table below (`ROUTES`: exact paths first; every other path is a page of the workspace);
-- which rendition a request gets: `.json` → the page's structured content, `.md` or
+- which rendition a request gets: `.json` → the page's data (`Page.as_json`), `.md` or
   `Accept: text/markdown` → exactly the markdown `navigate` returns, else HTML; `Vary: Accept`;
 - `{page}/actions` (GET, JSON) and `{page}/actions/{name}` (POST: a form from the HTML page, or a
   JSON body from a script) — run through `Workspace.execute`, the same rule and handler as MCP;
@@ -42,13 +42,15 @@ from navmcp.app import App
 from navmcp.changes import interest
 from navmcp.errors import AuthError, NavError, NotFound
 from navmcp.identity import ALGORITHM, Access, is_access_token, user_by_id, verify_token
+from navmcp.page import Page
 from navmcp.pages import costly as costly_page
 from navmcp.pages import route, split_url
 from navmcp.protocol import ParseError, decode
 from navmcp.render import inline, plain
 from navmcp.web import auth, html, live
+from navmcp.web.renderers import RENDERERS, render
 from navmcp.web.sse import EventStream
-from navmcp.workspace import Page, action_info
+from navmcp.workspace import action_info
 
 log = logging.getLogger("navmcp.web")
 
@@ -70,8 +72,7 @@ SECURITY_HEADERS = [  # on every response, already encoded for the ASGI message
 HTML_CSP = ("default-src 'none'; style-src 'self'; style-src-attr 'unsafe-inline'; script-src 'self'; "
             "connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 STATIC_CACHE = "public, max-age=31536000, immutable"
-RENDITIONS = {"html": "text/html; charset=utf-8", "markdown": "text/markdown; charset=utf-8",
-              "json": "application/json"}
+RENDITIONS = {name: renderer.media_type for name, renderer in RENDERERS.items()}  # rendition → content type
 _ACTION_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 
 
@@ -789,10 +790,8 @@ class WebApp:
         except NavError as e:
             return error_response(rendition, e.status, e.message, url=e.url)
         headers = [("vary", "Accept"), ("cache-control", "no-store")]
-        if rendition == "json":
-            return json_response(200, page.structured(), headers)
-        if rendition == "markdown":
-            return text(200, page.markdown, RENDITIONS["markdown"], headers=headers)
+        if rendition != "html":  # the HTML page alone has surroundings to gather (app shell, forms, flash)
+            return text(200, render(rendition, page), RENDITIONS[rendition], headers=headers)
         flash = auth.take_flash(self.app.store, caller.session) if caller.session and error is None else None
         shown_error = None
         if error is not None:
@@ -801,9 +800,9 @@ class WebApp:
             home = page if page.name == "home" else self.app.workspace.page(caller.user, "/", caller.client)
         except NavError:
             home = None
-        body = html.render_page(page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
-                                error=shown_error, submitted=form if error is not None else None,
-                                shell=html.shell_facts(page, home), people=self.people_to_add(caller, page))
+        body = render("html", page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
+                      error=shown_error, submitted=form if error is not None else None,
+                      shell=html.shell_facts(page, home), people=self.people_to_add(caller, page))
         return text(error.status if error else 200, body, RENDITIONS["html"],
                     headers=[*headers, ("content-security-policy", HTML_CSP)])
 

@@ -1,5 +1,8 @@
 """The human's rendition: HTML pages from the same page data as the markdown, and actions as forms.
 
+`render_page` is the `html` entry of the renderers table (`navmcp.web.renderers`): the page's
+template (`html/{template}.html.j2`) reads the same context as its markdown one, plus the forms.
+
 Templates live in `navmcp/templates/html/` with autoescape on: every value is
 escaped unless a template says otherwise, and none of them does for user text. An action's form is
 generated from its parameter JSON schema (`form_fields`), and a submitted form is turned back into
@@ -21,10 +24,11 @@ from markupsafe import Markup, escape
 
 from navmcp import actions as action_table
 from navmcp.errors import ActionFailed
+from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, plain, spans, templates_dir, utc
 from navmcp.web.markdown import to_html
-from navmcp.workspace import ActionInfo, Page
 
+PAGE_TEMPLATE = "{}.html.j2"  # a page kind's HTML template (in templates/html/), from its templates' name
 LONG_TEXT = 500  # strings allowed to be longer than this get a text area
 # Deadlines take a bare date (the end of that day, UTC): what a date input sends. Its hint for people.
 DATE_FIELDS = {"deadline": "It ends at the end of that day (UTC). Leave it empty for no deadline."}
@@ -189,7 +193,6 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
                 shell: dict[str, Any] | None = None, people: list[dict[str, Any]] | None = None) -> str:
     """`submitted`: the form of the refused action (`error["action"]`), whose inputs are filled
     from it again, so what the user typed is not lost. `shell`: the app shell's facts (`shell_facts`)."""
-    template = page.template.replace(".md.j2", ".html.j2")
     refused = (error or {}).get("action")
     forms = {}
     for a in page.actions:
@@ -204,13 +207,11 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
         error = {**error, "form": refused in forms, "message": people_message(error["message"], refused, forms)}
         if refused in forms:
             forms[refused]["refused_message"] = error["message"]
-    extra = {"help_html": help_html(page.markdown)} if page.name.startswith("help") else {}
-    if page.name == "decision":  # options in one stable order (the oldest first), however the votes go
-        extra["options"] = sorted(page.data.get("options", []), key=lambda o: (o["created_at"], o["id"]))
-    return render(template, {**page.data, **extra,
-        "url": page.url, "title": page.title, "breadcrumb": page.breadcrumb, "user": page.user, "page_name": page.name,
-        "actions": page.actions, "forms": forms, "csrf": csrf, "alternates": alternates, "flash": flash,
-        "error": error, "action_base": page.url.split("?", 1)[0].rstrip("/") or "", "shell": shell or NO_SHELL})
+    # the help pages' text is ours, written once in their markdown
+    extra = {"help_html": help_html(page.markdown)} if page.template == "help" else {}
+    return render(PAGE_TEMPLATE.format(page.template), page.context(
+        **extra, forms=forms, csrf=csrf, alternates=alternates, flash=flash, error=error,
+        action_base=page.url.split("?", 1)[0].rstrip("/") or "", shell=shell or NO_SHELL))
 
 
 _AVAILABLE = re.compile(r"\s*(?:Available here: [^\n]*|No actions are available here for you\.)\s*$")

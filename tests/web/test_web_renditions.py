@@ -1,4 +1,5 @@
-"""One URL, three renditions: every page type as HTML, markdown and JSON, carrying the same facts."""
+"""One URL, three renditions: every page type as HTML, markdown and JSON, carrying the same facts
+(the JSON's data itself: tests/test_page.py)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def test_every_page_in_every_rendition(seeded, browser, template):
     as_json = browser.get((path if path != "/" else "") + ".json" + suffix)
     assert as_json.status_code == 200 and as_json.headers["content-type"] == "application/json"
     structured = as_json.json()
-    assert set(structured) == {"url", "title", "actions"}
+    assert set(structured) == {"url", "title", "page", "breadcrumb", "data", "actions"}
 
     page = browser.get(url)
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
@@ -115,7 +116,10 @@ def test_markdown_is_exactly_what_navigate_returns(seeded, app, owner, owner_tok
                                     "params": {"name": "navigate", "arguments": {"url": url}}})
         result = reply["result"]
         assert api.get(url, headers={"Accept": "text/markdown"}).text == result["content"][0]["text"]
-        assert api.get(url.rstrip("/") + ".json").json() == result["structuredContent"]
+        # the JSON rendition: the structured content (url, title, actions), and the page's data beside it
+        as_json = api.get(url.rstrip("/") + ".json").json()
+        assert {k: as_json[k] for k in result["structuredContent"]} == result["structuredContent"]
+        assert as_json["data"] and as_json["title"] == result["structuredContent"]["title"]
 
 
 def test_accept_negotiation(seeded, api):
