@@ -109,8 +109,9 @@ class Page:
 
 
 # What the JSON leaves out of a page's data, at any depth: the store's ids of people and studios (a
-# page names them by their handles) and its order of rows (the pager's links carry positions).
-LEFT_OUT = frozenset({"created_by", "user_id", "studio_id", "seq"})
+# page names them by their handles), its order of rows (the pager's links carry positions) and the
+# hosted store's search index of an item (`fts`, a column of its row there).
+LEFT_OUT = frozenset({"created_by", "user_id", "studio_id", "seq", "fts"})
 # Texts kept as a page shows them, escaped for markdown (the audit's stored outcomes): plain in JSON.
 AS_PLAIN = frozenset({"outcome"})
 

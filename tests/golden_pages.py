@@ -7,9 +7,9 @@
     python tests/golden_pages.py check  HOME [--pg URL] OUT.json
 
 A snapshot holds, per (user, URL): the markdown, the HTML rendition, the structured content, the
-page's data dict (repr, so key order and types count), and what resolving the page gives the action
-rules (role, studio, item, facts) in a read and in a write transaction; or the error, for pages
-the user may not see. The workspace's rows are made once, so ids and times match between runs.
+page's data dict (repr, so key order and types count), the JSON rendition, and what resolving the
+page gives the action rules (role, studio, item, facts) in a read and in a write transaction; or
+the error, for pages the user may not see. The workspace's rows are made once, so ids and times match between runs.
 `tests/test_page_golden.py` builds it on both stores and checks that they give the same pages.
 """
 
@@ -151,6 +151,7 @@ def snapshot(app) -> dict[str, object]:
             except _Rollback:
                 pass
         shots[key] = {"markdown": page.markdown, "structured": page.structured(), "data": repr(page.data),
+                      "json": page.as_json(),
                       "html": render_page(page, csrf="csrf", alternates={}), "resolved": resolved}
         pager = page.data.get("pager") or {}
         if pager.get("next") and "after=" in pager["next"]:

@@ -85,7 +85,7 @@ def test_a_decisions_json_carries_its_options_tallies_and_votes(team):
     # what pages never show: the store's ids of people and studios, its order of rows
     text = json.dumps(page)
     assert alice["id"] not in text and bob["id"] not in text
-    for key in ("created_by", "user_id", "studio_id", "seq"):
+    for key in ("created_by", "user_id", "studio_id", "seq", "fts"):  # (fts: PostgreSQL's search index)
         assert f'"{key}"' not in text
     # bob sees his own vote, and no close_decision (he is neither its creator nor an admin)
     theirs = as_json(ws, bob, decision)

@@ -1,11 +1,13 @@
-"""Every page type of a varied workspace (tests/golden_pages.py), the same on SQLite and PostgreSQL.
+"""Every page type of a varied workspace (tests/golden_pages.py), the same on SQLite and PostgreSQL:
+its markdown and its JSON rendition.
 
 tests/golden_pages.py also saves a snapshot of those pages and compares a later one with it, which
-is how a change that must leave pages alone is checked (markdown, HTML, data, resolved facts).
+is how a change that must leave pages alone is checked (markdown, HTML, data, JSON, resolved facts).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -26,8 +28,18 @@ def _stable(shots: dict[str, dict]) -> dict[str, str]:
         text = re.sub(r"(comment=)(?!nope)[a-z0-9]+", r"\1<c>", text)  # a real id; "nope" stays
         text = re.sub(r"(after=)[^)\s`'\"&]+", r"\1<pos>", text)
         return _normalize(text, ids)
-    return {norm(key): norm(shot.get("markdown") or f"{shot['error']}: {shot['message']}")
-            for key, shot in sorted(shots.items(), key=lambda kv: kv[0])}
+
+    stable = {norm(key): norm(shot.get("markdown") or f"{shot['error']}: {shot['message']}")
+              for key, shot in sorted(shots.items(), key=lambda kv: kv[0])}
+    # The JSON renditions, once every item's id is named: another row's id (an option's, a
+    # comment's) is only "<id>", as the pages are not read in the same order on both stores.
+    for key, shot in shots.items():
+        if "json" in shot:
+            text = json.dumps(shot["json"], sort_keys=True, ensure_ascii=False)
+            text = re.sub(r'"duration_ms": [0-9.e-]+', '"duration_ms": <ms>', text)
+            text = re.sub(r'("id": )"([a-z0-9]{8})"', lambda m: m.group(1) + ids.get(m.group(2), "<id>"), text)
+            stable[norm(key)] += "\n" + norm(text)
+    return stable
 
 
 def test_every_page_type_is_the_same_on_both_stores(tmp_path, pg_url, pg_database):
