@@ -241,7 +241,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         print("navmcp: migrate applies supabase/migrations to PostgreSQL: set NAVMCP_DATABASE_URL=postgresql://... "
               "(the embedded SQLite store migrates itself)", file=sys.stderr)
         return 2
-    from navmcp.pgstore import migrate
+    from navmcp.store.postgres import migrate
 
     applied = migrate(url, say=lambda line: print(line, file=sys.stderr))
     print(f"{len(applied)} migration(s) applied" if applied else "the database is up to date", file=sys.stderr)

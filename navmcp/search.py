@@ -1,4 +1,4 @@
-"""Search: what a query asks for, and how each store reads it.
+"""Search: what a query asks for, and what a result shows.
 
 A query is words and filters, typed as a person types them:
 
@@ -9,7 +9,8 @@ A query is words and filters, typed as a person types them:
 An item is found by its own text, its tags, its options or its comments; it is listed once, at the
 best place it was found: its title first, then a tag named by the words, then its text, then an
 option, then a comment (`TIERS`); within one, the most recently updated first. Both stores match
-words alike (tests/test_search_parity.py) and order by these same keys, so they give the same pages.
+words alike (tests/test_search_parity.py) and order by these same keys, so they give the same pages;
+`navmcp.store.fulltext` writes a parsed query in each one's full-text syntax.
 A filter this module does not know is an `InvalidQuery` that names the ones it does: never a
 silent "no results".
 """
@@ -27,7 +28,12 @@ FILTERS = {"type": KINDS, "status": STATUSES, "tag": None}
 # Where an item was found, best first: the number is what both stores sort by.
 TIERS = {0: "title", 1: "tag", 2: "text", 3: "option", 4: "comment"}
 MAX_TERMS = 16
-MIN_PREFIX = 2  # the last word matches as a prefix from this many characters on
+# Search is bounded, so that its cost does not grow with the studio: the last word matches as a
+# prefix only from MIN_PREFIX characters on (a one-letter prefix names most of the vocabulary, and
+# every posting of each of its words is read; `parse` applies it), and only the newest SEARCH_WINDOW
+# matches of each kind (items, comments, options) are ranked and counted (both stores apply it).
+MIN_PREFIX = 2
+SEARCH_WINDOW = 1000
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
@@ -114,50 +120,6 @@ def parse(text: str) -> Query | None:
         return None
     return Query(tuple(terms[:MAX_TERMS]), prefix, tuple(excluded[:MAX_TERMS]),
                  filters.get("type"), filters.get("status"), filters.get("tag"))
-
-
-# --- FTS5 (SQLite) --------------------------------------------------------------------------------
-
-
-def fts5_match(q: Query, title_only: bool = False) -> str | None:
-    """The FTS5 expression for `q`'s words (None if it has none). User text only ever appears inside
-    double quotes, so no query is an FTS5 syntax error."""
-    if not q.terms:
-        return None
-    groups = [f'"{" ".join(group)}"' for group in q.terms]
-    if q.prefix:
-        groups[-1] += "*"
-    text = " ".join(groups)
-    if q.excluded:
-        text = f"({text})" + "".join(f' NOT "{w}"' for w in q.excluded)
-    return f"title : ({text})" if title_only else text
-
-
-def fts5_any(words: tuple[str, ...]) -> str:
-    return " OR ".join(f'"{w}"' for w in words)
-
-
-# --- tsquery (PostgreSQL) -------------------------------------------------------------------------
-
-
-def tsquery(q: Query, title_only: bool = False) -> str | None:
-    """The `to_tsquery` text for `q`'s words, read by the `navmcp.search_words` configuration as the
-    columns were. Each word is quoted, so no user text reaches tsquery syntax; `title_only` keeps
-    to the title's words (weight A)."""
-    if not q.terms:
-        return None
-    weight = "A" if title_only else ""
-    parts = []
-    for n, group in enumerate(q.terms):
-        last = n == len(q.terms) - 1
-        words = [f"'{w}':{'*' if q.prefix and last and len(group) == 1 else ''}{weight}".rstrip(":")
-                 for w in group]
-        parts.append(words[0] if len(words) == 1 else "(" + " <-> ".join(words) + ")")
-    return " & ".join(parts + [f"!'{w}'" for w in q.excluded])
-
-
-def tsquery_any(words: tuple[str, ...]) -> str:
-    return " | ".join(f"'{w}'" for w in words)
 
 
 # --- what a result shows -------------------------------------------------------------------------

@@ -171,7 +171,7 @@ class _PgConn:
 
     @staticmethod
     def _sql(sql: str) -> str:
-        from navmcp.pgstore import translate
+        from navmcp.store.postgres import translate
 
         if sql.startswith("INSERT OR IGNORE"):
             sql = "INSERT" + sql[len("INSERT OR IGNORE"):] + " ON CONFLICT DO NOTHING"

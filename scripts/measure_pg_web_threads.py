@@ -30,7 +30,7 @@ from pg_web import HttpMcp, PgWebServer  # noqa: E402
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.identity import add_user, mint_token  # noqa: E402
-from navmcp.pgstore import migrate  # noqa: E402
+from navmcp.store.postgres import migrate  # noqa: E402
 
 
 def cpu_seconds(pid: int) -> float:

@@ -56,7 +56,7 @@ def _url(base: str, user: str, dbname: str) -> str:
 @pytest.fixture(scope="session")
 def pg_database():
     psycopg = pytest.importorskip("psycopg")
-    from navmcp.pgstore import migrate
+    from navmcp.store.postgres import migrate
 
     try:
         admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5)

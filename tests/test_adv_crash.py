@@ -17,7 +17,7 @@ import pytest
 
 from adversarial import figures, world
 from adversarial.drivers import StdioProcess
-from navmcp.store import migrations
+from navmcp.store.migrations import sqlite_migrations
 
 ROUNDS = figures.pick(6, 60)
 WRITERS = 3
@@ -207,7 +207,7 @@ def test_kill_9_during_first_run(tmp_path):
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT count(*) FROM users").fetchone()[0] == 1
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
-        assert versions == [version for version, _ in migrations()]  # every shipped migration, once
+        assert versions == [m.version for m in sqlite_migrations()]  # every shipped migration, once
         # Every studio that exists is whole: its creator is its admin.
         assert conn.execute("SELECT count(*) FROM studios s WHERE NOT EXISTS (SELECT 1 FROM memberships m "
                             "WHERE m.studio_id = s.id AND m.role = 'admin')").fetchone()[0] == 0

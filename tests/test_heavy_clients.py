@@ -8,7 +8,7 @@ BOUND seconds, on SQLite and on PostgreSQL. What makes it hold:
   free, however many such requests arrive;
 - a batch has a time budget (`protocol.BATCH_SECONDS`): the requests not begun by then are answered
   -32000 without running;
-- search is bounded (`store.SEARCH_WINDOW`, `store.MIN_PREFIX`): its cost does not grow with the
+- search is bounded (`search.SEARCH_WINDOW`, `search.MIN_PREFIX`): its cost does not grow with the
   studio;
 - a pipelined group never holds the write lock across reads (tests/test_group_commit.py).
 """
@@ -27,10 +27,11 @@ import httpx
 import psycopg
 import pytest
 
-from navmcp import protocol, seed, store
+from navmcp import protocol, search, seed
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, mint_token
+from navmcp.store.fulltext import fts5_match
 from navmcp.tools import connect
 from pg_web import PROTOCOL, HttpMcp, PgWebServer
 from webproc import free_port, wait_until_healthy
@@ -198,14 +199,14 @@ def test_search_ranks_and_counts_a_bounded_window_of_matches(any_app, new_user, 
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     for n in range(12):
         ws.execute(alice, "/studios/team", "create_note", {"title": f"Launch plan {n}", "body": "steps"})
-    monkeypatch.setattr(store, "SEARCH_WINDOW", 5)
+    monkeypatch.setattr(search, "SEARCH_WINDOW", 5)
     page = ws.page(alice, "/studios/team/search?q=launch")
     assert "5 or more items" in page.markdown and "among the newest 5 matches of each kind" in page.markdown
     assert "Launch plan 11" in page.markdown and "Launch plan 6" not in page.markdown  # the newest five
-    monkeypatch.setattr(store, "SEARCH_WINDOW", 1000)
+    monkeypatch.setattr(search, "SEARCH_WINDOW", 1000)
     page = ws.page(alice, "/studios/team/search?q=launch")
     assert "12 items" in page.markdown and "or more" not in page.markdown
-    assert store.fts_query("l") == '"l"' and store.fts_query("launch p") == '"launch"*'
+    assert fts5_match(search.parse("l")) == '"l"' and fts5_match(search.parse("launch p")) == '"launch"*'
 
 
 def test_telling_a_costly_request_never_recurses_into_nested_lists():

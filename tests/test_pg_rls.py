@@ -17,7 +17,8 @@ from navmcp.clock import now
 from navmcp.config import Config
 from navmcp.errors import ActionUnavailable
 from navmcp.identity import add_user
-from navmcp.pgstore import PostgresStore, migrate, migration_files
+from navmcp.store.migrations import postgres_migrations
+from navmcp.store.postgres import PostgresStore, migrate
 from navmcp.search import parse
 
 TABLES = ["users", "settings", "studios", "memberships", "studio_people", "items", "item_tags", "options", "votes",
@@ -140,11 +141,11 @@ def test_migrating_twice_is_harmless(pg_database):
     assert migrate(pg_database.admin_url) == []
     with psycopg.connect(pg_database.admin_url) as admin:
         versions = [r[0] for r in admin.execute("SELECT version FROM navmcp.schema_migrations ORDER BY 1")]
-    assert versions == [version for version, _, _ in migration_files()]
+    assert versions == [version for version, _, _ in postgres_migrations()]
 
 
 def test_placeholders_are_translated_outside_string_literals():
-    from navmcp.pgstore import translate
+    from navmcp.store.postgres import translate
 
     assert translate("SELECT 'a?b', x FROM t WHERE y = ? AND z LIKE 'it''s %?'") == \
         "SELECT 'a?b', x FROM t WHERE y = %s AND z LIKE 'it''s %%?'"
@@ -553,7 +554,7 @@ def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
     in `also` (what today's app needs to write a test's data there): (owner URL, app URL)."""
     with _throwaway_database() as (owner_url, app_url):
         # Marked applied, so `migrate` skips them; unmarked again afterwards.
-        skipped = [(v, n) for v, n, _ in migration_files() if v >= version and v not in also]
+        skipped = [(v, n) for v, n, _ in postgres_migrations() if v >= version and v not in also]
         with psycopg.connect(owner_url, autocommit=True) as owner:
             owner.execute("CREATE SCHEMA navmcp")
             owner.execute("CREATE TABLE navmcp.schema_migrations (version TEXT PRIMARY KEY, name TEXT NOT NULL,"
@@ -569,11 +570,11 @@ def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
 def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database):
     """A database that lost sight of former members before `studio_people` existed gets them back
     from what they left behind: items, comments, options, votes, participants, reads, audit lines."""
-    (version,) = [v for v, name, _ in migration_files() if name == "studio_people"]
+    (version,) = [v for v, name, _ in postgres_migrations() if name == "studio_people"]
     # Today's app reads a commitment's participant count from its item, holds the acting user's
     # membership, records changes and writes whether a user is findable: those later migrations are
     # applied beforehand too (none needs or touches studio_people).
-    needed = tuple(v for v, name, _ in migration_files()
+    needed = tuple(v for v, name, _ in postgres_migrations()
                    if name in ("participant_count", "hold_membership", "changes", "findable"))
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
@@ -606,7 +607,7 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
 
             with psycopg.connect(owner_url, autocommit=True) as owner:  # each trace counts on its own
                 owner.execute("DELETE FROM audit WHERE user_id <> %s", (by["refused"]["id"],))
-            assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= version and v not in needed]
+            assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version and v not in needed]
             # Everyone who left a trace is back; `silent` left none, and so nothing of his is shown anyway.
             assert _visible(app, alice, users) == _visible(app, stayer, users) == {"alice", "stayer", *traces}
             assert _visible(app, carol, users) == {"carol"}
@@ -621,13 +622,13 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path, 
     navmcp_app under row-level security, are counted by the trigger."""
     from navmcp import seed
 
-    (version,) = [v for v, name, _ in migration_files() if name == "participant_count"]
+    (version,) = [v for v, name, _ in postgres_migrations() if name == "participant_count"]
     with _database_migrated_up_to(version) as (owner_url, app_url):
         with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
             conn = seed._PgConn(raw)
             _, rng, new_id, start, span, counts = seed._plan(7)
             urls = seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
-        assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= version]
+        assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version]
 
         def kept_and_counted() -> dict[str, tuple[int, int]]:
             with psycopg.connect(owner_url) as owner:
@@ -657,13 +658,13 @@ def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path, pg_databas
     and lists what the join of items and tags gives."""
     from navmcp import seed
 
-    (version,) = [v for v, name, _ in migration_files() if name == "tag_order"]
+    (version,) = [v for v, name, _ in postgres_migrations() if name == "tag_order"]
     with _database_migrated_up_to(version) as (owner_url, app_url):
         with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
             conn = seed._PgConn(raw)
             _, rng, new_id, start, span, counts = seed._plan(7)
             seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
-        assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= version]
+        assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version]
         with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as owner:
             assert tag_copies_exact(owner.execute(TAG_COPIES).fetchall())
             tagged = owner.execute("""SELECT i.id FROM items i JOIN item_tags t ON t.item_id = i.id
@@ -870,7 +871,7 @@ def test_an_admin_adds_only_a_findable_person_and_each_sets_only_their_own(team,
 def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path, pg_database):
     """Accounts made before it: those Supabase made (uuid ids) start unfindable, the operator's
     findable; a name holding an e-mail address becomes the handle."""
-    (version,) = [v for v, name, _ in migration_files() if name == "findable"]
+    (version,) = [v for v, name, _ in postgres_migrations() if name == "findable"]
     with _database_migrated_up_to(version) as (owner_url, app_url):
         with psycopg.connect(owner_url, autocommit=True) as owner:
             owner.execute("INSERT INTO users (id, handle, name, created_at) VALUES"

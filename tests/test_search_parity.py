@@ -22,7 +22,9 @@ from navmcp.app import App
 from navmcp.clock import now
 from navmcp.config import Config
 from navmcp.identity import add_user
-from navmcp.pgstore import migrate, migration_files, ts_query
+from navmcp.store.fulltext import tsquery
+from navmcp.store.migrations import postgres_migrations
+from navmcp.store.postgres import migrate
 from navmcp.search import parse
 
 
@@ -184,7 +186,7 @@ def test_equal_ranks_come_in_one_order_on_every_page(any_app, team):
 # --- the migration, on PostgreSQL ----------------------------------------------------------------
 
 
-(SEARCH_WORDS,) = [v for v, name, _ in migration_files() if name == "search_words"]
+(SEARCH_WORDS,) = [v for v, name, _ in postgres_migrations() if name == "search_words"]
 
 
 def _app_search(app_url: str, home, handle: str, studio: str, query: str) -> list[str]:
@@ -205,7 +207,7 @@ def test_the_migration_indexes_existing_rows_anew(tmp_path, pg_database):
 
     # today's app holds the acting user's membership, records changes and writes whether a user is
     # findable: those later migrations are applied beforehand
-    hold = tuple(v for v, name, _ in migration_files() if name in ("hold_membership", "changes", "findable"))
+    hold = tuple(v for v, name, _ in postgres_migrations() if name in ("hold_membership", "changes", "findable"))
     with _database_migrated_up_to(SEARCH_WORDS, also=hold) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "before", database_url=app_url, token=None))
         try:
@@ -219,11 +221,11 @@ def test_the_migration_indexes_existing_rows_anew(tmp_path, pg_database):
             with app.store.read(user_id=alice["id"]) as tx:
                 studio = tx.one("SELECT id FROM studios WHERE handle = 'team'")["id"]
                 totals = [tx.conn.execute("SELECT total FROM navmcp.search_page(%s, %s, 20, 0)",
-                                          (studio, ts_query(q))).fetchone()["total"] for q in ("other", "cafe")]
+                                          (studio, tsquery(parse(q)))).fetchone()["total"] for q in ("other", "cafe")]
             assert totals == [0, 0]
         finally:
             app.store.close()
-        assert migrate(owner_url) == [v for v, _, _ in migration_files() if v >= SEARCH_WORDS and v not in hold]
+        assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= SEARCH_WORDS and v not in hold]
         for query in ("Other", "cafe", "to be or not"):
             assert _app_search(app_url, tmp_path / "after", "alice", "team", query) == ["Other"], query
         app = App(Config(home=tmp_path / "after", database_url=app_url, token=None))

@@ -7,14 +7,15 @@ import subprocess
 import sys
 import textwrap
 
-from navmcp.store import SqliteStore, migrations
+from navmcp.store.migrations import postgres_migrations, sqlite_migrations
+from navmcp.store.sqlite import SqliteStore
 from navmcp.walkthrough import StdioClient
 from nav_helpers import text_of
 from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 WRITER = textwrap.dedent("""
     import sys
-    from navmcp.store import SqliteStore
+    from navmcp.store.sqlite import SqliteStore
     store = SqliteStore(sys.argv[1])
     with store.write() as tx:
         tx.execute("INSERT INTO settings (key, value) VALUES ('counter', '0') ON CONFLICT DO NOTHING")
@@ -74,17 +75,15 @@ def test_two_servers_on_one_file_lose_no_writes(home):
 
 def test_migration_versions_are_unique_on_both_stores():
     # Two files with one version would be one migration to the runner: the second would never run.
-    from navmcp.pgstore import migration_files
-
-    sqlite_versions = [version for version, _ in migrations()]
-    pg_versions = [version for version, _, _ in migration_files()]
+    sqlite_versions = [m.version for m in sqlite_migrations()]
+    pg_versions = [m.version for m in postgres_migrations()]
     assert len(set(sqlite_versions)) == len(sqlite_versions), sqlite_versions
     assert len(set(pg_versions)) == len(pg_versions), pg_versions
 
 
 def test_migrations_are_idempotent(tmp_path):
     db = tmp_path / "m.db"
-    versions = [v for v, _ in migrations()]
+    versions = [m.version for m in sqlite_migrations()]
     assert versions == sorted(set(versions)) and versions[:2] == [1, 2]
     first = SqliteStore(db)
     with first.write() as tx:
@@ -102,9 +101,9 @@ def test_migrations_are_idempotent(tmp_path):
 
 
 def test_migration_split_keeps_trigger_bodies_whole():
-    from navmcp.store import _split_sql
+    from navmcp.store.sqlite import _split_sql
 
-    sql = dict(migrations())[1]
+    sql = {m.version: m.sql for m in sqlite_migrations()}[1]
     statements = _split_sql(sql)
     triggers = [s for s in statements if s.lstrip().upper().startswith("CREATE TRIGGER")]
     assert len(triggers) == 5 and all(t.rstrip().endswith("END;") for t in triggers)
@@ -206,7 +205,7 @@ def _seeded_before(tmp_path, version: int, items: int = 300):
     import sqlite3
 
     from navmcp import seed
-    from navmcp.store import _split_sql
+    from navmcp.store.sqlite import _split_sql
 
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
@@ -214,7 +213,7 @@ def _seeded_before(tmp_path, version: int, items: int = 300):
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
     conn.execute("BEGIN")
-    for earlier, sql in migrations():
+    for earlier, _, sql in sqlite_migrations():
         if earlier < version:
             for statement in _split_sql(sql):
                 conn.execute(statement)
@@ -230,12 +229,12 @@ def _seeded_before(tmp_path, version: int, items: int = 300):
 def test_the_participant_count_migration_counts_existing_participants(tmp_path):
     """A database at the migration before `participant_count` (a seeded studio, its commitments
     with 0 to 4 participants each) gets every commitment's count on opening, and joins counted after."""
-    (version,) = [v for v, sql in migrations() if "ADD COLUMN participant_count" in sql]
+    (version,) = [v for v, _, sql in sqlite_migrations() if "ADD COLUMN participant_count" in sql]
     path, counts = _seeded_before(tmp_path, version)
 
     store = SqliteStore(path)  # opening it applies the pending migrations
     with store.read() as tx:
-        assert tx.scalar("SELECT max(version) FROM schema_migrations") == migrations()[-1][0]
+        assert tx.scalar("SELECT max(version) FROM schema_migrations") == sqlite_migrations()[-1].version
         rows = tx.all(PARTICIPANT_COUNTS)
         owner_member = tx.scalar("SELECT count(*) FROM memberships WHERE user_id = 'owner'")
     assert len(rows) == 303 and owner_member == 1
@@ -263,7 +262,7 @@ def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path):
     from navmcp.seed import TAGS
     from navmcp.workspace import Workspace
 
-    (version,) = [v for v, sql in migrations() if "CREATE INDEX item_tags_studio_tag" in sql]
+    (version,) = [v for v, _, sql in sqlite_migrations() if "CREATE INDEX item_tags_studio_tag" in sql]
     path, counts = _seeded_before(tmp_path, version, items=1200)  # some tags on two pages
     store = SqliteStore(path)  # opening it applies the migration
     with store.read() as tx:
@@ -296,13 +295,13 @@ def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path):
     operator's findable; a name holding an e-mail address becomes the handle."""
     import sqlite3
 
-    from navmcp.store import _split_sql
+    from navmcp.store.sqlite import _split_sql
 
-    (version,) = [v for v, sql in migrations() if "ADD COLUMN findable" in sql]
+    (version,) = [v for v, _, sql in sqlite_migrations() if "ADD COLUMN findable" in sql]
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for earlier, sql in migrations():
+    for earlier, _, sql in sqlite_migrations():
         if earlier < version:
             for statement in _split_sql(sql):
                 conn.execute(statement)

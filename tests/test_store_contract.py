@@ -508,7 +508,7 @@ def _as_owner(any_app, store_kind, request, sql: str, params: tuple) -> None:
         return
     import psycopg
 
-    from navmcp.pgstore import translate
+    from navmcp.store.postgres import translate
 
     with psycopg.connect(request.getfixturevalue("pg_database").admin_url, autocommit=True) as owner:
         owner.execute(translate(sql), params)

@@ -154,7 +154,7 @@ def save_registered(store: Store, client_id: str, secret: str | None, metadata: 
     name = str(metadata.get("client_name") or client_id)[:NAME_MAX]
     body = json.dumps(metadata, ensure_ascii=False)
     with store.write() as tx:
-        if getattr(store, "hosted", False):  # nobody is known yet: the function inserts this one row
+        if store.hosted:  # nobody is known yet: the function inserts this one row
             tx.one("SELECT navmcp.oauth_register_client(?, ?, ?, ?) AS done", (client_id, secret_hash, name, body))
         else:
             from navmcp.clock import now
@@ -165,7 +165,7 @@ def save_registered(store: Store, client_id: str, secret: str | None, metadata: 
 
 def load_registered(store: Store, client_id: str) -> Client | None:
     with store.read() as tx:
-        if getattr(store, "hosted", False):
+        if store.hosted:
             row = tx.one("SELECT * FROM navmcp.oauth_client(?)", (client_id,))
         else:
             row = tx.one("SELECT * FROM oauth_clients WHERE client_id = ?", (client_id,))

@@ -36,7 +36,7 @@ def digest(secret_value: str) -> str:
 
 
 def _hosted(store: Store) -> bool:
-    return bool(getattr(store, "hosted", False))
+    return store.hosted
 
 
 @dataclass(frozen=True)

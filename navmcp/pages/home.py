@@ -7,7 +7,7 @@ from typing import Any
 from navmcp.clock import now
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
-from navmcp.store import MIN_PREFIX, SEARCH_WINDOW
+from navmcp.search import MIN_PREFIX, SEARCH_WINDOW
 
 HOME = ("Home", "/")
 

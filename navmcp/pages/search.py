@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import search, store
+from navmcp import search
 from navmcp.clock import now
 from navmcp.domain import KIND_LETTER
 from navmcp.pages.home import HOME, your_studios
@@ -44,9 +44,9 @@ def _found(req: Request, studios: dict[str, str]) -> dict[str, Any]:
         pager = paginate(req, total)
         if hits:
             results = _rows(req, hits, query, studios)
-    # `windowed`: a source of matches was cut at the newest SEARCH_WINDOW (navmcp.store): there may be more.
+    # `windowed`: a source of matches was cut at the newest SEARCH_WINDOW (navmcp.search): there may be more.
     return {"q": q, "results": results, "pager": pager, "help": search.HELP, "windowed": windowed,
-            "window": store.SEARCH_WINDOW}
+            "window": search.SEARCH_WINDOW}
 
 
 def _rows(req: Request, hits: list[dict[str, Any]], query: search.Query, studios: dict[str, str]) -> list[dict[str, Any]]:

@@ -63,7 +63,7 @@ def _hosted(store: Store) -> bool:
     """The hosted store (PostgreSQL with row-level security): steps taken before the user is known
     go through SECURITY DEFINER functions that answer about one secret's row only
     (supabase/migrations/*_web_sessions.sql)."""
-    return bool(getattr(store, "hosted", False))
+    return store.hosted
 
 
 def create_login_link(store: Store, user_id: str, base_url: str, minutes: float = LINK_MINUTES) -> str:

@@ -1,4 +1,4 @@
-"""The hosted store: PostgreSQL (a Supabase project or any Postgres) behind the same seam as SQLite.
+"""The hosted store: PostgreSQL (a Supabase project or any Postgres) behind the seam (`navmcp.store.seam`).
 
 Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite lives here:
 
@@ -8,8 +8,9 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
   user (`user_id=None`) sees only what the policies grant to nobody in particular: nothing.
 - The core's SQL (`?` placeholders, the SQLite/Postgres common subset) is translated once per
   statement to psycopg's `%s`.
-- Full-text search runs on `tsvector` columns with GIN indexes, ranked by `ts_rank`, with words
-  read as SQLite's FTS5 reads them (migration 20261125000021: every word kept, accents dropped).
+- Full-text search runs on `tsvector` columns with GIN indexes, with words read as SQLite's FTS5
+  reads them (migration 20261125000021: every word kept, accents dropped), and the query as
+  `navmcp.store.fulltext` writes it.
 - A write transaction that acts on an item locks the item's row first (`lock`), so
   concurrent joins, votes and comments queue per item: a commitment's limit is never exceeded
   and nothing is lost. Locks are taken in one order (an item, then the acting user's membership;
@@ -20,7 +21,8 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
   SQLite's busy timeout) or a statement running longer than `NAVMCP_PG_STATEMENT_TIMEOUT` (30s)
   rolls the call back and answers `Busy` (503), which says it is safe to send again.
 
-The schema is `supabase/migrations/*.sql`, applied by `navmcp migrate` (see `migrate`).
+The schema is `supabase/migrations/*.sql` (`navmcp.store.migrations`), applied by `navmcp migrate`
+(see `migrate`).
 """
 
 from __future__ import annotations
@@ -32,24 +34,23 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
-from importlib import resources
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row, no_result, tuple_row
 from psycopg_pool import ConnectionPool
 
-from navmcp import store as embedded
+from navmcp import search
 from navmcp.errors import Busy, NavError
-from navmcp.search import Query, tsquery, tsquery_any
-from navmcp.store import Row, row_maker, search_words
+from navmcp.search import Query
+from navmcp.store.fulltext import tsquery, tsquery_any
+from navmcp.store.migrations import Migration, postgres_migrations, run
+from navmcp.store.seam import Row, row_maker
 
-log = logging.getLogger("navmcp.pgstore")
+log = logging.getLogger("navmcp.store.postgres")
 
 APP_ROLE = "navmcp_app"
-_MIGRATION_NAME = re.compile(r"^(\d+)_(\w+)\.sql$")
 
 
 class SchemaMissing(NavError):
@@ -67,25 +68,6 @@ def translate(sql: str) -> str:
     """
     parts = sql.replace("%", "%%").split("'")
     return "'".join(p if i % 2 else p.replace("?", "%s") for i, p in enumerate(parts))
-
-
-def ts_query(text: str) -> str | None:
-    """A user's words as a safe `to_tsquery` string: every word must match, the last as a prefix (see
-    `navmcp.store.MIN_PREFIX`).
-
-    Words are `\\w+` runs, quoted, so no user text reaches tsquery syntax (`&`, `|`, `!`, `:`).
-    They go as typed: `to_tsquery` lowercases them as the columns' words were, with the server's
-    rules. Python's `str.lower` has others ("İ" -> "i" + a combining dot, a final "Σ" -> "ς"),
-    and a title typed as written missed its own note.
-    """
-    found = search_words(text)
-    if found is None:
-        return None
-    words, prefix = found
-    quoted = ["'" + w + "'" for w in words]
-    if prefix:
-        quoted[-1] += ":*"
-    return " & ".join(quoted)
 
 
 def _dict_rows(cursor: psycopg.Cursor):
@@ -155,12 +137,12 @@ class PostgresTx:
             return [], 0, False
         # One call, as the owner (migration 20261126000040): under row-level security the GIN
         # indexes would not be used. It gives the page's items in order, their number, and whether
-        # a source of matches was cut at the window (navmcp.store.SEARCH_WINDOW).
+        # a source of matches was cut at the window (navmcp.search.SEARCH_WINDOW).
         found = self.conn.execute(
             "SELECT * FROM navmcp.find_items(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (list(studio_ids), tsquery(query), tsquery(query, title_only=True),
              tsquery_any(query.excluded) if query.excluded else None, query.tag_word if query.terms else None,
-             query.kind, query.status, query.tag, at, limit, offset, embedded.SEARCH_WINDOW)).fetchone()
+             query.kind, query.status, query.tag, at, limit, offset, search.SEARCH_WINDOW)).fetchone()
         rows = [{"item_id": i, "tier": t, "option_id": o, "comment_id": c, "options": no, "comments": nc}
                 for i, t, o, c, no, nc in zip(found["item_ids"], found["tiers"], found["option_ids"],
                                               found["comment_ids"], found["option_counts"], found["comment_counts"])]
@@ -309,25 +291,7 @@ def _redact(url: str) -> str:
 # --- migrations ---------------------------------------------------------------------------------
 
 
-def migration_dir() -> Path:
-    """The copy shipped in the wheel (`navmcp/pg_migrations`), else the checkout's `supabase/migrations`."""
-    shipped = Path(str(resources.files("navmcp") / "pg_migrations"))
-    if shipped.is_dir():
-        return shipped
-    return Path(__file__).resolve().parent.parent / "supabase" / "migrations"
-
-
-def migration_files() -> list[tuple[str, str, str]]:
-    """Ordered (version, name, sql) in the Supabase CLI layout `<timestamp>_<name>.sql`."""
-    found = []
-    for path in migration_dir().iterdir():
-        m = _MIGRATION_NAME.match(path.name)
-        if m:
-            found.append((m.group(1), m.group(2), path.read_text(encoding="utf-8")))
-    return sorted(found)
-
-
-def migrate(url: str, say=lambda line: None) -> list[str]:
+def migrate(url: str, say: Callable[[str], object] = lambda line: None) -> list[str]:
     """Apply pending migrations to the database at `url`; return the versions applied.
 
     Needs a role that may create tables (the database owner; `postgres` on Supabase). Applied
@@ -335,7 +299,6 @@ def migrate(url: str, say=lambda line: None) -> list[str]:
     (`supabase db push`) count as applied too, so the two tools can be mixed. Running it twice,
     or twice at once (an advisory lock serializes them), is harmless.
     """
-    applied_now = []
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         conn.execute("SELECT pg_advisory_lock(hashtext('navmcp migrate'))")
         try:
@@ -347,15 +310,15 @@ def migrate(url: str, say=lambda line: None) -> list[str]:
             if conn.execute("SELECT to_regclass('supabase_migrations.schema_migrations') AS t").fetchone()["t"]:
                 applied |= {r["version"] for r in conn.execute(
                     "SELECT version FROM supabase_migrations.schema_migrations")}
-            for version, name, sql in migration_files():
-                if version in applied:
-                    continue
-                say(f"applying {version}_{name}")
+
+            def apply(migration: Migration) -> bool:
+                say(f"applying {migration.version}_{migration.name}")
                 with conn.transaction():
-                    conn.execute(sql)  # no parameters: sent as one simple-protocol script
+                    conn.execute(migration.sql)  # no parameters: sent as one simple-protocol script
                     conn.execute("INSERT INTO navmcp.schema_migrations (version, name) VALUES (%s, %s)"
-                                 " ON CONFLICT DO NOTHING", (version, name))
-                applied_now.append(version)
+                                 " ON CONFLICT DO NOTHING", (migration.version, migration.name))
+                return True  # the advisory lock: no other run applies it meanwhile
+
+            return [str(v) for v in run(postgres_migrations(), applied, apply)]
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('navmcp migrate'))")
-    return applied_now

@@ -1,137 +1,39 @@
-"""The store seam and its embedded SQLite implementation.
+"""The embedded store: one SQLite file in NAVMCP_HOME, behind the seam (`navmcp.store.seam`).
 
-Pages and actions talk to a `Tx` (one transaction) and never to a driver: SQL is written with `?`
-placeholders in the subset SQLite and PostgreSQL share, and the few things that differ (full-text
-search) are methods of the transaction. Every write is one `BEGIN IMMEDIATE` transaction, so
-concurrent processes on the same file queue up instead of losing writes; a busy database is
-retried here for up to `BUSY_SECONDS`, and only a lock held longer than that (another process's
-open transaction) is reported, as `Busy`: nothing was applied, and the call may be sent again.
+Every write is one `BEGIN IMMEDIATE` transaction, so concurrent processes on the same file queue up
+instead of losing writes; a busy database is retried here for up to `BUSY_SECONDS`, and only a lock
+held longer than that (another process's open transaction) is reported, as `Busy`: nothing was
+applied, and the call may be sent again. A transport holding several requests at once runs them in
+one `group()`, which commits their writes together. Full-text search runs on FTS5 tables (migration
+0001), with the query as `navmcp.store.fulltext` writes it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import operator
 import os
-import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from navmcp import search
+from navmcp.clock import ago, now
 from navmcp.config import PRIVATE_FILE, ensure_home
 from navmcp.errors import Busy
-from navmcp.search import MIN_PREFIX, Query, fts5_any, fts5_match
+from navmcp.search import Query
+from navmcp.store.fulltext import fts5_any, fts5_match
+from navmcp.store.migrations import Migration, run, sqlite_migrations
+from navmcp.store.seam import Row, row_maker
 
-log = logging.getLogger("navmcp.store")
+log = logging.getLogger("navmcp.store.sqlite")
 
-Row = dict[str, Any]
 CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these); older ones are pruned
 CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple of this
-
-
-class Tx(Protocol):
-    """One transaction. Rows come back as dicts."""
-
-    users: dict[str, Row] | None  # users' rows already read in this transaction, by id (or None)
-
-    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
-    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
-    def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        """Every row's values, in column order: for a page that makes its own dicts from them
-        (adding keys of its own), so no dict is made twice."""
-    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
-        """The first row as (column names, values): for a join whose tables share column names,
-        which a dict would keep only one of."""
-    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
-    def search(self, studio_ids: Sequence[str], query: "Query", at: str, limit: int,
-               offset: int) -> tuple[list[Row], int, bool]:
-        """One row per item found in these studios (navmcp.search), best first: `item_id`, `tier`
-        (where it was found best), the first matching `option_id` and `comment_id` and how many
-        `options` and `comments` match; the number of items found; and whether a source of matches
-        was cut at SEARCH_WINDOW (there may be more)."""
-        ...
-    def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
-        """What happened in a studio in a window of time: comments written, ballots cast (one per
-        voter and decision), commitments joined."""
-    def find_user(self, handle: str, deleted: bool = False) -> Row | None: ...
-    def lock(self, table: str, row_id: str) -> None: ...
-    def prune_audit(self, days: int, most: int) -> None:
-        """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
-    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None: ...
-    def hold_membership(self, studio_handle: str) -> None: ...
-
-
-class Store(Protocol):
-    """`user_id` names the acting user: the hosted store enforces row-level security for that user
-    (no user: no studio rows at all); the embedded single-user store ignores it."""
-
-    def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
-    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
-    # The transactions opened inside share one, committed at its end (pipelined requests; may be a no-op):
-    def group(self) -> contextlib.AbstractContextManager[None]: ...
-    # One statement as its own transaction, for a per-request hot path (the /mcp session row):
-    def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None: ...
-    def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int: ...
-    def close(self) -> None: ...
-
-
-def migrations() -> list[tuple[int, str]]:
-    """The ordered (version, sql) migrations shipped as package data."""
-    found = []
-    here = Path(__file__).resolve().parent / "migrations"  # a plain directory in a checkout and in the wheel
-    entries = here.iterdir() if here.is_dir() else _packaged("navmcp.migrations")
-    for entry in entries:
-        m = re.match(r"(\d+)_.*\.sql$", entry.name)
-        if m:
-            found.append((int(m.group(1)), entry.read_text(encoding="utf-8")))
-    return sorted(found)
-
-
-def _packaged(package: str):
-    """The files of `package` when it is not a plain directory (a zipped install)."""
-    from importlib import resources
-
-    return resources.files(package).iterdir()
-
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-# Search is bounded, so that its cost does not grow with the studio: the last word matches as a
-# prefix only from MIN_PREFIX characters on (a one-letter prefix names most of the vocabulary, and
-# every posting of each of its words is read), and only the newest SEARCH_WINDOW matches of each
-# kind (items, comments, options) are ranked and counted. Both stores apply the same bounds.
-SEARCH_WINDOW = 1000  # MIN_PREFIX: navmcp.search, whose query parser applies it
-
-
-def search_words(text: str) -> tuple[list[str], bool] | None:
-    """A user's words to search for (at most 16) and whether the last is a prefix; None if none.
-    A last word shorter than MIN_PREFIX after others is left out (what is being typed: the others
-    find a superset of what it will find), and matches as a whole word alone."""
-    words = _WORD.findall(text)[:16]
-    if not words:
-        return None
-    if len(words[-1]) >= MIN_PREFIX:
-        return words, True
-    return (words[:-1], True) if len(words) > 1 else (words, False)
-
-
-def fts_query(text: str) -> str | None:
-    """A user's words as a safe FTS5 query: every word must match, the last one as a prefix (see
-    MIN_PREFIX). User text never reaches FTS5 syntax (quotes, NEAR, column filters), so no query
-    is an error."""
-    found = search_words(text)
-    if found is None:
-        return None
-    words, prefix = found
-    quoted = [f'"{w}"' for w in words]
-    if prefix:
-        quoted[-1] += "*"
-    return " ".join(quoted)
 
 
 def search_filters(query: Query, at: str) -> tuple[list[str], list[Any]]:
@@ -152,20 +54,11 @@ def search_filters(query: Query, at: str) -> tuple[list[str], list[Any]]:
     return where, args
 
 
-@functools.lru_cache(maxsize=1024)
-def row_maker(names: tuple[str, ...]) -> Callable[[Sequence[Any]], Row]:
-    """A function making a row's values into a dict with these keys, built once per set of column
-    names: a dict display with constant keys costs a fraction of `dict(zip(names, values))`.
-    As with `dict(zip(...))`, a name that comes twice keeps its last value."""
-    items = ", ".join(f"{name!r}: v[{i}]" for i, name in enumerate(names))  # repr: always a plain literal
-    return eval(f"lambda v: {{{items}}}")  # noqa: S307 — the text is made here from column names only
-
-
-_NAME = operator.itemgetter(0)
+_COLUMN_NAME = operator.itemgetter(0)
 
 
 def _names(cursor: sqlite3.Cursor) -> tuple[str, ...]:
-    return tuple(map(_NAME, cursor.description))
+    return tuple(map(_COLUMN_NAME, cursor.description))
 
 
 class SqliteTx:
@@ -221,8 +114,6 @@ class SqliteTx:
 
     def prune_audit(self, days: int, most: int) -> None:
         # Oldest first by id (ids grow with time): the walk stops at the first line to keep.
-        from navmcp.clock import ago
-
         self.cursor.execute(
             """DELETE FROM audit WHERE id < min(coalesce((SELECT id FROM audit WHERE at >= ? ORDER BY id LIMIT 1),
                                                          (SELECT max(id) + 1 FROM audit)),
@@ -237,13 +128,13 @@ class SqliteTx:
         """Keep the acting user's role in a studio from changing until this transaction ends.
         Nothing to do here either, for the same reason."""
 
-    def search(self, studio_ids: Sequence[str], query: "Query", at: str, limit: int,
+    def search(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
                offset: int) -> tuple[list[Row], int, bool]:
         if not studio_ids:
             return [], 0, False
         match, title = fts5_match(query), fts5_match(query, title_only=True)
         studios = ", ".join("?" * len(studio_ids))
-        window = SEARCH_WINDOW
+        window = search.SEARCH_WINDOW  # read per call: a test narrows it
         hits, args = [], []
         # Each source of hits walks its full-text index newest first and stops at the window (CROSS
         # JOIN keeps that order: left to itself the planner may walk every item of the studio and
@@ -322,10 +213,11 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> Row:
 class SqliteStore:
     """One SQLite file in WAL mode, one connection per thread that uses the store object."""
 
+    hosted = False  # one file, one owner: no row-level security
+
     # How long a statement waits for another process's write lock in all. SQLite's busy handler
     # does most of the waiting; the retries cover the busy answers it gives without waiting (a WAL
-    # snapshot gone stale, a recovery). It was 50 retries of 10 s each: a lock held elsewhere kept
-    # a call waiting 8.5 minutes, to end in an internal error.
+    # snapshot gone stale, a recovery).
     BUSY_SECONDS = 10.0
     MIGRATION_BUSY_SECONDS = 600.0  # another process may be applying a long migration (at 1M items)
 
@@ -403,34 +295,35 @@ class SqliteStore:
             attempt += 1
 
     def migrate(self) -> None:
-        """Apply pending migrations, each in its own exclusive transaction (safe to race). A plain
-        read first: a database that has them all opens without queueing for the write lock (a
-        reader's open waited for another process's write transaction, every time)."""
-        pending = migrations()
+        """Apply pending migrations (`navmcp.store.migrations`), each in its own exclusive transaction
+        (safe to race). A plain read first: a database that has them all opens without queueing for
+        the write lock (a reader's open waited for another process's write transaction, every time)."""
         try:
             applied = {row["version"] for row in self.conn.execute("SELECT version FROM schema_migrations")}
         except sqlite3.OperationalError:  # no such table yet: a new file
             applied = set()
-        for version, sql in [(v, sql) for v, sql in pending if v not in applied]:
-            def apply(version=version, sql=sql):
-                self.conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-                    if self.conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone():
-                        self.conn.execute("COMMIT")
-                        return
-                    log.info("applying migration %s to %s", version, self.path)
-                    # executescript would commit our transaction; run statement by statement instead.
-                    for statement in _split_sql(sql):
-                        self.conn.execute(statement)
-                    self.conn.execute(
-                        "INSERT INTO schema_migrations VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))", (version,)
-                    )
-                    self.conn.execute("COMMIT")
-                except BaseException:
-                    self.conn.execute("ROLLBACK")
-                    raise
-            self._retrying(apply, patience=self.MIGRATION_BUSY_SECONDS)
+        run(sqlite_migrations(), applied,
+    lambda m: self._retrying(self._apply, m, patience=self.MIGRATION_BUSY_SECONDS))
+
+    def _apply(self, migration: Migration) -> bool:
+        """One migration and its record, unless another process applied it first."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)).fetchone():
+                conn.execute("COMMIT")
+                return False
+            log.info("applying migration %s_%s to %s", migration.version, migration.name, self.path)
+            # executescript would commit our transaction; run statement by statement instead.
+            for statement in _split_sql(migration.sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (migration.version, now()))
+            conn.execute("COMMIT")
+            return True
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         local = self._local
@@ -662,22 +555,3 @@ def _split_sql(script: str) -> list[str]:
         statements.append("\n".join(current))
     return statements
 
-
-def open_store(home: Path, database_url: str | None = None) -> Store:
-    """The store named by the configuration: a Postgres URL, else the SQLite file in NAVMCP_HOME."""
-    if database_url:
-        check_database_url(database_url)
-        from navmcp.pgstore import PostgresStore  # only the hosted store pays for the driver
-
-        return PostgresStore(database_url)
-    return SqliteStore(home / "navmcp.db")
-
-
-def check_database_url(database_url: str) -> None:
-    """A set NAVMCP_DATABASE_URL names the hosted store; any other value is refused, not read as
-    "embedded" (it was, here, while the rest of the app took it for a hosted store)."""
-    if not database_url.startswith(("postgres://", "postgresql://")):
-        from navmcp.errors import NavError
-
-        raise NavError(f"server misconfigured: NAVMCP_DATABASE_URL={database_url[:100]!r} is not a postgresql:// URL;"
-                       " unset it to use the embedded SQLite store")

@@ -1,0 +1,92 @@
+"""The store seam: what the rest of navmcp may call on a store (`Store`) and on one transaction (`Tx`).
+
+Pages and actions talk to a `Tx` and never to a driver: SQL is written with `?` placeholders in the
+subset SQLite and PostgreSQL share, rows come back as dicts (`Row`, made by `row_maker`), and what
+the two stores do differently (full-text search, row locks, the change feed, the audit's pruning)
+is a method of the transaction. `navmcp.store.sqlite` and `navmcp.store.postgres` implement it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from navmcp.search import Query
+
+Row = dict[str, Any]
+
+
+class Tx(Protocol):
+    """One transaction. Rows come back as dicts."""
+
+    users: dict[str, Row] | None  # users' rows already read in this transaction, by id (or None)
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
+    def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """Every row's values, in column order: for a page that makes its own dicts from them
+        (adding keys of its own), so no dict is made twice."""
+        ...
+    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
+        """The first row as (column names, values): for a join whose tables share column names,
+        which a dict would keep only one of."""
+        ...
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+    def search(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
+               offset: int) -> tuple[list[Row], int, bool]:
+        """One row per item found in these studios (navmcp.search), best first: `item_id`, `tier`
+        (where it was found best), the first matching `option_id` and `comment_id` and how many
+        `options` and `comments` match; the number of items found; and whether a source of matches
+        was cut at `search.SEARCH_WINDOW` (there may be more)."""
+        ...
+    def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
+        """What happened in a studio in a window of time: comments written, ballots cast (one per
+        voter and decision), commitments joined."""
+        ...
+    def find_user(self, handle: str, deleted: bool = False) -> Row | None:
+        """A user by handle, whatever studios they are in (adding a member needs it); with
+        `deleted`, a deleted account's too (its handle is not reused)."""
+        ...
+    def lock(self, table: str, row_id: str) -> None:
+        """Queue writers on one row ("items" or "studios") until this transaction ends."""
+        ...
+    def hold_membership(self, studio_handle: str) -> None:
+        """Keep the acting user's role in a studio from changing until this transaction ends."""
+        ...
+    def prune_audit(self, days: int, most: int) -> None:
+        """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
+        ...
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
+        """Record in the change feed (`navmcp.changes`) what this write changed."""
+        ...
+
+
+class Store(Protocol):
+    """`user_id` names the acting user: the hosted store enforces row-level security for that user
+    (no user: no studio rows at all); the embedded single-user store ignores it."""
+
+    # Row-level security applies, and steps before the user is known go through SECURITY DEFINER
+    # functions (PostgreSQL); False: one file, one owner (SQLite).
+    hosted: bool
+
+    def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    # The transactions opened inside share one, committed at its end (pipelined requests; may be a no-op):
+    def group(self) -> contextlib.AbstractContextManager[Any]: ...
+    # One statement as its own transaction, for a per-request hot path (the /mcp session row):
+    def read_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> Row | None: ...
+    def write_one(self, sql: str, params: Sequence[Any] = (), user_id: str | None = None) -> int: ...
+    def close(self) -> None: ...
+
+
+@functools.lru_cache(maxsize=1024)
+def row_maker(names: tuple[str, ...]) -> Callable[[Sequence[Any]], Row]:
+    """A function making a row's values into a dict with these keys, built once per set of column
+    names: a dict display with constant keys costs a fraction of `dict(zip(names, values))`.
+    As with `dict(zip(...))`, a name that comes twice keeps its last value."""
+    items = ", ".join(f"{name!r}: v[{i}]" for i, name in enumerate(names))  # repr: always a plain literal
+    return eval(f"lambda v: {{{items}}}")  # noqa: S307 — the text is made here from column names only
