@@ -572,10 +572,12 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
     from what they left behind: items, comments, options, votes, participants, reads, audit lines."""
     (version,) = [v for v, name, _ in postgres_migrations() if name == "studio_people"]
     # Today's app reads a commitment's participant count from its item, holds the acting user's
-    # membership, records changes and writes whether a user is findable: those later migrations are
-    # applied beforehand too (none needs or touches studio_people).
+    # membership, records changes, writes whether a user is findable and now and then prunes the
+    # audit (every AUDIT_PRUNE_EVERY-th line of the process, so whether this test's lines include
+    # one depends on the tests before it): those later migrations are applied beforehand too (none
+    # needs or touches studio_people).
     needed = tuple(v for v, name, _ in postgres_migrations()
-                   if name in ("participant_count", "hold_membership", "changes", "findable"))
+                   if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds"))
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:
