@@ -87,7 +87,7 @@ def make_world(store: str, settings: Settings) -> World:
     if store == "postgres":
         import psycopg
 
-        from navmcp.pgstore import migrate
+        from navmcp.store.postgres import migrate
 
         dbname = settings.pg_prefix + "live"
         with psycopg.connect(settings.database_url, autocommit=True) as admin:
