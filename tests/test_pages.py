@@ -696,3 +696,20 @@ def test_a_mistyped_studio_handle_lists_your_studios(ws, world, make_user):
     with pytest.raises(NotFound) as e:
         ws.page(world["owner"], "/studios/teams-secret")
     assert "no studio of yours has that handle" in e.value.message and "Hidden" not in e.value.message
+
+
+def test_home_counts_stop_at_their_cap_and_say_more_than(ws, owner):
+    """Counting what awaits you stops at COUNT_CAP (the app shell counts on every page, so a backlog
+    must not make every page slower): past it, home says "more than" the cap, and at it, the number."""
+    from navmcp.pages.home import COUNT_CAP
+
+    ws.execute(owner, "/", "create_studio", {"handle": "busy", "name": "Busy"})
+    for n in range(COUNT_CAP):
+        ws.execute(owner, "/studios/busy", "create_decision", {"question": f"Q{n}", "options": ["a"]})
+    home = ws.page(owner, "/")
+    assert (home.data["awaiting_count"], home.data["counts_capped"]) == (COUNT_CAP, False)
+    assert f"## Awaiting your vote ({COUNT_CAP})" in home.markdown
+    ws.execute(owner, "/studios/busy", "create_decision", {"question": "One more", "options": ["a"]})
+    home = ws.page(owner, "/")
+    assert (home.data["awaiting_count"], home.data["counts_capped"]) == (COUNT_CAP, True)
+    assert f"## Awaiting your vote (more than {COUNT_CAP})" in home.markdown

@@ -30,7 +30,9 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
 # commitments you have not joined that have not reached critical mass, the fewest joins to go first
 # and then the newest. Home shows the first HOME_ROWS of each and their counts.
 HOME_ROWS = 5
-COUNT_CAP = 1000  # home counts each studio's list up to this many (then says "more than")
+# Home counts each studio's list up to this many (then says "more than"): counting stops at the
+# cap, so a page's cost does not grow with a backlog (the app shell counts on every page).
+COUNT_CAP = 100
 _OPEN = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
 _AWAITING_WHERE = (_OPEN + " AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)"
                    " AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)")
@@ -81,9 +83,9 @@ def view_home(req: Request) -> dict[str, Any]:
             near_mass.append({"id": row[0], "title": row[1], "critical_mass": row[2], "joined": row[3],
                               "created_at": row[4], "studio": handle})
         for key, where, kind in (("awaiting", _AWAITING_WHERE, "decision"), ("near", _NEAR_WHERE, "commitment")):
-            n = tx.scalar(_CAPPED_COUNT.format(where), (sid, kind, now_, uid, COUNT_CAP))
-            counts[key] += n
-            counts["capped"] = counts["capped"] or n >= COUNT_CAP
+            n = tx.scalar(_CAPPED_COUNT.format(where), (sid, kind, now_, uid, COUNT_CAP + 1))
+            counts[key] += min(n, COUNT_CAP)
+            counts["capped"] = counts["capped"] or n > COUNT_CAP
     return {
         "title": "Home",
         "breadcrumb": [HOME],

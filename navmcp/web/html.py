@@ -236,14 +236,13 @@ NO_SHELL = {"studios": [], "current": None, "search": None, "search_scope": ""}
 
 def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:
     """What the app shell shows around a page: your studios, the one you are in, what awaits you
-    (home's lists, counted: "20+" when a list is full) and where the search box searches."""
+    (home's counts: "100+" past its cap) and where the search box searches."""
     from navmcp.errors import NotFound
-    from navmcp.pages import PAGE_SIZE, route
+    from navmcp.pages import route
 
     data = home.data if home is not None else {}
     studios = data.get("studios", [])
     current = (page.data.get("studio") or {}).get("handle")
-    lists = [data.get("awaiting_votes", []), data.get("near_mass", [])]
     try:
         route("/search")
         search, scope = "/search", "everything"
@@ -252,7 +251,7 @@ def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:
         search = f"/studios/{handle}/search" if handle else None
         scope = next((s["name"] for s in studios if s["handle"] == handle), "")
     return {"studios": studios, "current": current, "search": search, "search_scope": scope,
-            **({"awaiting": sum(map(len, lists)), "awaiting_more": any(len(x) >= PAGE_SIZE for x in lists)}
+            **({"awaiting": data["awaiting_count"] + data["near_count"], "awaiting_more": data["counts_capped"]}
                if home is not None else {})}
 
 
