@@ -48,6 +48,7 @@ from navmcp.pages import route, split_url
 from navmcp.protocol import ParseError, decode
 from navmcp.render import inline, plain
 from navmcp.web import auth, html, live
+from navmcp.web.markdown import OwnHosts
 from navmcp.web.renderers import RENDERERS, render
 from navmcp.web.sse import EventStream
 from navmcp.workspace import action_info
@@ -249,7 +250,7 @@ def error_response(rendition: str, status: int, message: str, *, url: str | None
         if actions:
             body += "\nAvailable here: " + ", ".join(f"`{a}`" for a in actions) + ".\n"
         return text(status, body, RENDITIONS["markdown"], headers=headers)
-    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": message,
+    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": html.people_words(message),
                                          "available": actions})
     return text(status, page, RENDITIONS["html"], headers=[*headers, ("content-security-policy", HTML_CSP)])
 
@@ -774,7 +775,7 @@ class WebApp:
             if req.method not in ("GET", "HEAD"):
                 return error_response(rendition, 405, f"pages are read with GET; actions are POSTed to "
                                       f"{target.rstrip('/')}/actions/NAME", headers=[("allow", "GET, HEAD")])
-            return self.show(caller, url, rendition)
+            return self.show(caller, url, rendition, host=req.header("host"))
         if action == "":
             if req.method not in ("GET", "HEAD"):
                 return error_response("json", 405, "list actions with GET", headers=[("allow", "GET, HEAD")])
@@ -784,7 +785,7 @@ class WebApp:
         return await self.run_action(req, caller, url, action, rendition)
 
     def show(self, caller: Caller, url: str, rendition: str, *, error: NavError | None = None,
-             action: str | None = None, form: dict[str, list[str]] | None = None) -> Response:
+             action: str | None = None, form: dict[str, list[str]] | None = None, host: str | None = None) -> Response:
         try:
             page = self.app.workspace.page(caller.user, url, caller.client)
         except NavError as e:
@@ -802,9 +803,15 @@ class WebApp:
             home = None
         body = render("html", page, csrf=self.csrf(caller), alternates=alternates(page), flash=flash,
                       error=shown_error, submitted=form if error is not None else None,
-                      shell=html.shell_facts(page, home), people=self.people_to_add(caller, page))
+                      shell=html.shell_facts(page, home), people=self.people_to_add(caller, page),
+                      own_hosts=self.own_hosts(host))
         return text(error.status if error else 200, body, RENDITIONS["html"],
                     headers=[*headers, ("content-security-policy", HTML_CSP)])
+
+    def own_hosts(self, host: str | None) -> OwnHosts:
+        """This instance's hosts, for full URLs in people's text: the Host the page was asked for
+        (checked by `check_origin`) and the names it is served under by --allow-host, any port."""
+        return OwnHosts(frozenset({host.strip().lower()} if host else ()), self.allowed_hosts - frozenset(LOOPBACK_HOSTS))
 
     def people_to_add(self, caller: Caller, page: Page) -> list[dict[str, Any]]:
         """For the members page's "Add a person": the people you share another studio with who are
@@ -864,7 +871,7 @@ class WebApp:
             if answer == "json":
                 return error_response("json", e.status, e.message, url=e.url or url, actions=e.available)
             return self.show(caller, url, "html", error=e, action=name,
-                             form=await req.form() if is_form else None)
+                             form=await req.form() if is_form else None, host=req.header("host"))
         if answer == "json":
             return json_response(200, result.structured())
         if caller.session is not None:

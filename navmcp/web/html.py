@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
@@ -26,9 +27,12 @@ from navmcp import actions as action_table
 from navmcp.errors import ActionFailed
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, plain, spans, templates_dir, utc
-from navmcp.web.markdown import to_html
+from navmcp.web.markdown import NO_HOSTS, OwnHosts, to_html
 
 PAGE_TEMPLATE = "{}.html.j2"  # a page kind's HTML template (in templates/html/), from its templates' name
+# This instance's hosts while a page renders (`render_page`): the markdown filter links their full
+# URLs inside the app. A context variable, as the filter runs inside macros that see no page context.
+_OWN_HOSTS: ContextVar[OwnHosts] = ContextVar("own_hosts", default=NO_HOSTS)
 LONG_TEXT = 500  # strings allowed to be longer than this get a text area
 # Deadlines take a bare date (the end of that day, UTC): what a date input sends. Its hint for people.
 DATE_FIELDS = {"deadline": "It ends at the end of that day (UTC). Leave it empty for no deadline."}
@@ -50,7 +54,7 @@ def environment():
     env.filters["utc"] = utc
     env.filters["plain"] = plain
     env.filters["message"] = message_html
-    env.filters["md"] = to_html
+    env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get())
     env.filters["ago"] = ago
     env.filters["initials"] = initials
     env.filters["hue"] = hue
@@ -152,6 +156,7 @@ ACTION_LABELS = {
     "edit_note": "Edit", "pin": "Pin to the studio", "unpin": "Unpin", "add_option": "Add an option",
     "vote": "Save my vote", "close_decision": "Close voting", "join_commitment": "Join",
     "leave_commitment": "Leave", "close_commitment": "Close this commitment",
+    "make_findable": "Let studio admins add me", "make_unfindable": "Stop studio admins adding me",
 }
 DESTRUCTIVE = {
     "leave_studio": "You will no longer see this studio, its notes, decisions or commitments. "
@@ -190,9 +195,11 @@ def render(template: str, context: dict[str, Any]) -> str:
 
 def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str | None = None,
                 error: dict[str, Any] | None = None, submitted: dict[str, list[str]] | None = None,
-                shell: dict[str, Any] | None = None, people: list[dict[str, Any]] | None = None) -> str:
+                shell: dict[str, Any] | None = None, people: list[dict[str, Any]] | None = None,
+                own_hosts: OwnHosts = NO_HOSTS) -> str:
     """`submitted`: the form of the refused action (`error["action"]`), whose inputs are filled
-    from it again, so what the user typed is not lost. `shell`: the app shell's facts (`shell_facts`)."""
+    from it again, so what the user typed is not lost. `shell`: the app shell's facts (`shell_facts`).
+    `own_hosts`: this instance's hosts, whose full URLs in people's text link inside the app."""
     refused = (error or {}).get("action")
     forms = {}
     for a in page.actions:
@@ -209,9 +216,13 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
             forms[refused]["refused_message"] = error["message"]
     # the help pages' text is ours, written once in their markdown
     extra = {"help_html": help_html(page.markdown)} if page.template == "help" else {}
-    return render(PAGE_TEMPLATE.format(page.template), page.context(
-        **extra, forms=forms, csrf=csrf, alternates=alternates, flash=flash, error=error,
-        action_base=page.url.split("?", 1)[0].rstrip("/") or "", shell=shell or NO_SHELL))
+    hosts = _OWN_HOSTS.set(own_hosts)
+    try:
+        return render(PAGE_TEMPLATE.format(page.template), page.context(
+            **extra, forms=forms, csrf=csrf, alternates=alternates, flash=flash, error=error,
+            action_base=page.url.split("?", 1)[0].rstrip("/") or "", shell=shell or NO_SHELL))
+    finally:
+        _OWN_HOSTS.reset(hosts)
 
 
 _AVAILABLE = re.compile(r"\s*(?:Available here: [^\n]*|No actions are available here for you\.)\s*$")
@@ -222,13 +233,34 @@ def people_message(message: str, action: str | None, forms: dict[str, Any]) -> s
     are valid instead, the parameter list) and each field named by its label, not its key."""
     text = _AVAILABLE.sub("", message)
     if action:
+        text = re.sub(rf"^{re.escape(action)} failed: ", "", text)
         text = re.sub(rf"^invalid parameters for {re.escape(action)}: ", "", text)
         text = re.sub(rf"\.? ?Parameters of {re.escape(action)}: [^\n]*$", ".", text)
         text = re.sub(rf"^{re.escape(action)} is not available: ", "", text)
         labels = {f["name"]: f["label"] for f in forms.get(action, {}).get("fields", [])}
         text = _NAMED.sub(lambda m: labels.get(m.group(1).split(".")[0], m.group(1)), text)
-    text = text.strip()
+    text = people_words(text).strip()
     return text[:1].upper() + text[1:]
+
+
+def _action_names() -> frozenset[str]:
+    return frozenset(name for by_name in action_table.BY_PAGE.values() for name in by_name)
+
+
+# An action named in a message: in a code span (`vote`), or bare when it can't be a word (add_member).
+_ACTION_NAMED = re.compile(r"(?<!\\)`([a-z_]+)`|\b([a-z]+(?:_[a-z]+)+)\b")
+
+
+def people_words(message: str) -> str:
+    """A message for agents as people read it: each action it names by its button's label
+    ("Add a person"), not its name (`add_member`). The agents' renditions keep the names."""
+    names = _action_names()
+
+    def label(m: re.Match) -> str:
+        name = m.group(1) or m.group(2)
+        return f"“{action_label(name)}”" if name in names else m.group(0)
+
+    return _ACTION_NAMED.sub(label, message)
 
 
 NO_SHELL = {"studios": [], "current": None, "search": None, "search_scope": ""}

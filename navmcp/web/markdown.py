@@ -4,7 +4,9 @@ markdown-it-py (CommonMark) with raw HTML off: a `<script>` or an `onerror=` in 
 as text, never parsed as markup. Links go through the library's own check (no `javascript:`,
 `vbscript:`, `file:` or `data:` targets), URLs in running text are linkified, and a navmcp path in
 the text (`/studios/team/n/k3f9q2`) becomes a link inside the app. External links open with
-`rel="nofollow noopener noreferrer"`. Headings are pushed down two levels (a note's `#` is an
+`rel="nofollow noopener noreferrer"`. A full URL of this very instance (`http://HOST/studios/team/n/k3f9q2`,
+HOST being the host the page was asked for, or one it is served under by `--allow-host`) is a link
+inside the app too, written as its path. Headings are pushed down two levels (a note's `#` is an
 <h3>): the page's own headings stay the page's outline. Images are not fetched (they would let a
 writer see who reads): `![alt](url)` is shown as a link to the image.
 
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
+from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
@@ -62,12 +66,46 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
+class OwnHosts(NamedTuple):
+    """This instance's hosts: `exact`, Host header values as asked for ('127.0.0.1:8765'), whose URLs
+    must name that very host and port; `names`, host names it is served under at any port."""
+
+    exact: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+
+
+NO_HOSTS = OwnHosts()
+
+
+def in_app(href: str, hosts: OwnHosts) -> str | None:
+    """The path of `href` when it is a URL of this instance (see `OwnHosts`), else None."""
+    if hosts == NO_HOSTS or not href.lower().startswith(("http://", "https://")):
+        return None
+    try:
+        parts = urlsplit(href)
+        name = parts.hostname
+    except ValueError:
+        return None
+    if parts.username is not None or (parts.netloc.lower() not in hosts.exact and name not in hosts.names):
+        return None
+    path = parts.path or "/"
+    if not path.startswith("/") or path.startswith("//"):
+        return None
+    return path + (f"?{parts.query}" if parts.query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+
+
 def _link_app_paths(state) -> None:
-    """Text tokens outside links: each navmcp path in them becomes a link to it."""
+    """Text tokens outside links: each navmcp path in them becomes a link to it. Links to a full URL
+    of this instance become links to its path (and, when the link's text is that URL, so does the text)."""
     from markdown_it.token import Token
 
+    hosts = state.env.get("hosts") or NO_HOSTS
     for block in state.tokens:
-        if block.type != "inline" or not block.children or "/studios/" not in block.content:
+        if block.type != "inline" or not block.children:
+            continue
+        if hosts != NO_HOSTS:
+            _own_urls_to_paths(block.children, hosts)
+        if "/studios/" not in block.content:
             continue
         out, depth = [], 0
         for token in block.children:
@@ -91,6 +129,20 @@ def _link_app_paths(state) -> None:
         block.children = out
 
 
+def _own_urls_to_paths(children, hosts: OwnHosts) -> None:
+    for i, token in enumerate(children):
+        if token.type != "link_open":
+            continue
+        href = token.attrGet("href") or ""
+        path = in_app(href, hosts)
+        if path is None:
+            continue
+        token.attrSet("href", path)
+        text = children[i + 1] if i + 1 < len(children) else None
+        if text is not None and text.type == "text" and token.markup in ("linkify", "autolink"):
+            text.content = path
+
+
 def _text(Token, content: str):
     token = Token("text", "", 0)
     token.content = content
@@ -98,8 +150,9 @@ def _text(Token, content: str):
 
 
 @functools.lru_cache(maxsize=2048)
-def to_html(text: str) -> Markup:
-    """User-written markdown as safe HTML (see the module's docstring)."""
+def to_html(text: str, hosts: OwnHosts = NO_HOSTS) -> Markup:
+    """User-written markdown as safe HTML (see the module's docstring); `hosts`: this instance's,
+    whose full URLs are links inside the app."""
     if not text:
         return Markup("")
-    return Markup(_parser().render(text))
+    return Markup(_parser().render(text, {"hosts": hosts}))

@@ -76,13 +76,31 @@ def test_refused_form_shows_the_reason_on_the_page(browser, seeded):
     assert "Available here" not in seen.split("For agents")[0] and "vote is not available" not in seen
     unknown = browser.post("/studios/team/members/actions/add_member", data={"csrf_token": token, "handle": "nobody"})
     shown = re.search(r'<div class="alert refusal" role="alert"[^>]*>(.*?)</div>', unknown.text, re.S).group(1)
-    assert "<code>make_findable</code>" in shown and "`" not in shown  # code spans, not raw backticks
+    assert "“Let studio admins add me”" in shown and "make_findable" not in shown and "`" not in shown
     # bad params: 422 naming the field by its label, beside the form
     bad = browser.post("/studios/team/actions/create_commitment",
                        data={"csrf_token": token, "title": "x", "critical_mass": "lots"})
     assert bad.status_code == 422
     refusal = visible_text(re.search(r'<div class="alert refusal"[^>]*>(.*?)</div>', bad.text, re.S).group(1))
     assert refusal.startswith("Not done: People needed:") and "critical_mass" not in refusal, refusal
+
+
+def test_a_refusal_names_actions_by_their_labels_for_people_only(browser, api):
+    """People read the buttons' labels where a refusal names an action; agents keep the names."""
+    page = browser.get("/").text
+    assert browser.post("/actions/create_studio", data={"csrf_token": csrf_of(page), "handle": "solo",
+                                                         "name": "Solo"}).status_code == 303
+    refused = browser.post("/studios/solo/members/actions/leave_studio", data={"csrf_token": csrf_of(page)})
+    assert refused.status_code == 409, refused.status_code
+    shown = visible_text(re.search(r'<div class="alert refusal"[^>]*>(.*?)</div>', refused.text, re.S).group(1))
+    assert shown.startswith("Not done: You are the last member of this studio"), shown
+    assert "“Leave this studio” with confirm 'solo'" in shown and "add someone first (“Add a person”)" in shown
+    assert not re.search(r"\b(leave_studio|add_member)\b", shown), shown
+    agents = api.post("/studios/solo/members/actions/leave_studio", json={}).json()["message"]
+    assert "leave_studio with confirm 'solo'" in agents and "(add_member)" in agents
+    # an error page names no raw action either
+    missing = browser.post("/studios/solo/actions/close_decision", data={"csrf_token": csrf_of(page)})
+    assert missing.status_code == 404 and "close_decision" not in visible_text(missing.text).split("For agents")[0]
 
 
 def test_edit_form_starts_from_what_it_edits(seeded, browser, api):

@@ -50,6 +50,28 @@ def test_note_body_and_comment_render_as_markdown_and_stay_inert(seeded, browser
     assert "<b onclick" not in page
 
 
+def test_full_urls_of_this_instance_link_inside_the_app(seeded, app, owner, api):
+    """A note that names a page by its full URL on this instance (as an agent shares it) links in the
+    app as a bare path does; another host, another port or a user-info URL stays an external link."""
+    from navmcp.web import create_app
+    from webclient import sign_in
+
+    body = ("Open http://127.0.0.1/studios/team/members, [the note](http://127.0.0.1/studios/team?page=2#top), "
+            "<http://navmcp.example.com/help>, http://127.0.0.1:9/studios/team, http://evil.example/studios/team "
+            "and http://x@127.0.0.1/studios/team")
+    note = api.post("/studios/team/actions/create_note", json={"title": "Links", "body": body}).json()["url"]
+    browser = sign_in(create_app(app, allowed_hosts=("navmcp.example.com",)), app, owner["id"])
+    try:
+        shown = re.search(r'<div class="md body">(.*?)</div>', browser.get(note).text, re.S).group(1)
+    finally:
+        browser.close()
+    assert '<a href="/studios/team/members">/studios/team/members</a>' in shown
+    assert '<a href="/studios/team?page=2#top">the note</a>' in shown
+    assert '<a href="/help">/help</a>' in shown  # a name the instance is served under, any port
+    for foreign in ("http://127.0.0.1:9/studios/team", "http://evil.example/studios/team", "http://x@127.0.0.1/studios/team"):
+        assert f'<a href="{foreign}" rel="nofollow noopener noreferrer">' in shown, foreign
+
+
 def test_the_stylesheet_and_script_are_fingerprinted_and_cached_for_a_year(browser, anon):
     page = browser.get("/").text
     css, js = re.search(r'href="(/static/app\.[0-9a-f]{12}\.css)"', page).group(1), \
