@@ -67,8 +67,8 @@ def _rows(req: Request, hits: list[dict[str, Any]], query: search.Query, studios
         item = items[h["item_id"]]
         handle = studios[item["studio_id"]]
         found_in = search.TIERS[h["tier"]]
-        if found_in == "text":
-            snippet = search.snippet(item["body"], query)
+        if found_in in ("text", "title"):  # a title match shows its text too: the words in context
+            snippet = search.snippet(item["body"], query) or None
         elif found_in == "option":
             snippet = texts.get(h["option_id"], "")
         elif found_in == "comment":

@@ -124,3 +124,19 @@ def test_search_marks_the_matched_words(seeded, browser):
     assert "<q>&lt;mark&gt;script</q>" in hostile  # the query is text, its words marked in the results only
     titles = browser.get("/studios/team/search?q=script").text
     assert "&lt;<mark>script</mark>&gt;" in titles  # a title's "<script>", escaped around the mark
+
+
+
+def test_search_shows_a_snippet_of_the_items_own_text(seeded, browser, api):
+    """A match in an item's text shows the words around it, marked; a match in its title shows its
+    text too, with the words marked where they occur."""
+    filler = "Lorem ipsum dolor sit amet. " * 12
+    api.post("/studios/team/actions/create_note", json={
+        "title": "Quarterly review", "body": filler + "We picked the harbour warehouse for <b>the</b> offsite. " + filler})
+    api.post("/studios/team/actions/create_note", json={"title": "Warehouse keys", "body": "Ask Dana for the warehouse keys."})
+    page = browser.get("/studios/team/search?q=warehouse").text
+    rows = dict(re.findall(r'<li><div class="row"><span class="title"><a href="[^"]+">(.*?)</a></span>.*?'
+                           r'<p class="snippet">(.*?)</p></li>', page, re.S))
+    assert "harbour <mark>warehouse</mark> for &lt;b&gt;the&lt;/b&gt; offsite" in rows["Quarterly review"]
+    assert rows["Quarterly review"].startswith("…") and len(visible_text(rows["Quarterly review"])) < 200
+    assert rows["<mark>Warehouse</mark> keys"] == "Ask Dana for the <mark>warehouse</mark> keys."
