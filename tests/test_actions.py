@@ -4,6 +4,7 @@ role, and a page lists exactly the actions its executor accepts (the same rule d
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -521,8 +522,11 @@ def test_a_decision_closed_since_you_looked_refuses_the_vote(ws, people, decisio
 def test_deadline_must_be_in_the_future(ws, people):
     with pytest.raises(InvalidParams, match="'deadline'.*future"):
         act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "2001-01-01"})
-    with pytest.raises(InvalidParams, match="'deadline'.*ISO 8601"):
-        act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "next friday"})
+    with pytest.raises(InvalidParams, match="'deadline'.*or a day in words \\(today, tomorrow"):
+        act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "whenever"})
+    r = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "in 3 days"})  # navmcp.dates
+    day = (datetime.now(timezone.utc).date() + timedelta(days=3)).isoformat()
+    assert f"{day} 23:59 UTC" in ws.page(people["owner"], r.url).markdown
     r = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "2099-06-01T12:00:00+02:00"})
     assert "2099-06-01 10:00 UTC" in ws.page(people["owner"], r.url).markdown
     for bare in ("2099-06-01", "20990601", "2099-W23-1"):  # a date without a time: the end of that day

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
 from navmcp.clock import stamp
+from navmcp.dates import EXAMPLES, date_from_phrase
 from navmcp.render import DIRECTION_CONTROLS, quoted
 from navmcp.text import handle_text, look_alike_key, normalized
 
@@ -43,12 +44,17 @@ def _is_date(value: str) -> bool:
 
 
 def _deadline(value: object) -> str:
-    """An ISO date or date-time in the future, stored as UTC text."""
+    """An ISO date or date-time in the future, or a plain phrase for a day (navmcp.dates), stored as
+    UTC text."""
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)
         except ValueError:
-            raise ValueError("must be an ISO 8601 date or date-time, e.g. 2026-12-01 or 2026-12-01T17:00:00Z") from None
+            day = date_from_phrase(value, datetime.now(timezone.utc).date())
+            if day is None:
+                raise ValueError(f"must be a date (2026-12-01), a date and time (2026-12-01T17:00:00Z) or a day in "
+                                 f"words ({EXAMPLES})") from None
+            value, moment = day.isoformat(), datetime(day.year, day.month, day.day)
     elif isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
@@ -99,4 +105,6 @@ UserHandle = Annotated[Handle, BeforeValidator(lambda v: v[1:] if isinstance(v, 
                        WithJsonSchema({"type": "string", "pattern": "^@?[a-z0-9][a-z0-9-]{0,31}$"})]
 Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
 Tags = Annotated[list[Tag], Field(max_length=10, description="lowercase tags, e.g. [\"planning\", \"q4\"]")]
-Deadline = Annotated[str, BeforeValidator(_deadline), Field(description="ISO 8601 date or date-time in the future (UTC if no zone)")]
+Deadline = Annotated[str, BeforeValidator(_deadline), Field(description=(
+    "ISO 8601 date or date-time in the future (UTC if no zone), or a day in words, counted in UTC: "
+    f"{EXAMPLES}. A date alone means the end of that day."))]

@@ -35,7 +35,23 @@ PAGE_TEMPLATE = "{}.html.j2"  # a page kind's HTML template (in templates/html/)
 _OWN_HOSTS: ContextVar[OwnHosts] = ContextVar("own_hosts", default=NO_HOSTS)
 LONG_TEXT = 500  # strings allowed to be longer than this get a text area
 # Deadlines take a bare date (the end of that day, UTC): what a date input sends. Its hint for people.
-DATE_FIELDS = {"deadline": "It ends at the end of that day (UTC). Leave it empty for no deadline."}
+# A second input beside the date picker takes the day in words ("next friday": navmcp.dates, read
+# by the params model itself); the form sends both under one name and the words win (`_date_and_words`).
+DATE_FIELDS = {"deadline": "Pick a date, or write it in words: tomorrow, next friday, in 3 days, end of month. "
+                           "It ends at the end of that day (UTC). Leave it empty for no deadline."}
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _date_and_words(values: list[str]) -> tuple[str, str]:
+    """A date field's submitted values as (the picked date, the words typed beside it)."""
+    picked = words = ""
+    for value in values:
+        value = value.strip()
+        if _ISO_DAY.fullmatch(value):
+            picked = value
+        elif value:
+            words = value
+    return picked, words
 
 
 @functools.cache
@@ -386,7 +402,7 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
                                  "default": prop.get("default")}
         kind = prop.get("type")
         if name in DATE_FIELDS:
-            field.update(kind="date", description=DATE_FIELDS[name],
+            field.update(kind="date", description=DATE_FIELDS[name], words="",
                          min=datetime.now(timezone.utc).date().isoformat())  # today ends in the future
         elif "enum" in prop:
             field.update(kind="select", choices=prop["enum"])
@@ -451,6 +467,8 @@ def _refill(field: dict[str, Any], submitted: dict[str, list[str]]) -> None:
             field["default"] = values[0]
     elif kind == "lines":
         field["value"] = "\n".join(v.replace("\r\n", "\n") for v in values)
+    elif kind == "date":
+        field["value"], field["words"] = _date_and_words(values)
     else:
         field["value"] = _typed(kind, values)
 
@@ -537,6 +555,10 @@ def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str
                     continue
                 if lines or (edit and name in form):
                     params[name] = lines
+        elif name in DATE_FIELDS:
+            picked, words = _date_and_words(values)
+            if words or picked:
+                params[name] = words or picked
         elif value.strip() == "":
             continue
         elif kind == "integer":

@@ -103,6 +103,36 @@ def test_a_refusal_names_actions_by_their_labels_for_people_only(browser, api):
     assert missing.status_code == 404 and "close_decision" not in visible_text(missing.text).split("For agents")[0]
 
 
+def test_a_deadline_is_picked_or_written_in_words(browser, api):
+    """The deadline's date picker has a text input beside it for a day in words (navmcp.dates); the
+    words win when both are given; words it can't read are refused beside the field, in people's words."""
+    from datetime import datetime, timedelta, timezone
+
+    api.post("/actions/create_studio", json={"handle": "dates", "name": "Dates"})
+    page = browser.get("/studios/dates").text
+    form = form_of(page, "create_decision")
+    assert re.search(r'<input type="date" id="create_decision-deadline" name="deadline"', form)
+    assert re.search(r'<label class="or" for="create_decision-deadline-words">or in words</label>\s*'
+                     r'<input type="text" id="create_decision-deadline-words" name="deadline"', form)
+    today = datetime.now(timezone.utc).date()
+    for picked, words, day in (("", "in 3 days", today + timedelta(days=3)),
+                               ((today + timedelta(days=9)).isoformat(), "", today + timedelta(days=9)),
+                               ((today + timedelta(days=9)).isoformat(), "tomorrow", today + timedelta(days=1))):
+        reply = browser.post("/studios/dates/actions/create_decision", data={
+            "csrf_token": csrf_of(page), "question": f"When {words or picked}?", "deadline": [picked, words]})
+        assert reply.status_code == 303, reply.text
+        assert f"{day.isoformat()} 23:59 UTC" in api.get(reply.headers["location"] + ".md").text
+    refused = browser.post("/studios/dates/actions/create_decision", data={
+        "csrf_token": csrf_of(page), "question": "When?", "deadline": ["", "whenever suits"]})
+    assert refused.status_code == 422
+    form = form_of(refused.text, "create_decision")
+    shown = visible_text(re.search(r'<div class="alert refusal"[^>]*>(.*?)</div>', form, re.S).group(1))
+    assert shown.startswith("Not done: Deadline: ") and "or a day in words (today, tomorrow" in shown, shown
+    assert "deadline" not in shown and "create_decision" not in shown and "Value error" not in shown, shown
+    assert re.search(r'<input type="text" id="create_decision-deadline-words" name="deadline" value="whenever suits"'
+                     r'[^>]*aria-invalid="true"', form)
+
+
 def test_edit_form_starts_from_what_it_edits(seeded, browser, api):
     page = browser.get(seeded["note"]).text
     edit = form_of(page, "edit_note")
@@ -206,7 +236,7 @@ def test_quoted_titles_read_plainly_in_html(browser, seeded, api):
     assert "an option titled `a_b [x](http://evil.example)` already exists" in js
     page = browser.get(seeded["decision"]).text
     shown = browser.post(seeded["decision"] + "/actions/add_option", data={"csrf_token": csrf_of(page), "title": title})
-    assert f"an option titled {title} already exists" in visible_text(shown.text)
+    assert f"Not done: An option titled {title} already exists" in visible_text(shown.text)
 
 
 def test_editing_the_title_leaves_a_crlf_body_as_it_was(seeded, browser, api):

@@ -1,0 +1,45 @@
+"""navmcp.dates: plain phrases for a deadline's day, read the same for people's forms and agents' calls."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from navmcp.actions import BY_PAGE
+from navmcp.dates import EXAMPLES, date_from_phrase
+
+THURSDAY = date(2026, 11, 26)
+
+
+@pytest.mark.parametrize("phrase, day", [
+    ("today", "2026-11-26"), ("Tonight", "2026-11-26"), ("tomorrow", "2026-11-27"),
+    ("friday", "2026-11-27"), ("on Friday", "2026-11-27"), ("next friday", "2026-11-27"), ("thu", "2026-11-26"),
+    ("this thursday", "2026-11-26"), ("next thursday", "2026-12-03"), ("next  Monday", "2026-11-30"),
+    ("in 3 days", "2026-11-29"), ("in a day", "2026-11-27"), ("in two weeks", "2026-12-10"),
+    ("in 1 month", "2026-12-26"), ("in a year", "2027-11-26"), ("next week", "2026-12-03"),
+    ("next month", "2026-12-26"), ("end of week", "2026-11-29"), ("end of next week", "2026-12-06"),
+    ("end of month", "2026-11-30"), ("the end of the month", "2026-11-30"), ("end of next month", "2026-12-31"),
+    ("end of year", "2026-12-31"), ("1 december", "2026-12-01"), ("Dec 1st", "2026-12-01"),
+    ("3 march", "2027-03-03"), ("29 feb", "2028-02-29"),
+])
+def test_phrases_name_their_day(phrase, day):
+    assert date_from_phrase(phrase, THURSDAY) == date.fromisoformat(day)
+
+
+def test_months_ahead_keep_the_day_or_take_the_months_last():
+    assert date_from_phrase("in a month", date(2026, 1, 31)) == date(2026, 2, 28)
+    assert date_from_phrase("end of next month", date(2026, 12, 5)) == date(2027, 1, 31)
+
+
+@pytest.mark.parametrize("phrase", ["", "soon", "next fortnight", "friday week", "in many days", "feb 30",
+                                    "in 99999 days", "in 1000 years", "32 december", "2026-13-01"])
+def test_anything_else_names_no_day(phrase):
+    assert date_from_phrase(phrase, THURSDAY) is None
+
+
+def test_the_agents_schema_says_phrases_are_read():
+    """The params schema stays truthful: what the form accepts, the agents are told."""
+    schema = BY_PAGE["studio"]["create_decision"].input_schema
+    deadline = schema["properties"]["deadline"]
+    assert EXAMPLES in str(deadline) and "ISO 8601" in str(deadline)
