@@ -8,7 +8,7 @@ escaped unless a template says otherwise, and none of them does for user text. A
 generated from its parameter JSON schema (`form_fields`), and a submitted form is turned back into
 the action's params (`params_from_form`) with the same schema, so a new action needs no HTML work:
 strings become text inputs or text areas, integers number inputs, booleans checkboxes, enums
-selects, lists of strings one-per-line text areas, and a vote's ballots one row per option of the
+selects, lists of strings one-per-line text areas (chips, with app.js), and a vote's ballots one row per option of the
 decision (accept / prefer checkboxes).
 """
 
@@ -75,6 +75,7 @@ def environment():
     env.filters["initials"] = initials
     env.filters["hue"] = hue
     env.filters["marked"] = marked
+    env.filters["unmarked"] = unmarked
     env.globals["asset"] = asset_url
     return env
 
@@ -147,6 +148,16 @@ def marked(text: str, query: str) -> Markup:
         pos = m.end()
     out.append(escape(text[pos:]))
     return Markup("").join(out)
+
+
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
+_MD_MARKS = re.compile(r"\*\*|__|~~|`+|(?:(?<=\s)|^)(?:#{1,6}|[-*+]|>)\s")
+
+
+def unmarked(text: str) -> str:
+    """A snippet of markdown as plain words for a list of results: links as their text, and emphasis,
+    code ticks, heading and list marks taken off (the item's page renders the markdown)."""
+    return " ".join(_MD_MARKS.sub(lambda m: " " if m.group(0).endswith(" ") else "", _MD_LINK.sub(r"\1", text)).split())
 
 
 def initials(name: str | None, handle: str = "") -> str:

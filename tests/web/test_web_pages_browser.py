@@ -320,3 +320,62 @@ def test_axe_finds_no_serious_or_critical_fault_on_any_page(world, chromium):
         anon.context.close()
         page.context.close()
     assert not faults, "\n".join(f"{page}: {fault}" for page, found in faults.items() for fault in found)
+
+
+def test_tags_and_options_are_chips_that_send_what_the_text_area_sent(world, chromium):
+    """With JavaScript a list of words is chips: typed, Enter (or a comma, where a comma can't be part
+    of one) makes a chip, its Remove button (reached with Backspace) takes it away; the form sends
+    the same params as the text area it hides. The deadline takes words beside its date picker."""
+    from datetime import datetime, timedelta, timezone
+
+    server, urls = world
+    page = signed_in(chromium, server, 390, bypass_csp=True)
+    page.goto(server.base + urls["studio"])
+    page.get_by_role("button", name="New decision").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Question").fill("Lunch where?")
+    options = dialog.get_by_role("textbox", name=re.compile("^Options"))
+    for title in ("Pizza, with cheese", "Sushi", "Tacos"):
+        options.fill(title)
+        options.press("Enter")  # Enter makes a chip, and does not send the form
+    assert dialog.is_visible()
+    chips = dialog.locator('ul[aria-label="Options"] .entry-text')
+    assert chips.all_inner_texts() == ["Pizza, with cheese", "Sushi", "Tacos"]
+    dialog.get_by_role("button", name="Remove Sushi").click()
+    assert chips.all_inner_texts() == ["Pizza, with cheese", "Tacos"]
+    tags = dialog.get_by_role("textbox", name=re.compile("^Tags"))
+    tags.press_sequentially("food,lunch,q4,")
+    assert dialog.locator('ul[aria-label="Tags"] .entry-text').all_inner_texts() == ["food", "lunch", "q4"]
+    assert dialog.locator("#create_decision-tags-hint").inner_text().endswith("; Enter or a comma after each")
+    tags.press("Backspace")  # from an empty input: to the last chip's Remove button, and Enter removes it
+    assert dialog.get_by_role("button", name="Remove q4").evaluate("e => e === document.activeElement")
+    page.keyboard.press("Enter")
+    assert dialog.locator('ul[aria-label="Tags"] .entry-text').all_inner_texts() == ["food", "lunch"]
+    assert tags.evaluate("e => e === document.activeElement")
+    tags.press_sequentially("ops")  # typed, not yet a chip: sent too
+    assert dialog.locator("textarea[name=tags]").input_value() == "food\nlunch\nops"
+    assert not dialog.locator("textarea[name=tags]").is_visible()
+    dialog.get_by_label("or in words").fill("next friday")
+    check_layout(page, "chips", 390)
+    dialog.screenshot(path=str(ARTIFACTS / "chips-390.png"))
+    page.add_script_tag(content=axe_script() or "window.axe = null")
+    found = page.evaluate("""async () => window.axe ? (await axe.run(document)).violations
+        .filter(v => v.impact === "serious" || v.impact === "critical").map(v => v.id + ": " + v.help) : []""")
+    assert not found, found
+    with page.expect_navigation():
+        dialog.get_by_role("button", name="New decision").click()
+    md = httpx.get(page.url + ".md", headers={"Authorization": f"Bearer {server.token()}"}).text
+    assert "Pizza, with cheese" in md and "Tacos" in md and "Sushi" not in md, md
+    assert all(f"#{tag}" in md for tag in ("food", "lunch", "ops")) and "#q4" not in md, md
+    today = datetime.now(timezone.utc).date()
+    friday = today + timedelta(days=(4 - today.weekday()) % 7 or 7)
+    assert f"{friday.isoformat()} 23:59 UTC" in md, md
+    page.context.close()
+    # without JavaScript: the text area, one per line
+    context = chromium.new_context(viewport={"width": 390, "height": 900}, java_script_enabled=False)
+    plain = context.new_page()
+    plain.goto(navmcp(server, "login-link", server.owner_handle(), "--base-url", server.base) + "&next=/studios/team")
+    plain.get_by_role("button", name=re.compile("^Sign in as")).click()
+    plain.wait_for_url(server.base + "/studios/team")
+    assert plain.locator("textarea[data-chips][name=tags]").count() >= 1 and plain.locator(".chipbox").count() == 0
+    context.close()

@@ -133,7 +133,8 @@ def test_search_shows_a_snippet_of_the_items_own_text(seeded, browser, api):
     filler = "Lorem ipsum dolor sit amet. " * 12
     api.post("/studios/team/actions/create_note", json={
         "title": "Quarterly review", "body": filler + "We picked the harbour warehouse for <b>the</b> offsite. " + filler})
-    api.post("/studios/team/actions/create_note", json={"title": "Warehouse keys", "body": "Ask Dana for the warehouse keys."})
+    api.post("/studios/team/actions/create_note", json={"title": "Warehouse keys",
+                                                         "body": "Ask **Dana** for the [warehouse](/x) `keys`."})
     page = browser.get("/studios/team/search?q=warehouse").text
     rows = dict(re.findall(r'<li><div class="row"><span class="title"><a href="[^"]+">(.*?)</a></span>.*?'
                            r'<p class="snippet">(.*?)</p></li>', page, re.S))

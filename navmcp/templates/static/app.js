@@ -15,6 +15,112 @@
   });
 })();
 
+// Lists of words (tags, options) as chips. Without JavaScript they are a text area, one per line;
+// here the text area is hidden and kept as what the form sends (one per line, so the params are
+// the same), and a text input beside the chips adds one on Enter (or on a comma, where a comma can't
+// be part of one), each chip with its own Remove button. Focus, labels and hints move to the input.
+(function () {
+  "use strict";
+
+  function chips(area) {
+    if (area.dataset.chipsReady) return;
+    area.dataset.chipsReady = "1";
+    var commas = area.dataset.chips === "commas";
+    var label = document.querySelector('label[for="' + area.id + '"]');
+    var name = label ? label.textContent.replace(/\s*\(optional\)\s*$/, "").trim() : area.name;
+    var box = document.createElement("div");
+    box.className = "chipbox";
+    var list = document.createElement("ul");
+    list.className = "entries";
+    list.setAttribute("aria-label", name);
+    var input = document.createElement("input");
+    input.type = "text";
+    input.autocomplete = "off";
+    input.placeholder = commas ? "Type, then Enter or a comma" : "Type, then Enter";
+    ["aria-describedby", "aria-invalid", "maxlength"].forEach(function (a) {
+      if (area.hasAttribute(a)) input.setAttribute(a, area.getAttribute(a));
+    });
+    var hint = document.getElementById(area.id + "-hint");
+    if (hint) hint.textContent = hint.textContent.replace(/one per line( or separated by commas)?$/,
+      commas ? "Enter or a comma after each" : "Enter after each");
+    var status = document.createElement("span");
+    status.className = "visually-hidden";
+    status.setAttribute("role", "status");
+    input.id = area.id;
+    area.id = area.id + "-lines";
+    area.hidden = true;
+    box.appendChild(list);
+    box.appendChild(input);
+    area.parentNode.insertBefore(box, area);
+    area.parentNode.insertBefore(status, area.nextSibling);
+
+    function values() {
+      return Array.prototype.map.call(list.querySelectorAll(".entry-text"), function (s) { return s.textContent; });
+    }
+    function sync() {
+      var all = values(), typed = input.value.trim();
+      if (typed) all.push(typed);
+      area.value = all.join("\n");
+    }
+    function add(text) {
+      text = text.trim();
+      if (!text || values().indexOf(text) >= 0) return false;
+      var li = document.createElement("li");
+      li.className = "entry";
+      var span = document.createElement("span");
+      span.className = "entry-text";
+      span.textContent = text;
+      var remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "remove";
+      remove.setAttribute("aria-label", "Remove " + text);
+      remove.textContent = "×";
+      remove.addEventListener("click", function () {
+        var next = li.nextElementSibling && li.nextElementSibling.querySelector("button");
+        li.remove();
+        sync();
+        status.textContent = "Removed " + text;
+        (next || input).focus();
+      });
+      li.appendChild(span);
+      li.appendChild(remove);
+      list.appendChild(li);
+      return true;
+    }
+    area.value.split(/\r?\n/).forEach(function (line) {
+      (commas ? line.split(",") : [line]).forEach(add);
+    });
+    input.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" || (commas && event.key === ",")) {
+        event.preventDefault();
+        var typed = input.value;
+        if (add(typed)) status.textContent = "Added " + typed.trim();
+        input.value = "";
+        sync();
+      } else if (event.key === "Backspace" && !input.value) {
+        var last = list.lastElementChild;
+        if (last) last.querySelector("button").focus();
+      }
+    });
+    input.addEventListener("input", function () {
+      if (commas && input.value.indexOf(",") >= 0) {  // pasted "a, b": each becomes a chip
+        var parts = input.value.split(",");
+        input.value = parts.pop();
+        parts.forEach(add);
+      }
+      sync();
+    });
+    box.addEventListener("click", function (event) { if (event.target === box || event.target === list) input.focus(); });
+    sync();
+  }
+
+  function enhance(root) {
+    Array.prototype.forEach.call(root.querySelectorAll("textarea[data-chips]"), chips);
+  }
+  enhance(document);
+  document.addEventListener("navmcp:replaced", function (event) { enhance(event.target); });
+})();
+
 // Live pages: an open page follows its facts. The page's own URL, asked for as an event stream,
 // says "changed" when they change (another person, an agent); the page is fetched again and each
 // part of it that holds nothing the person is working on (typing, a ticked box, an open dialog,
@@ -79,6 +185,7 @@
         } else {
           kept++;
         }
+        main.dispatchEvent(new CustomEvent("navmcp:replaced", { bubbles: true }));
         say(kept ? "Updated just now — reload to see the rest once you are done here" : "Updated just now");
       })
       .catch(function () { /* the next change tries again */ })
