@@ -197,6 +197,9 @@
 
   var source = new EventSource(here);
   source.addEventListener("changed", refresh);
+  // A form sent from this page leaves it: the change it makes must not refresh the page on its way
+  // out, which would take the one-time message meant for the page the form lands on.
+  document.addEventListener("submit", function (event) { if (!event.defaultPrevented) source.close(); });
   source.addEventListener("gone", function (event) {
     source.close();
     say(JSON.parse(event.data));
