@@ -172,6 +172,12 @@
         if (!fresh) return;
         var mark = document.getElementById("live-mark");
         if (mark) mark.remove();
+        // the one-time message this page came with ("✓ Vote recorded") stays: the page fetched
+        // again has none, as it was shown here
+        var flash = main.querySelector(":scope > .alert.flash");
+        if (flash && !fresh.querySelector(":scope > .alert.flash")) {
+          fresh.insertBefore(flash.cloneNode(true), fresh.children[Array.prototype.indexOf.call(main.children, flash)] || null);
+        }
         var old = Array.prototype.slice.call(main.children), parts = Array.prototype.slice.call(fresh.children);
         var kept = 0;
         if (old.length === parts.length) {
