@@ -2,10 +2,13 @@
 place; the messages are written for the agent and teach the next step.
 
 Faults of an action carry the page's `url` and the actions that *are* `available` there, so every
-refusal can say what to do instead.
+refusal can say what to do instead; a refusal of its parameters names each one it refuses and why
+(`fields`), which a form reads to mark its inputs and a JSON answer carries as data.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 def echo(text: object, limit: int = 80) -> str:
@@ -15,16 +18,30 @@ def echo(text: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
 
 
+@dataclass(frozen=True)
+class FieldError:
+    """One parameter a refusal names: `field`, its path in the parameters ('title',
+    'votes.0.option'), and `problem`, what is wrong with it, in words."""
+
+    field: str
+    problem: str
+
+    def public(self) -> dict[str, str]:
+        return {"field": self.field, "problem": self.problem}
+
+
 class NavError(Exception):
     """Base of every fault a user can cause. `status` is the HTTP status the web app answers."""
 
     status = 400
 
-    def __init__(self, message: str, *, url: str | None = None, available: list[str] | None = None):
+    def __init__(self, message: str, *, url: str | None = None, available: list[str] | None = None,
+                 fields: tuple[FieldError, ...] = ()):
         super().__init__(message)
         self.message = message
         self.url = url
         self.available = available or []
+        self.fields = fields
 
 
 class NotFound(NavError):
@@ -56,8 +73,9 @@ class ActionFailed(NavError):
     status = 409
 
 
-class InvalidParams(NavError):
-    """Action parameters that fail their model; the message names the field and allowed values."""
+class InvalidActionParams(NavError):
+    """Action parameters that fail their model or their handler's checks; the message names each
+    field and what is allowed, and `fields` says the same as data."""
 
     status = 422
 

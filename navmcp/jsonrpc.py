@@ -38,6 +38,12 @@ class InternalError(JsonRpcError):
     code, default = -32603, "Internal error"
 
 
+class SessionNotFound(JsonRpcError):
+    """Streamable HTTP: the Mcp-Session-Id names no live session of this user (HTTP 404)."""
+
+    code, default = -32001, "Session not found"
+
+
 class BatchBudgetSpent(JsonRpcError):
     code, default = -32000, "Server error: the batch's time budget was spent before this request"
 

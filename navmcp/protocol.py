@@ -1,8 +1,9 @@
 """The MCP protocol core: JSON-RPC 2.0 and both eras of MCP, sans-IO.
 
 `Connection.receive(value)` takes one decoded JSON value and returns the JSON value to send back,
-or None when nothing is owed (a notification, or a batch of them). `Connection.receive_bytes`
-adds decoding and encoding for transports that move framed bytes (stdio lines, HTTP bodies).
+or None when nothing is owed (a notification, or a batch of them); HTTP (`navmcp.web.mcp_http`)
+calls it with the body it decoded and the request's headers. `Connection.receive_bytes` adds
+decoding and encoding for a transport that moves framed bytes (stdio's lines).
 No sockets, no stdin, nothing heavy imported: the same core serves stdio and HTTP, and the cold
 start stays small because the workspace is only loaded by the first tool call.
 
@@ -77,9 +78,10 @@ NO_REPLY = object()  # a request answered later, or never (a subscription the cl
 
 
 class ToolHost(Protocol):
-    """What the protocol needs from the application: the static tool list and a way to call one,
-    the pages as resources, the prompts and completion. Methods raise `JsonRpcError`s for the
-    protocol faults they find (an unknown resource is `InvalidParams` with `data.uri`)."""
+    """What the protocol needs from the application (`navmcp.tools.Session` is it): the static
+    tool list and a way to call one, the pages as resources and their watching, the prompts and
+    completion. Methods raise `navmcp.jsonrpc` faults for the protocol faults they find (an
+    unknown resource is `InvalidParams` with `data.uri`)."""
 
     def tool_definitions(self) -> list[dict[str, Any]]: ...
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
@@ -94,6 +96,10 @@ class ToolHost(Protocol):
         """Who the client says it is: once per legacy session, with every modern request."""
     def group(self) -> AbstractContextManager[Any]:
         """A context in which the calls share one unit of work (see `Connection.group`)."""
+    def watch(self, uri: Any, notify: Callable[[Any], None], end: Callable[[str], None]) -> Any:
+        """Watch the page a resource URI names (`navmcp.subscriptions`): `notify` on each change,
+        `end` when it can no longer be watched. A handle for `unwatch` (None: nothing to watch)."""
+    def unwatch(self, handle: Any) -> None: ...
 
 
 def negotiate(requested: Any) -> str:
@@ -249,19 +255,25 @@ class Connection:
     client info, initialized or not. Over HTTP a legacy session is rebuilt from its stored record
     per request, and a modern request gets a connection of its own (`era=MODERN`)."""
 
-    def __init__(self, host: ToolHost, *, name: str, version: str, instructions: str, era: str | None = None):
+    def __init__(self, host: ToolHost, *, name: str, version: str, instructions: str, era: str | None = None,
+                 resume: tuple[str, dict[str, Any]] | None = None,
+                 outbound: Callable[[dict[str, Any]], None] | None = None, watchable: bool = False):
+        """`era`: fixed up front (HTTP), else by the first request. `resume`: a legacy session
+        initialized before, as (protocol version, client info): it is served as after its
+        `initialize`. `outbound`: how a transport that can send between replies (stdio, an HTTP
+        listen stream) sends a message; then pages can be watched, and their notifications are
+        handed to it from the change feed's thread. `watchable`: the transport serves watching
+        (an HTTP request that could be a listen), though this connection has no `outbound`."""
         self.host = host
         self.server_info = {"name": name, "title": "navmcp", "version": version}
         self._server_meta = _preencoded({META_SERVER: self.server_info})  # every modern result's `_meta`
         self.instructions = instructions
         self.era = era  # None until the first request fixes it
-        self.protocol_version: str | None = None
-        self.client_info: dict[str, Any] = {}
-        self.initialized = False  # set by the initialize request; the notification only confirms
-        # Set by a transport that can send messages between replies (stdio): then pages can be
-        # watched, and their notifications are handed to it from the change feed's thread.
-        self.outbound: Callable[[dict[str, Any]], None] | None = None
-        self.watchable = False  # set by a transport that streams what `outbound` sends (an HTTP listen)
+        self.protocol_version: str | None = resume[0] if resume else None
+        self.client_info: dict[str, Any] = resume[1] if resume else {}
+        self.initialized = resume is not None  # set by the initialize request; the notification only confirms
+        self.outbound = outbound
+        self.watchable = watchable
         self._subscriptions: Any = None
         self._request_id: Any = None  # the id of the request being handled (a subscription is named by it)
 

@@ -23,7 +23,7 @@ from navmcp.jsonrpc import InvalidParams
 
 if TYPE_CHECKING:
     from navmcp.app import App
-    from navmcp.workspace import Page
+    from navmcp.page import Page
 
 
 class Reader(Protocol):

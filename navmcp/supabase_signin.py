@@ -7,9 +7,9 @@ steps, so any web process can serve either step:
 1. `send_code(email)` — Supabase emails a 6-digit code (creating the Supabase user if new);
 2. `verify_code(email, code)` — returns the user's Supabase access token.
 
-The web app then keeps that access token (e.g. in an HttpOnly cookie) and treats it like any
-bearer token: `App.authenticate(token)` verifies it (navmcp/supabase_auth.py) and creates the
-navmcp user on first sight. Wiring it into `navmcp web` is left to the web branch (see README).
+`navmcp web` offers it at `/login/email` and `/login/code` (`navmcp.web.signin`): the access
+token is verified once, like any token (`App.authenticate`, navmcp/supabase_auth.py, which creates
+the navmcp user on first sight), and is not kept: the person gets a cookie session of navmcp's own.
 """
 
 from __future__ import annotations

@@ -147,12 +147,19 @@ def client_label(name: Any) -> str:
 class Session:
     """One MCP session: who it acts as, which client it is, where it is (implements `ToolHost`)."""
 
-    def __init__(self, app: "App", token: str | None, state: NavigationState | None = None):
+    def __init__(self, app: "App", token: str | None, state: NavigationState | None = None, *,
+                 user: Any = None, client: str = "unknown", granted_client: str | None = None,
+                 protocol_version: str | None = None):
+        """`user`: the token's user when the transport verified it already (HTTP, once per
+        request): calls act as it without checking the token again. `client`, `protocol_version`:
+        a stored session's, resumed. `granted_client`: an OAuth grant's app name, which the audit
+        names whatever the client calls itself."""
         self.app = app
         self.token = token
-        self.client = "unknown"
-        self.granted_client: str | None = None  # an OAuth grant's app name: the audit's, whatever the client says
-        self.protocol_version: str | None = None
+        self.verified_user = user
+        self.client = granted_client or client
+        self.granted_client = granted_client
+        self.protocol_version = protocol_version
         self.state = state or NavigationState()
 
     # ToolHost
@@ -175,11 +182,7 @@ class Session:
         if problem:
             return tool_error(problem)
         try:
-            if self.app.rate_limiter is None:
-                user = self.app.principal(self.token)  # the user's row is read by the call's transaction
-            else:  # the limiter counts and audits per user, before any work
-                user = self.app.authenticate(self.token)
-                ratelimit.enforce(self.app.rate_limiter, self.app.store, self.token, user, self.client, name, arguments)
+            user = self._acting_user(name, arguments)
             if name == "navigate":
                 return self._navigate(user, arguments["url"])
             return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"))
@@ -189,7 +192,10 @@ class Session:
             return tool_error(f"execute_action: {e}")
         except NavError as e:
             if name == "execute_action" and e.url is not None:
-                return tool_error(e.message, {"ok": False, "message": e.message, "url": e.url, "actions": e.available})
+                structured = {"ok": False, "message": e.message, "url": e.url, "actions": e.available}
+                if e.fields:  # the parameters refused, as data (the message names them too)
+                    structured["fields"] = [f.public() for f in e.fields]
+                return tool_error(e.message, structured)
             return tool_error(e.message)
 
     # Resources, prompts and completion read pages as `navigate` does, as the same user, moving nothing.
@@ -200,15 +206,22 @@ class Session:
         from navmcp.protocol import InvalidRequest
 
         try:
-            if self.app.rate_limiter is None:
-                return self.app.principal(self.token)
-            user = self.app.authenticate(self.token)
-            ratelimit.enforce(self.app.rate_limiter, self.app.store, self.token, user, self.client, "read", {})
-            return user
+            return self._acting_user("read", {})
         except AuthError as e:
             raise InvalidRequest(f"authentication failed: {e.message}") from None
         except NavError as e:  # rate limited
             raise InvalidRequest(e.message) from None
+
+    def _acting_user(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Who a call acts as: the user verified by the transport, else the token's. Without a rate
+        limit, the token's principal (the call's own transaction reads the user's row); with one,
+        the user, counted and audited before any work (`ratelimit.enforce`)."""
+        limiter = self.app.rate_limiter
+        if limiter is None:
+            return self.verified_user if self.verified_user is not None else self.app.principal(self.token)
+        user = self.verified_user if self.verified_user is not None else self.app.authenticate(self.token)
+        ratelimit.enforce(limiter, self.app.store, self.token, user, self.client, tool, arguments)
+        return user
 
     def user_id(self) -> str:
         user = self.user()

@@ -20,7 +20,7 @@ from typing import Any
 from navmcp import actions as action_table
 from navmcp import changes
 from navmcp.clock import now
-from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidParams, NavError
+from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidActionParams, NavError
 from navmcp.identity import Principal
 from navmcp.page import ActionInfo, Page
 from navmcp.pages import PageSpec, Request, make_request
@@ -100,9 +100,9 @@ class Workspace:
                 parsed = action.parse(params, req, valid)
                 try:
                     outcome = action.run(req, parsed)
-                except (ActionFailed, InvalidParams) as e:  # the handler knows the reason, not the page
+                except (ActionFailed, InvalidActionParams) as e:  # the handler knows the reason, not the page
                     raise type(e)(f"{name} failed: {e.message.rstrip('.')}. {action_table.valid_here(valid)}",
-                                  url=req.url, available=valid) from None
+                                  url=req.url, available=valid, fields=e.fields) from None
                 studio_id = req.studio["id"] if req.studio else changes.studio_of(tx, outcome.url)
                 changes.record(tx, user_id, studio_id,
                                req.item["id"] if req.item else changes.item_of(outcome.url))
@@ -133,7 +133,7 @@ class Workspace:
         return [a.name for a in action_table.available(spec.name, req)]
 
     def _audit_refusal(self, user_id, client, studio_id, url, name, params, error: NavError, started) -> None:
-        kind = {ActionUnavailable: "refused", InvalidParams: "invalid params", ActionFailed: "failed"}.get(
+        kind = {ActionUnavailable: "refused", InvalidActionParams: "invalid params", ActionFailed: "failed"}.get(
             type(error), "error")
         try:
             with self.store.write(user_id=user_id) as tx:

@@ -11,7 +11,7 @@ import pytest
 from nav_helpers import role_listed
 
 from navmcp import actions as action_table
-from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NotFound
+from navmcp.errors import ActionFailed, ActionUnavailable, FieldError, InvalidActionParams, NotFound
 from navmcp.identity import user_by_id
 
 STUDIO = "/studios/team"
@@ -40,7 +40,7 @@ def accepted(ws, user, url) -> set[str]:
     for name in ALL_ACTIONS:
         try:
             ws.execute(user, url, name, PROBE)
-        except InvalidParams:
+        except InvalidActionParams:
             found.add(name)  # the rules let it through; only the (deliberately bad) params failed
         except ActionUnavailable:
             pass
@@ -134,14 +134,14 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
 
 def test_validation_speaks_in_words(ws, people):
     owner = people["owner"]
-    with pytest.raises(InvalidParams) as e:
+    with pytest.raises(InvalidActionParams) as e:
         act(ws, owner, STUDIO, "create_commitment", {"title": "T", "critical_mass": "three"})
     assert "'critical_mass': must be a whole number, e.g. 3" in e.value.message
     assert "unable to parse" not in e.value.message
-    with pytest.raises(InvalidParams) as e:
+    with pytest.raises(InvalidActionParams) as e:
         act(ws, owner, "/", "create_studio", {"handle": "Bad Handle!", "name": "X"})
     assert "'handle': must be lowercase letters, digits and '-'" in e.value.message and "^[" not in e.value.message
-    with pytest.raises(InvalidParams, match="'title': must not be empty"):
+    with pytest.raises(InvalidActionParams, match="'title': must not be empty"):
         act(ws, owner, STUDIO, "create_note", {"title": " ", "body": "b"})
 
 
@@ -187,14 +187,34 @@ def test_create_studio_returns_its_url_and_refuses_a_taken_handle(ws, people):
     ({"handle": "ok", "name": "x", "colour": "red"}, "colour"),
 ])
 def test_parameter_errors_name_the_field(ws, people, params, field):
-    with pytest.raises(InvalidParams) as e:
+    with pytest.raises(InvalidActionParams) as e:
         act(ws, people["owner"], "/", "create_studio", params)
     assert f"'{field}'" in e.value.message
     assert "Parameters of create_studio: handle, name, description?." in e.value.message
 
 
+def test_a_refusal_of_parameters_names_each_field_as_data(ws, people):
+    """Which parameter, and what is wrong with it, as data: from the params model and from the
+    handler alike (forms mark their inputs by it, JSON and tool results carry it)."""
+    with pytest.raises(InvalidActionParams) as e:
+        act(ws, people["owner"], "/", "create_studio", {"handle": "Bad Handle", "colour": "red"})
+    assert {f.field for f in e.value.fields} == {"handle", "name", "colour"}
+    assert FieldError("name", "is required") in e.value.fields
+    with pytest.raises(InvalidActionParams) as e:
+        act(ws, people["owner"], f"{STUDIO}/members", "add_member", {"handle": "nobody"})
+    assert e.value.fields == (FieldError("handle", "no such person you can add"),)
+    d = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "options": ["a", "b"]}).url
+    with pytest.raises(InvalidActionParams) as e:
+        act(ws, people["bob"], d, "vote", {"votes": [{"option": "a"}, {"option": "zzz"}]})
+    assert e.value.fields == (FieldError("votes.1.option", "no such option"),)
+    assert "'votes.1.option'" in e.value.message  # the message still names it for the agent
+    with pytest.raises(ActionUnavailable) as refused:  # a refusal that is no parameter's names none
+        act(ws, people["bob"], f"{STUDIO}/members", "add_member", {"handle": "eve"})
+    assert refused.value.fields == ()
+
+
 def test_allowed_values_are_named(ws, people):
-    with pytest.raises(InvalidParams) as e:
+    with pytest.raises(InvalidActionParams) as e:
         act(ws, people["owner"], f"{STUDIO}/members", "add_member", {"handle": "bob", "role": "owner"})
     assert "'role'" in e.value.message and "'member'" in e.value.message and "'admin'" in e.value.message
 
@@ -215,11 +235,11 @@ def test_members_add_change_remove(ws, people):
     with pytest.raises(NotFound):
         ws.page(people["bob"], STUDIO)
     # a handle that names nobody here is a bad parameter (422), and the refusal says what is valid
-    with pytest.raises(InvalidParams) as e:
+    with pytest.raises(InvalidActionParams) as e:
         act(ws, owner, members, "remove_member", {"handle": "bob"})
     assert e.value.message == ("remove_member failed: 'handle': @bob is not a member of this studio. "
                                "Available here: add_member, remove_member, leave_studio.")
-    with pytest.raises(InvalidParams, match=r"^add_member failed: 'handle': no such person you can add: @nobody\. .*Available here: "):
+    with pytest.raises(InvalidActionParams, match=r"^add_member failed: 'handle': no such person you can add: @nobody\. .*Available here: "):
         act(ws, owner, members, "add_member", {"handle": "nobody"})
 
 
@@ -253,7 +273,7 @@ def test_note_lifecycle(ws, people):
     assert r.url not in ws.page(owner, f"{STUDIO}/search?q=draft").markdown
     with pytest.raises(ActionUnavailable, match="only the author"):
         act(ws, owner, r.url, "edit_note", {"title": "Mine now"})
-    with pytest.raises(InvalidParams, match="at least one of title, body, tags"):
+    with pytest.raises(InvalidActionParams, match="at least one of title, body, tags"):
         act(ws, bob, r.url, "edit_note", {})
     # an edit to what is there already changes nothing, its Updated time included; a real one says what
     updated = ws.page(bob, r.url).data["item"]["updated_at"]
@@ -284,7 +304,7 @@ def test_comments_on_every_kind(ws, people):
         r = act(ws, people["carol"], url, "add_comment", {"body": "  nice one  "})
         assert r.url == url
         assert "## Comments (1)" in ws.page(owner, url).markdown and "nice one" in ws.page(owner, url).markdown
-    with pytest.raises(InvalidParams, match="'body'"):
+    with pytest.raises(InvalidActionParams, match="'body'"):
         act(ws, owner, urls[0], "add_comment", {"body": "   "})
 
 
@@ -315,9 +335,9 @@ def test_tags_on_notes_decisions_commitments(ws, people):
             act(ws, owner, STUDIO, "create_commitment", {"title": "C", "critical_mass": 1, "tags": ["x"]}).url]
     md = ws.page(owner, f"{STUDIO}/tags/x").markdown
     assert all(u in md for u in urls)
-    with pytest.raises(InvalidParams, match="'tags"):
+    with pytest.raises(InvalidActionParams, match="'tags"):
         act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b", "tags": ["Not A Tag"]})
-    with pytest.raises(InvalidParams, match="'tags'"):
+    with pytest.raises(InvalidActionParams, match="'tags'"):
         act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b", "tags": [f"t{i}" for i in range(11)]})
 
 
@@ -391,7 +411,7 @@ def test_an_option_is_named_by_the_number_or_the_title_the_page_shows(ws, people
 
 
 def test_vote_with_unknown_option_lists_the_options(ws, people, decision):
-    with pytest.raises(InvalidParams) as e:  # a parameter naming nothing: 422, and which one it is
+    with pytest.raises(InvalidActionParams) as e:  # a parameter naming nothing: 422, and which one it is
         act(ws, people["bob"], decision, "vote", {"votes": [{"option": "Berlin"}, {"option": "lisbon"}]})  # titles are exact
     assert e.value.message.startswith("vote failed: 'votes.1.option': no option 'lisbon'. Name one by its number,"
                                       " its title or its id. Options: 1. 'Lisbon' (id ")
@@ -409,7 +429,7 @@ def test_vote_with_unknown_option_lists_the_options(ws, people, decision):
                                            ({"votes": [{"option": "Lisbon"}, {"option": "Lisbon", "accept": False}]},
                                             "votes.1.option")])
 def test_vote_parameter_errors(ws, people, decision, params, field):
-    with pytest.raises(InvalidParams) as e:
+    with pytest.raises(InvalidActionParams) as e:
         act(ws, people["bob"], decision, "vote", params)
     assert f"'{field}'" in e.value.message
 
@@ -454,9 +474,9 @@ def test_replies_quote_user_text_inertly(ws, people, decision):
                                           ("a \u2066b", "text-direction controls"),
                                           ("\u200b", "a visible character"), ("\u200b \u2060", "a visible character")])
 def test_titles_refuse_direction_controls_and_invisible_text(ws, people, decision, title, reason):
-    with pytest.raises(InvalidParams, match=reason):
+    with pytest.raises(InvalidActionParams, match=reason):
         act(ws, people["bob"], STUDIO, "create_note", {"title": title, "body": "b"})
-    with pytest.raises(InvalidParams, match=reason):
+    with pytest.raises(InvalidActionParams, match=reason):
         act(ws, people["bob"], decision, "add_option", {"title": title})
     # text that only looks unusual is fine: a zero-width joiner in an emoji, right-to-left script
     assert act(ws, people["bob"], decision, "add_option", {"title": "👩\u200d💻 שלום"}).message
@@ -476,7 +496,7 @@ def test_add_option_refuses_a_duplicate(ws, people, decision):
     act(ws, people["bob"], decision, "add_option", {"title": "Paris"})
     with pytest.raises(ActionFailed, match="already exists"):
         act(ws, people["carol"], decision, "add_option", {"title": "Paris"})
-    with pytest.raises(InvalidParams, match="'options': options must be distinct"):
+    with pytest.raises(InvalidActionParams, match="'options': options must be distinct"):
         act(ws, people["bob"], STUDIO, "create_decision", {"question": "Q", "options": ["a", "a"]})
 
 
@@ -520,9 +540,9 @@ def test_a_decision_closed_since_you_looked_refuses_the_vote(ws, people, decisio
 
 
 def test_deadline_must_be_in_the_future(ws, people):
-    with pytest.raises(InvalidParams, match="'deadline'.*future"):
+    with pytest.raises(InvalidActionParams, match="'deadline'.*future"):
         act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "2001-01-01"})
-    with pytest.raises(InvalidParams, match="'deadline'.*or a day in words \\(today, tomorrow"):
+    with pytest.raises(InvalidActionParams, match="'deadline'.*or a day in words \\(today, tomorrow"):
         act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "whenever"})
     r = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "in 3 days"})  # navmcp.dates
     day = (datetime.now(timezone.utc).date() + timedelta(days=3)).isoformat()
@@ -604,7 +624,7 @@ def test_an_admin_may_close_a_commitment_whose_creator_left(ws, people, app):
                                            ({"title": "C", "critical_mass": 3, "limit": 2},
                                             "'limit': must be at least critical_mass")])
 def test_commitment_parameter_errors(ws, people, params, field):
-    with pytest.raises(InvalidParams, match=field):
+    with pytest.raises(InvalidActionParams, match=field):
         act(ws, people["owner"], STUDIO, "create_commitment", params)
 
 
@@ -642,6 +662,10 @@ def test_refused_tool_result_teaches(app, people):
     assert r["isError"] is True
     assert r["structuredContent"] == {"ok": False, "message": r["content"][0]["text"], "url": d, "actions": ["add_comment"]}
     assert "vote is not available" in r["content"][0]["text"]
+    bad = session.call_tool("execute_action", {"url": STUDIO, "action": "create_note", "params": {"title": ""}})
+    assert bad["isError"] is True
+    assert bad["structuredContent"]["fields"] == [{"field": "title", "problem": "must not be empty"},
+                                                  {"field": "body", "problem": "is required"}]
 
 
 def test_an_admin_can_leave_a_studio(ws, people):
@@ -666,6 +690,6 @@ def test_null_optional_params_count_as_omitted(app, owner):
     ws.execute(owner, "/", "create_studio", {"handle": "nulls", "name": "Nulls", "description": None})
     made = ws.execute(owner, "/studios/nulls", "create_note", {"title": "T", "body": "B", "tags": None})
     assert made.ok and "/studios/nulls/n/" in made.url
-    with pytest.raises(InvalidParams) as refused:
+    with pytest.raises(InvalidActionParams) as refused:
         ws.execute(owner, "/studios/nulls", "create_note", {"title": None, "body": "B"})
     assert "'title' is required" in refused.value.message

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from adversarial import figures, fuzz, world
 from adversarial.http import HEADERS, INIT, Http, HttpDriver, WebProcess, open_session
 from navmcp.web import create_app
-from navmcp.web.app import MAX_BODY
+from navmcp.web.request import MAX_BODY
 
 FUZZ = settings(max_examples=figures.pick(120, 4000), deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
@@ -386,7 +386,7 @@ def test_regression_internal_error_on_mcp_is_json_rpc(adv_world, tmp_path, monke
 
         # The token was verified before: the session is read with its user, before the body is.
         check(asyncio.run(post(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')), None)
-        web._verified.clear()  # now the session is read after the body: the reply carries the id
+        web.site.tokens.forget()  # now the session is read after the body: the reply carries the id
         check(asyncio.run(post(b'{"jsonrpc":"2.0","id":"p-2","method":"ping"}')), "p-2")
         check(asyncio.run(post(json.dumps({**INIT, "id": 3}).encode(), with_session=False)), 3)  # the new session's row
     finally:

@@ -105,7 +105,7 @@ def test_bad_token_flood_is_answered_429_per_ip_and_genuine_tokens_still_pass(ad
     w = world.copy(adv_world, tmp_path / "home")
     app = w.app()  # per-token limits off; only the bad-token limit
     web = create_app(app)
-    web.limits.bad_tokens = parse("5/60s")
+    web.site.limits.bad_tokens = parse("5/60s")
     attacker = Http(web)  # httpx's ASGITransport reports client 127.0.0.1
     other = httpx.AsyncClient(transport=httpx.ASGITransport(app=web, client=("10.0.0.9", 1234)),
                               base_url="http://127.0.0.1")
@@ -148,7 +148,7 @@ def test_limits_are_off_by_default(adv_world, tmp_path):
     web = create_app(app)
     http = Http(web)
     try:
-        assert app.rate_limiter is None and web.limits.bad_tokens is None
+        assert app.rate_limiter is None and web.site.limits.bad_tokens is None
         for n in range(150):
             assert http.request("GET", "/studios/adv.md", headers=_bearer(w.tokens["member"])).status_code == 200
             assert http.request("GET", "/", headers=_bearer(f"bad{n}")).status_code == 401

@@ -11,7 +11,7 @@ import pytest
 
 from navmcp.app import App
 from navmcp.changes import Watcher, interest, record
-from navmcp.errors import InvalidParams
+from navmcp.errors import InvalidActionParams
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_a_refused_action_announces_nothing(any_app, team, watching):
     ws, alice, bob, carol, decision = team
     events = watching(bob, decision)
     time.sleep(0.2)
-    with pytest.raises(InvalidParams):
+    with pytest.raises(InvalidActionParams):
         ws.execute(alice, decision, "vote", {"votes": [{"option": "Nope", "accept": True}]})
     with pytest.raises(queue.Empty):
         events.get(timeout=0.5)

@@ -4,7 +4,7 @@ The bound: while heavy clients run, `/healthz` and another user's navigate answe
 BOUND seconds, on SQLite and on PostgreSQL. What makes it hold:
 
 - costly requests (a batch, a search) are served in threads of their own, with their own SQLite
-  connection (navmcp.web.app `_route`): the event loop and the hosted store's worker threads stay
+  connection (navmcp.web.workers): the event loop and the hosted store's worker threads stay
   free, however many such requests arrive;
 - a batch has a time budget (`protocol.BATCH_SECONDS`): the requests not begun by then are answered
   -32000 without running;

@@ -13,13 +13,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "navmcp"
 
-# Cycles not yet taken apart, each with the change that removes it. This list must end empty.
-ALLOWED: set[frozenset[str]] = {
-    # the web app's split by concept (issue 25, fp-web)
-    frozenset({"navmcp.oauth.endpoints", "navmcp.web.app", "navmcp.web.limits", "navmcp.web.mcp_http"}),
-}
-
-
 def modules(package: Path = PACKAGE) -> dict[str, Path]:
     found = {}
     for path in package.rglob("*.py"):
@@ -103,14 +96,8 @@ def describe(graph: dict[str, dict[str, int]], component: list[str]) -> str:
 
 def test_no_module_imports_its_importers():
     graph = import_graph()
-    new = [c for c in cycles(graph) if frozenset(c) not in ALLOWED]
-    assert not new, "\n\n".join(describe(graph, c) for c in new)
-
-
-def test_the_allowed_cycles_still_exist():
-    """An allowed cycle that is gone leaves the list: it must not come back unnoticed."""
-    found = {frozenset(c) for c in cycles(import_graph())}
-    assert not ALLOWED - found, f"remove from ALLOWED (no longer a cycle): {sorted(map(sorted, ALLOWED - found))}"
+    found = cycles(graph)
+    assert not found, "\n\n".join(describe(graph, c) for c in found)
 
 
 def test_the_graph_sees_every_kind_of_import(tmp_path):

@@ -280,7 +280,7 @@ def test_sqlite_stays_on_the_event_loop(app, owner):
             return (await c.get("/whoami.md")).status_code
 
     assert asyncio.run(get()) == 200
-    assert web._offload is False and web._executor is None
+    assert web.workers.offload is False and web.workers.executor is None
 
 
 def test_the_member_picker_suggests_only_people_you_share_a_studio_with(world, pg_database):

@@ -18,7 +18,7 @@ from navmcp import actions as action_table
 from navmcp import sessions
 from navmcp.app import App
 from navmcp.domain import CYCLES, cycle_window
-from navmcp.errors import ActionFailed, ActionUnavailable, InvalidParams, NotFound
+from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams, NotFound
 from navmcp.identity import mint_token
 from navmcp.pages import ROUTES
 from navmcp.pages.home import HELP_TOPICS
@@ -120,7 +120,7 @@ def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
     ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"})
     with pytest.raises(NotFound):
         ws.page(carol, "/studios/team")
-    with pytest.raises(InvalidParams, match="no such person you can add: @nobody"):
+    with pytest.raises(InvalidActionParams, match="no such person you can add: @nobody"):
         ws.execute(alice, "/studios/team/members", "add_member", {"handle": "nobody"})
     with pytest.raises(ActionFailed, match="at least one admin"):
         ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "alice"})
@@ -227,7 +227,7 @@ def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_
     members = ws.page(alice, "/studios/team/members").markdown
     assert "@bob" not in members and "@carol" not in members
     # adding a deleted account back is refused as adding nobody is (test_only_a_findable_person_can_be_added)
-    with pytest.raises(InvalidParams, match="no such person you can add: @bob"):
+    with pytest.raises(InvalidActionParams, match="no such person you can add: @bob"):
         ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
 
 
@@ -248,7 +248,7 @@ def test_only_a_findable_person_can_be_added_and_every_refusal_reads_the_same(an
         delete_user(tx, "erin")
     refusals = {}
     for handle in ("dana", "erin", "nobody"):  # not findable, deleted, nobody's
-        with pytest.raises(InvalidParams) as refused:
+        with pytest.raises(InvalidActionParams) as refused:
             ws.execute(alice, members, "add_member", {"handle": handle})
         refusals[handle] = refused.value.message.replace(handle, "HANDLE")
     assert len(set(refusals.values())) == 1, refusals
@@ -274,7 +274,7 @@ def test_only_a_findable_person_can_be_added_and_every_refusal_reads_the_same(an
     ws.execute(alice, members, "add_member", {"handle": "dana", "role": "admin"})
     assert _roles(ws.page(alice, members))["dana"] == "admin"
     ws.execute(alice, members, "remove_member", {"handle": "dana"})
-    with pytest.raises(InvalidParams, match="no such person you can add: @dana"):
+    with pytest.raises(InvalidActionParams, match="no such person you can add: @dana"):
         ws.execute(alice, members, "add_member", {"handle": "dana"})
 
 
@@ -479,7 +479,7 @@ def test_what_a_page_lists_executes_after_its_creators_role_changes(any_app, new
             executed = "ran"
         except ActionUnavailable:
             executed = "refused as unavailable"
-        except (ActionFailed, InvalidParams) as e:
+        except (ActionFailed, InvalidActionParams) as e:
             executed = f"failed: {e.message}"
         if listed != (executed == "ran"):
             disagreements.append(f"{who} on {url.split('/')[3]}: {action} {'listed' if listed else 'not listed'},"

@@ -66,7 +66,7 @@ def test_a_supabase_user_is_not_findable_until_they_choose_and_never_named_by_th
     """A Supabase user without a name was shown by their e-mail address, to anyone who added them
     to a studio by a guessable handle. Signing in makes nobody findable; their name is never their
     address (nor an address they typed as their name)."""
-    from navmcp.errors import InvalidParams
+    from navmcp.errors import InvalidActionParams
     from navmcp.identity import Principal, add_user
 
     ws = supabase_app.workspace
@@ -74,7 +74,7 @@ def test_a_supabase_user_is_not_findable_until_they_choose_and_never_named_by_th
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     lin = supabase_app.authenticate(supabase_token(SECRET, email="lin.chen@example.com"))
     assert (lin["handle"], lin["name"], lin["findable"]) == ("lin-chen", "lin-chen", 0)
-    with pytest.raises(InvalidParams, match="no such person you can add: @lin-chen"):
+    with pytest.raises(InvalidActionParams, match="no such person you can add: @lin-chen"):
         ws.execute(alice, "/studios/team/members", "add_member", {"handle": "lin-chen"})
     ws.execute(Principal(lin["id"]), "/whoami", "make_findable", None)
     ws.execute(alice, "/studios/team/members", "add_member", {"handle": "lin-chen"})

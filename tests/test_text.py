@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from navmcp.errors import ActionFailed, InvalidParams
+from navmcp.errors import ActionFailed, InvalidActionParams
 from navmcp.text import look_alike_key, normalized
 
 SPOOFS_OF_PIZZA = ["Pi\u200bzza", "Pizza\u00ad", "\ufeffPizza", "Piz\u2060za", "Pi\u200dzza", "\u0420izz\u0430",
@@ -39,7 +39,7 @@ def test_options_that_look_alike_are_not_distinct_on_both_stores(any_app, new_us
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     for spoof in SPOOFS_OF_PIZZA:
-        with pytest.raises(InvalidParams, match="'options': options must be distinct"):
+        with pytest.raises(InvalidActionParams, match="'options': options must be distinct"):
             ws.execute(alice, "/studios/team", "create_decision", {"question": "Lunch?", "options": ["Pizza", spoof]})
     decision = ws.execute(alice, "/studios/team", "create_decision",
                           {"question": "Lunch?", "options": ["Pizza", "Pizza Hut", "Sushi"]}).url
@@ -59,7 +59,7 @@ def test_titles_names_and_handles_are_read_as_they_look_on_both_stores(any_app, 
     note = ws.execute(alice, "/studios/team", "create_note", {"title": "Stand\u00adup\u200b", "body": "b"}).url
     page = ws.page(alice, note)
     assert page.title == "Standup" and "[Team](/studios/team)" in page.markdown
-    with pytest.raises(InvalidParams, match="must contain a visible character"):
+    with pytest.raises(InvalidActionParams, match="must contain a visible character"):
         ws.execute(alice, "/studios/team", "create_note", {"title": "\u200b\u00ad\ufeff", "body": "b"})
     ws.execute(alice, "/studios/team/members", "add_member", {"handle": "@\uff42\uff4f\uff42"})  # fullwidth bob
     assert "@bob" in ws.page(alice, "/studios/team/members").markdown

@@ -15,7 +15,7 @@ skip_pydantic_plugin_discovery()  # before the first model is built (see navmcp/
 
 from pydantic import BaseModel, ConfigDict, ValidationError  # noqa: E402
 
-from navmcp.errors import InvalidParams, echo  # noqa: E402
+from navmcp.errors import FieldError, InvalidActionParams, echo  # noqa: E402
 from navmcp.pages import Request  # noqa: E402
 
 Rule = Callable[[Request], "str | None"]
@@ -74,27 +74,30 @@ class Action:
         given = {k: v for k, v in (raw or {}).items() if v is not None}
         nul = _nul_in(given)
         if nul is not None:
-            raise InvalidParams(f"invalid parameters for {self.name}: {nul} must not contain NUL (U+0000)",
-                                url=req.url, available=available)
+            shown = "a parameter name" if nul == "" else f"'{nul}'"
+            raise InvalidActionParams(f"invalid parameters for {self.name}: {shown} must not contain NUL (U+0000)",
+                                      url=req.url, available=available,
+                                      fields=(FieldError(nul or "params", "must not contain NUL (U+0000)"),))
         try:
             return self.params.model_validate(given)
         except ValidationError as e:
-            raise InvalidParams(describe_validation(self, e), url=req.url, available=available) from None
+            message, fields = describe_validation(self, e)
+            raise InvalidActionParams(message, url=req.url, available=available, fields=fields) from None
 
 
 def _nul_in(value: Any, where: str = "", depth: int = 0) -> str | None:
-    """Where a NUL is in parameters (a name, or a text), else None. Refused before the models run,
+    """Where a NUL is in parameters: the path of a text holding one, "" for a parameter name, else None. Refused before the models run,
     for every action alike: PostgreSQL refuses NUL in any text, and a refusal quoting an unknown
     option or parameter name would carry it into the audit log. No parameter nests deeper than a
     few levels: deeper values are left to the model, which refuses their shape."""
     if type(value) is str:
-        return f"'{where}'" if "\x00" in value else None
+        return where if "\x00" in value else None
     if depth > 8:
         return None
     if isinstance(value, dict):
         for key, item in value.items():
             if type(key) is str and "\x00" in key:
-                return "a parameter name"
+                return ""  # a parameter name
             found = _nul_in(item, f"{where}.{key}" if where else str(key), depth + 1)
             if found:
                 return found
@@ -106,20 +109,26 @@ def _nul_in(value: Any, where: str = "", depth: int = 0) -> str | None:
     return None
 
 
-def describe_validation(action: Action, error: ValidationError) -> str:
-    """Pydantic's errors as one teaching sentence per field, with the parameters that exist."""
+def describe_validation(action: Action, error: ValidationError) -> tuple[str, tuple[FieldError, ...]]:
+    """Pydantic's errors as one teaching sentence per field, with the parameters that exist; and
+    the same as `FieldError`s."""
     fields = action.input_schema.get("properties", {})
-    lines = []
+    lines, refused = [], []
     for err in error.errors(include_url=False):
         loc = echo(".".join(str(p) for p in err["loc"]) or "params")
         if err["type"] == "extra_forbidden":
             lines.append(f"unknown parameter '{loc}'")
+            refused.append(FieldError(loc, "is no parameter of " + action.name))
         elif err["type"] == "missing":
             lines.append(f"'{loc}' is required")
+            refused.append(FieldError(loc, "is required"))
         else:
-            lines.append(f"'{loc}': {_in_words(err)}")
+            problem = _in_words(err)
+            lines.append(f"'{loc}': {problem}")
+            refused.append(FieldError(loc, problem))
     names = ", ".join(f"{n}{'' if n in action.input_schema.get('required', []) else '?'}" for n in fields) or "none"
-    return f"invalid parameters for {action.name}: " + "; ".join(lines) + f". Parameters of {action.name}: {names}."
+    message = f"invalid parameters for {action.name}: " + "; ".join(lines) + f". Parameters of {action.name}: {names}."
+    return message, tuple(refused)
 
 
 # Pydantic's error types in words a person or a model acts on (no regex, no parser's jargon).

@@ -12,7 +12,7 @@ from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import OptionRef, Title
 from navmcp.clock import now
-from navmcp.errors import InvalidParams
+from navmcp.errors import FieldError, InvalidActionParams
 from navmcp.pages import Request
 from navmcp.render import inline, quoted
 from navmcp.store import Row
@@ -90,10 +90,12 @@ def vote(req: Request, p: Vote) -> Outcome:
         option = find_option(options, ballot.option)
         if option is None:
             names = "; ".join(f"{n}. {quoted(o['title'])} (id {o['id']})" for n, o in enumerate(options, 1))
-            raise InvalidParams(f"'votes.{i}.option': no option {quoted(ballot.option)}. Name one by its number,"
-                                f" its title or its id. Options: {names}")
+            raise InvalidActionParams(f"'votes.{i}.option': no option {quoted(ballot.option)}. Name one by its "
+                                      f"number, its title or its id. Options: {names}",
+                                      fields=(FieldError(f"votes.{i}.option", "no such option"),))
         if option["id"] in chosen:  # one ballot, one say per option: not the last of two, silently
-            raise InvalidParams(f"'votes.{i}.option': {quoted(option['title'])} is named twice; name each option once")
+            raise InvalidActionParams(f"'votes.{i}.option': {quoted(option['title'])} is named twice; name each "
+                                      "option once", fields=(FieldError(f"votes.{i}.option", "named twice"),))
         chosen[option["id"]] = (option, ballot)
     decision_id, uid, stamp = req.item["id"], req.user["id"], now()
     # Your votes as read in this transaction, which holds the item (see _resolve_item): a ballot

@@ -11,7 +11,7 @@ from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
 from navmcp.clock import now
-from navmcp.errors import ActionFailed, InvalidParams
+from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
 from navmcp.identity import new_id, user_by_handle
 from navmcp.pages import Request
 from navmcp.render import quoted
@@ -53,8 +53,9 @@ def add_member(req: Request, p: AddMember) -> Outcome:
     # deleted account's, or someone's who did not choose to be found, the answer is the same: it
     # must not tell which (docs/privacy.md).
     if user is None or (before is None and not user["findable"]):
-        raise InvalidParams(f"'handle': no such person you can add: @{p.handle}. People are added by a handle they "
-                            f"made findable (`make_findable`, on their /whoami page): ask them for it")
+        raise InvalidActionParams(f"'handle': no such person you can add: @{p.handle}. People are added by a handle "
+                                  f"they made findable (`make_findable`, on their /whoami page): ask them for it",
+                                  fields=(FieldError("handle", "no such person you can add"),))
     role = p.role or before or "member"  # "add carol" makes sure she is in; it never demotes her
     named = "an admin" if role == "admin" else "a member"
     if before == role:
@@ -81,7 +82,8 @@ def remove_member(req: Request, p: RemoveMember) -> Outcome:
     user = req.tx.one("SELECT u.id, m.role FROM memberships m JOIN users u ON u.id = m.user_id"
                       " WHERE m.studio_id = ? AND u.handle = ?", (req.studio["id"], p.handle))
     if user is None:
-        raise InvalidParams(f"'handle': @{p.handle} is not a member of this studio")
+        raise InvalidActionParams(f"'handle': @{p.handle} is not a member of this studio",
+                                  fields=(FieldError("handle", "is not a member of this studio"),))
     if user["role"] == "admin":
         _keep_an_admin(req, losing=user["id"])
     req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?", (req.studio["id"], user["id"]))

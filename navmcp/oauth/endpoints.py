@@ -14,10 +14,12 @@ from authlib.oauth2.rfc6749 import OAuth2Error
 from navmcp.oauth import SCOPES, clients, grants, metadata
 from navmcp.oauth.server import Answer, FormRequest, OAuthServer, RegistrationRequest
 from navmcp.web import auth, html
-from navmcp.web.app import HTML_CSP, RENDITIONS, Response, error_response, json_response, redirect, text
+from navmcp.web.renditions import RENDITIONS, error_response
+from navmcp.web.response import HTML_CSP, Response, json_response, redirect, text
 
 if TYPE_CHECKING:
-    from navmcp.web.app import Request, WebApp
+    from navmcp.web.request import Request
+    from navmcp.web.site import Site
 
 REGISTRATION_MAX_BYTES = 16 * 1024
 _documents = clients.DocumentCache()  # metadata documents are public: one cache for the process
@@ -27,8 +29,8 @@ def issuer_of(req: "Request") -> str:
     return metadata.issuer(req.scheme, req.header("host"))
 
 
-def _server(web: "WebApp", req: "Request") -> OAuthServer:
-    return OAuthServer(web.app, issuer_of(req), _documents)
+def _server(site: "Site", req: "Request") -> OAuthServer:
+    return OAuthServer(site.app, issuer_of(req), _documents)
 
 
 def _json_answer(answer: Answer) -> Response:
@@ -54,7 +56,7 @@ def _method(req: "Request", *allowed: str) -> Response | None:
 # --- discovery ---------------------------------------------------------------------------------
 
 
-async def well_known(web: "WebApp", req: "Request") -> Response:
+async def well_known(site: "Site", req: "Request") -> Response:
     """RFC 9728 and RFC 8414 documents; any other well-known path is a JSON 404, never a page."""
     if req.method not in ("GET", "HEAD"):
         return json_response(405, {"error": "method_not_allowed"}, [("allow", "GET, HEAD")])
@@ -87,24 +89,24 @@ def _refused(issuer: str, error: OAuth2Error) -> Response:
                                        f"{error.get_error_description()}")
 
 
-async def authorize(web: "WebApp", req: "Request") -> Response:
+async def authorize(site: "Site", req: "Request") -> Response:
     if req.method not in ("GET", "HEAD", "POST"):
         return error_response("html", 405, "open the authorization link with GET", headers=[("allow", "GET, POST")])
-    server = _server(web, req)
+    server = _server(site, req)
     request = _authorization_request(req, server.issuer, "POST" if req.method == "POST" else "GET")
     try:
         grant = server.get_consent_grant(request, end_user=None)
     except OAuth2Error as e:
         return _refused(server.issuer, e)
-    session = web.web_session(req)
+    session = site.web_session(req)
     if session is None:  # sign in first, then come back here
         if req.method == "POST":
             return error_response("html", 401, "your sign-in ended: open the app's link again")
         return redirect("/login?next=" + quote(req.url, safe="/"))
     if req.method != "POST":
-        return _consent_page(web, req, server, grant, session)
+        return _consent_page(site, req, server, grant, session)
     form = await req.form()
-    if not auth.csrf_ok(web.app.secret, session.id, (form.get("csrf_token") or [None])[0]):
+    if not auth.csrf_ok(site.app.secret, session.id, (form.get("csrf_token") or [None])[0]):
         return error_response("html", 403, "the form's CSRF token is missing or wrong: open the app's link again")
     allowed = (form.get("decision") or [""])[0] == "allow"
     answer = server.create_authorization_response(request, grant_user=session.user if allowed else None,
@@ -114,7 +116,7 @@ async def authorize(web: "WebApp", req: "Request") -> Response:
     return redirect(answer.location)
 
 
-def _consent_page(web: "WebApp", req: "Request", server: OAuthServer, grant: Any,
+def _consent_page(site: "Site", req: "Request", server: OAuthServer, grant: Any,
                   session: auth.WebSession) -> Response:
     client: clients.Client = grant.request.client
     scopes = [(s, SCOPES[s]) for s in grant.request.scope.split() if s in SCOPES]
@@ -124,7 +126,7 @@ def _consent_page(web: "WebApp", req: "Request", server: OAuthServer, grant: Any
     page = html.render("oauth_consent.html.j2", {
         "client": client, "document": clients.is_document_id(client.client_id), "scopes": scopes,
         "user": session.user, "redirect": f"{target.scheme}://{target.netloc}" if target.netloc else target.scheme + ":",
-        "action": req.url, "csrf": auth.csrf_token(web.app.secret, session.id)})
+        "action": req.url, "csrf": auth.csrf_token(site.app.secret, session.id)})
     # The buttons' answer redirects to the client: a form's redirect is held to form-action too.
     csp = HTML_CSP.replace("form-action 'self'", f"form-action 'self' {_csp_source(origin)}")
     return text(200, page, RENDITIONS["html"], headers=[("content-security-policy", csp), ("cache-control", "no-store")])
@@ -143,30 +145,30 @@ async def _form(req: "Request") -> dict[str, list[str]] | None:
     return await req.form()
 
 
-async def token(web: "WebApp", req: "Request") -> Response:
+async def token(site: "Site", req: "Request") -> Response:
     refused = _method(req, "POST")
     if refused:
         return refused
     form = await _form(req)
     if form is None:
         return _oauth_error(400, "invalid_request", "POST the token request as application/x-www-form-urlencoded")
-    server = _server(web, req)
+    server = _server(site, req)
     return _json_answer(server.create_token_response(FormRequest("POST", server.issuer + "/token", req.headers, form)))
 
 
-async def revoke(web: "WebApp", req: "Request") -> Response:
+async def revoke(site: "Site", req: "Request") -> Response:
     refused = _method(req, "POST")
     if refused:
         return refused
     form = await _form(req)
     if form is None:
         return _oauth_error(400, "invalid_request", "POST the revocation request as application/x-www-form-urlencoded")
-    server = _server(web, req)
+    server = _server(site, req)
     return _json_answer(server.create_endpoint_response(
         "revocation", FormRequest("POST", server.issuer + "/revoke", req.headers, form)))
 
 
-async def register(web: "WebApp", req: "Request") -> Response:
+async def register(site: "Site", req: "Request") -> Response:
     refused = _method(req, "POST")
     if refused:
         return refused
@@ -179,7 +181,7 @@ async def register(web: "WebApp", req: "Request") -> Response:
         return _oauth_error(400, "invalid_client_metadata", "the body must be a JSON object of client metadata")
     if not isinstance(data, dict):
         return _oauth_error(400, "invalid_client_metadata", "the body must be a JSON object of client metadata")
-    server = _server(web, req)
+    server = _server(site, req)
     answer = server.create_endpoint_response("client_registration",
                                              RegistrationRequest(server.issuer + "/register", req.headers, data))
     return _json_answer(answer)
@@ -188,19 +190,19 @@ async def register(web: "WebApp", req: "Request") -> Response:
 # --- Connected apps --------------------------------------------------------------------------
 
 
-async def connected_apps(web: "WebApp", req: "Request") -> Response:
+async def connected_apps(site: "Site", req: "Request") -> Response:
     """The clients a person allowed, with their scopes and last use; Revoke ends their access."""
     if req.method not in ("GET", "HEAD", "POST"):
         return error_response("html", 405, "use GET or POST", headers=[("allow", "GET, POST")])
-    session = web.web_session(req)
+    session = site.web_session(req)
     if session is None:
         if req.method == "POST":
             return error_response("html", 401, "sign in first")
         return redirect("/login?next=/connected-apps")
-    store, user = web.app.store, session.user
+    store, user = site.app.store, session.user
     if req.method == "POST":
         form = await req.form()
-        if not auth.csrf_ok(web.app.secret, session.id, (form.get("csrf_token") or [None])[0]):
+        if not auth.csrf_ok(site.app.secret, session.id, (form.get("csrf_token") or [None])[0]):
             return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page")
         client_id = (form.get("client_id") or [""])[0]
         apps = {a["client_id"]: a for a in grants.connected_apps(store, user["id"])}
@@ -214,6 +216,6 @@ async def connected_apps(web: "WebApp", req: "Request") -> Response:
         a["scopes"] = [s for s in SCOPES if s in a["scopes"]]
         a["document"] = clients.is_document_id(a["client_id"])
     page = html.render("oauth_apps.html.j2", {"apps": apps, "user": user, "flash": flash, "scope_text": SCOPES,
-                                              "csrf": auth.csrf_token(web.app.secret, session.id)})
+                                              "csrf": auth.csrf_token(site.app.secret, session.id)})
     return text(200, page, RENDITIONS["html"], headers=[("content-security-policy", HTML_CSP),
                                                         ("cache-control", "no-store")])

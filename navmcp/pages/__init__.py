@@ -25,7 +25,7 @@ from navmcp.pages import home, items, search, studio
 from navmcp.pages.request import PAGE_SIZE, Request, query_text, url_with
 from navmcp.store import Row, Tx
 
-__all__ = ["PAGE_SIZE", "ROUTES", "PageSpec", "Request", "costly", "make_request", "query_text", "route",
+__all__ = ["PAGE_SIZE", "ROUTES", "PageSpec", "Request", "costly", "is_costly", "locate", "make_request", "query_text", "route",
            "split_url", "url_with"]
 
 MAX_URL_LENGTH = 2048
@@ -38,7 +38,7 @@ class PageSpec:
     resolve: Callable[[Request], None]
     view: Callable[[Request], dict[str, Any]]
     query_keys: tuple[str, ...] = ("page",)  # query parameters that are part of the page's URL
-    # Its cost grows with the data it searches, not with one page of it: served apart (navmcp.web.app).
+    # Its cost grows with the data it searches, not with one page of it: served apart (navmcp.web.workers).
     costly: bool = False
     template: str = ""  # its templates' name in every rendition (navmcp.web.renderers): its own name if ""
 
@@ -117,12 +117,17 @@ COSTLY_PAGE = 50  # a list page numbered past this skips over more than COSTLY_P
 
 
 def costly(url: str) -> bool:
-    """Whether reading the page at `url` may cost more than one page of data: a costly page kind
-    (search), or a list read at a far page number (an OFFSET skips every row before it)."""
+    """Whether reading the page at `url` may cost more than one page of data (`is_costly`)."""
     try:
         spec, _, query, _ = _locate(url)
     except NotFound:
         return False
+    return is_costly(spec, query)
+
+
+def is_costly(spec: PageSpec, query: dict[str, str]) -> bool:
+    """A costly page kind (search), or a list read at a far page number (an OFFSET skips every row
+    before it)."""
     number = query.get("page") or query.get("part") or "0"
     far = number.isascii() and number.isdigit() and (len(number) > 6 or int(number) > COSTLY_PAGE)
     return spec.costly or far
@@ -134,6 +139,12 @@ def route(path: str) -> tuple[PageSpec, dict[str, str]]:
         if m:
             return spec, m.groupdict()
     raise NotFound(f"no page at {path}: start at '/' or see '/help' for the URL map")
+
+
+def locate(url: str) -> tuple[PageSpec, str, dict[str, str], dict[str, str]]:
+    """The page at `url`: its row, canonical path, the query parameters it keeps and the path's
+    arguments (NotFound when it names none)."""
+    return _locate(url)
 
 
 def make_request(tx: Tx, user: Row, client: str, url: str, acting: bool = False) -> tuple[PageSpec, Request]:

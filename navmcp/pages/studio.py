@@ -9,7 +9,7 @@ from navmcp.clock import now
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
 from navmcp.pages.home import HOME
-from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
+from navmcp.pages.request import PAGE_SIZE, Request, paginate
 
 # What an item's line in a list shows (its title, URL, kind, status and last update): every value
 # read per row is a Python object made, and a feed reads twenty rows. The deadline is read for the

@@ -1,8 +1,15 @@
-"""navmcp over HTTP: the web app for people (HTML, markdown and JSON renditions of every page, actions as
-forms, login links) and MCP over Streamable HTTP for remote agents, in one ASGI application.
+"""navmcp over HTTP: the web app for people (HTML, markdown and JSON renditions of every page,
+actions as forms, sign-in) and MCP over Streamable HTTP for remote agents, in one ASGI
+application made by `create_app`.
 
-Modules: `app` (the ASGI app, routing, renditions, the action API), `html` (HTML pages and forms from
-action schemas), `auth` (login links, cookie sessions, CSRF, Bearer tokens), `mcp_http` (`/mcp`).
+A request goes down through these modules: `app` (the ASGI application: one request's way
+through) → `renditions` (what it names, in which rendition it is answered, the error bodies) →
+`origins` and `limits` (checks, once) → `routing` (the route table) → a handler: `pages`, `actions`
+(the action API and forms), `signin`, `mcp_http` (`/mcp`), `events` (live pages), `static`, or
+`navmcp.oauth.endpoints`. They share a `site.Site` (the app, `tokens`, `auth`'s cookie sessions,
+`limits`, live streams); `workers` runs handlers in threads; `request` and `response` are the
+HTTP values; `html` renders pages for people, `markdown` what they write, `sse` event streams,
+`server` runs uvicorn.
 """
 
 from navmcp.web.app import WebApp, create_app

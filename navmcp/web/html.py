@@ -24,7 +24,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from navmcp import actions as action_table
-from navmcp.errors import ActionFailed
+from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, plain, spans, templates_dir, utc
 from navmcp.web.markdown import NO_HOSTS, OwnHosts, to_html
@@ -232,13 +232,14 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     for a in page.actions:
         fields = form_fields(a, page, submitted if a.name == refused else None)
         if a.name == refused:
-            _mark_invalid(fields, error["message"], submitted or {})
+            _mark_invalid(fields, error.get("fields", []), submitted or {})
         _pick_people(a.name, fields, page, people or [])
         forms[a.name] = {"action": a, "fields": fields, "label": action_label(a.name),
                          "confirm": DESTRUCTIVE.get(a.name), "refused": a.name == refused,
                          "refused_message": ""}
     if error is not None:  # the refusal goes beside its form when that form is on the page
-        error = {**error, "form": refused in forms, "message": people_message(error["message"], refused, forms)}
+        error = {**error, "form": refused in forms,
+                 "message": people_message(error["message"], refused, forms, error.get("fields", []))}
         if refused in forms:
             forms[refused]["refused_message"] = error["message"]
     # the help pages' text is ours, written once in their markdown
@@ -255,9 +256,11 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
 _AVAILABLE = re.compile(r"\s*(?:Available here: [^\n]*|No actions are available here for you\.)\s*$")
 
 
-def people_message(message: str, action: str | None, forms: dict[str, Any]) -> str:
+def people_message(message: str, action: str | None, forms: dict[str, Any],
+                   fields: list[dict[str, str]] | None = None) -> str:
     """A refusal as a person reads it beside the form: the agents' frame taken off (which actions
-    are valid instead, the parameter list) and each field named by its label, not its key."""
+    are valid instead, the parameter list) and each field it refuses (`fields`, `FieldError.public`)
+    named by its label, not its key."""
     text = _AVAILABLE.sub("", message)
     if action:
         text = re.sub(rf"^{re.escape(action)} failed: ", "", text)
@@ -265,7 +268,10 @@ def people_message(message: str, action: str | None, forms: dict[str, Any]) -> s
         text = re.sub(rf"\.? ?Parameters of {re.escape(action)}: [^\n]*$", ".", text)
         text = re.sub(rf"^{re.escape(action)} is not available: ", "", text)
         labels = {f["name"]: f["label"] for f in forms.get(action, {}).get("fields", [])}
-        text = _NAMED.sub(lambda m: labels.get(m.group(1).split(".")[0], m.group(1)), text)
+        for refused in fields or []:
+            name = refused["field"]
+            label = labels.get(name.split(".")[0], name)
+            text = text.replace(f"'{name}':", f"{label}:").replace(f"'{name}' is required", f"{label} is required")
     text = people_words(text).strip()
     return text[:1].upper() + text[1:]
 
@@ -619,7 +625,8 @@ def check_fresh(action: ActionInfo, form: dict[str, list[str]], load_page) -> No
         kind, names = action.name.removeprefix("edit_"), " and ".join(stale)
         raise ActionFailed(f"this {kind}'s {names} {'was' if len(stale) == 1 else 'were'} changed by someone else "
                            f"since you opened the form: your text is kept below; compare with the current {names} "
-                           f"and save again", url=page.url)
+                           f"and save again", url=page.url,
+                           fields=tuple(FieldError(n, "changed by someone else since the form was opened") for n in stale))
 
 
 _JSON_LIST = re.compile(r'\[\s*"[^"\]]*"(?:\s*,\s*"[^"\]]*")*\s*\]')
@@ -650,14 +657,10 @@ def _html_pattern(pattern: str | None) -> str | None:
     return re.sub(r"(?<!\\)-\]", r"\\-]", re.sub(r"(?<!\\)\[-", r"[\\-", pattern))
 
 
-# a field a refusal names: 'critical_mass': …, 'votes.0.option': …, 'tags.1' is required
-_NAMED = re.compile(r"'([A-Za-z_][\w]*(?:\.\w+)*)'(?=:| is required)")
-
-
-def _mark_invalid(fields: list[dict[str, Any]], message: str, submitted: dict[str, list[str]]) -> None:
-    """Mark the inputs of a refused form that its message names (`aria-invalid`); a ballot's
-    'votes.N' is the row of the Nth ballot sent."""
-    named = [loc.split(".") for loc in _NAMED.findall(message)]
+def _mark_invalid(fields: list[dict[str, Any]], refused: list[dict[str, str]], submitted: dict[str, list[str]]) -> None:
+    """Mark the inputs of a refused form that its refusal names (`aria-invalid`): `refused` is its
+    `FieldError`s (`public()`); a ballot's 'votes.N' is the row of the Nth ballot sent."""
+    named = [f["field"].split(".") for f in refused]
     for field in fields:
         paths = [rest for head, *rest in named if head == field["name"]]
         if not paths:

@@ -3,7 +3,7 @@
 - Per token (per user for a cookie session): the same `RateLimiter` and bucket as the MCP tools
   (`App.rate_limiter`, NAVMCP_RATE_LIMIT, off by default), so a token's MCP calls and its page
   reads and actions share one budget. Over it: 429 with `Retry-After`, the message naming the
-  seconds, and an audit row (outcome "rate limited: ..."), as for a tool call.
+  seconds, and an audit row (outcome "rate limited: ..."), as for a tool call (`ratelimit.enforce`).
 - Bad credentials per client IP, before any authentication: every request presenting a Bearer
   token or a login-link token that is refused (401) takes one call from the IP's bucket
   (NAVMCP_BAD_TOKEN_LIMIT, else the NAVMCP_RATE_LIMIT spec; off when both are off). While the
@@ -14,6 +14,7 @@
   are not affected. The IP is the connection's, or X-Forwarded-For's only from the proxies
   named by `--forwarded-allow-ips` (navmcp.web.server).
 
+Each check returns a verdict (a `Refusal`, or None); the app answers it in the request's rendition.
 Limits live in the process: several `navmcp web` processes each keep their own buckets.
 """
 
@@ -25,20 +26,25 @@ from typing import TYPE_CHECKING, Any
 
 from navmcp import ratelimit
 from navmcp.errors import RateLimited
+from navmcp.web.auth import bearer_token
+from navmcp.web.request import Request
+from navmcp.web.response import Refusal
 
 if TYPE_CHECKING:
-    from navmcp.web.app import Caller, Request, Response, WebApp
+    from navmcp.app import App
+    from navmcp.web.tokens import VerifiedTokens
 
 
 class WebLimits:
-    def __init__(self, web: "WebApp"):
-        self.web = web
+    def __init__(self, app: "App", tokens: "VerifiedTokens"):
+        self.app = app
+        self.tokens = tokens
         self._bad: Any = False  # resolved on first use (the config may be read lazily)
 
     @property
     def bad_tokens(self) -> ratelimit.RateLimiter | None:
         if self._bad is False:
-            spec = os.environ.get("NAVMCP_BAD_TOKEN_LIMIT") or self.web.app.config.rate_limit
+            spec = os.environ.get("NAVMCP_BAD_TOKEN_LIMIT") or self.app.config.rate_limit
             self._bad = ratelimit.parse(spec)
         return self._bad
 
@@ -47,12 +53,12 @@ class WebLimits:
         self._bad = limiter
 
     @staticmethod
-    def _presents_token(req: "Request") -> bool:
+    def _presents_token(req: Request) -> bool:
         return req.header("authorization") is not None or (req.path == "/login" and "token=" in req.query_string)
 
-    def before(self, req: "Request") -> "Response | None":
+    def before(self, req: Request) -> Refusal | None:
         """429 for a request from an IP whose bad-token bucket is empty, unless its Bearer token is
-        genuine (a login link is checked by `WebApp.login`, which calls `refusal` if need be)."""
+        genuine (a login link is checked where it is handled, `signin.login`, by `refusal`)."""
         limiter = self.bad_tokens
         if limiter is None or not self._presents_token(req):
             return None
@@ -63,52 +69,41 @@ class WebLimits:
         if header is None:  # a login link: one row to read, where the request is handled
             req.unproven_link = True
             return None
-        from navmcp.web.auth import bearer_token
-
         token = bearer_token(header)
-        if token is not None and self.web.token_is_genuine(token):
+        if token is not None and self.tokens.token_is_genuine(token):
             return None
         return self.refusal(req, wait)
 
-    def refusal(self, req: "Request", wait: float | None = None) -> "Response":
+    def refusal(self, req: Request, wait: float | None = None) -> Refusal:
         limiter = self.bad_tokens
         assert limiter is not None
         if wait is None:
             wait = limiter.blocked("ip:" + req.client_ip) or 1.0
         seconds = max(1, math.ceil(wait))
-        response = self.web.refuse(req, 429, f"too many refused tokens from this address ({limiter.describe()}): "
-                                             f"retry in {seconds} second{'s' if seconds != 1 else ''}")
-        response.headers.append(("retry-after", str(seconds)))
-        return response
+        return Refusal(429, f"too many refused tokens from this address ({limiter.describe()}): "
+                            f"retry in {seconds} second{'s' if seconds != 1 else ''}",
+                       (("retry-after", str(seconds)),))
 
-    def after(self, req: "Request", response: "Response") -> None:
+    def after(self, req: Request, status: int) -> None:
+        """Count a refused token (an answer of 401 to a request that presented one)."""
         limiter = self.bad_tokens
-        if limiter is not None and response.status == 401 and self._presents_token(req):
+        if limiter is not None and status == 401 and self._presents_token(req):
             try:
                 limiter.check("ip:" + req.client_ip)
             except RateLimited:
                 pass
 
-    def check_caller(self, req: "Request", caller: "Caller", url: str, action: str | None,
-                     rendition: str) -> "Response | None":
-        """Count one page read or action of `caller`; over the limit, the 429 answer (audited)."""
-        limiter = self.web.app.rate_limiter
+    def check_caller(self, req: Request, user: dict[str, Any], client: str, cookie: bool, url: str,
+                     action: str | None) -> Refusal | None:
+        """Count one page read or action of `user`; over the limit, the 429 (audited)."""
+        limiter = self.app.rate_limiter
         if limiter is None:
             return None
-        from navmcp.web.app import error_response
-        from navmcp.web.auth import bearer_token
-
-        token = bearer_token(req.header("authorization")) if caller.session is None else None
+        token = None if cookie else bearer_token(req.header("authorization"))
+        tool = "execute_action" if action else "navigate"
+        arguments = {"url": url, "action": action} if action else {"url": url}
         try:
-            limiter.check(ratelimit.key_for(token, caller.user))
+            ratelimit.enforce(limiter, self.app.store, token, user, client, tool, arguments)
         except RateLimited as e:
-            tool = "execute_action" if action else "navigate"
-            arguments = {"url": url, "action": action} if action else {"url": url}
-            try:
-                ratelimit.record(self.web.app.store, caller.user, caller.client, tool, arguments, e)
-            except Exception:  # the audit must never turn a clear refusal into an internal error
-                ratelimit.log.exception("could not audit a rate-limited request")
-            seconds = max(1, math.ceil(e.retry_after))
-            return error_response("json" if action is not None and rendition != "html" else rendition, 429,
-                                  e.message, url=url, headers=[("retry-after", str(seconds))])
+            return Refusal(429, e.message, (("retry-after", str(max(1, math.ceil(e.retry_after)))),))
         return None

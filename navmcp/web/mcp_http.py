@@ -29,23 +29,24 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from navmcp import __version__, pages, sessions
-from navmcp.tools import INSTRUCTIONS
+from navmcp import pages, sessions
 from navmcp.errors import AuthError
 from navmcp.identity import Access
+from navmcp.jsonrpc import InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion, error_object
 from navmcp.oauth import SCOPES, scopes_needed
 from navmcp.oauth import metadata as oauth_metadata
 from navmcp.protocol import (LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPORTED_VERSIONS, VERSION_HEADER,
-                             Connection, InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion,
-                             encode, error_object)
+                             Connection, encode)
 from navmcp.state import NavigationState
-from navmcp.tools import Session
-from navmcp.web.app import Response
+from navmcp.tools import Session, connection
 from navmcp.web.auth import bearer_token
+from navmcp.web.renditions import error_response
+from navmcp.web.request import Request
+from navmcp.web.response import Response
 from navmcp.web.sse import EventStream
 
 if TYPE_CHECKING:
-    from navmcp.web.app import Request, WebApp
+    from navmcp.web.site import Site
 
 log = logging.getLogger("navmcp.web")
 
@@ -63,8 +64,7 @@ def _json(status: int, value: Any, headers: list[tuple[str, str]] | None = None)
 def fault(status: int, message: str, headers: list[tuple[str, str]] | None = None, id_: Any = None) -> Response:
     """An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect (the request's id
     when its body was read)."""
-    code = -32603 if status >= 500 else -32001 if status == 404 else -32600
-    return _json(status, {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}, headers)
+    return error_response("jsonrpc", status, message, headers=headers, id_=id_)
 
 
 def _request_id(value: Any) -> Any:
@@ -117,7 +117,7 @@ def _holds_request(value: Any) -> bool:
                for m in (value if isinstance(value, list) else (value,)))
 
 
-async def handle(web: "WebApp", req: "Request") -> Response:
+async def handle(site: "Site", req: Request) -> Response:
     version = req.header(VERSION_HEADER)
     modern = version is not None and version not in SUPPORTED_VERSIONS  # an unknown version is answered -32022
     if req.method == "GET":
@@ -139,17 +139,17 @@ async def handle(web: "WebApp", req: "Request") -> Response:
         return fault(404, "Session not found: it is unknown or has ended; initialize a new one")
     try:
         if session_id and req.method == "POST":  # the session is read with the user, in one transaction
-            user, stored, looked_up, access = web.authenticate_with_session(token, session_id, resource)
+            user, stored, looked_up, access = site.tokens.authenticate_with_session(token, session_id, resource)
         else:
-            (user, access), stored, looked_up = web.authenticate_access(token, resource), None, False
+            (user, access), stored, looked_up = site.tokens.authenticate_access(token, resource), None, False
     except AuthError as e:
         return _unauthorized(issuer, e.message, True)
 
-    store = web.app.store
+    store = site.app.store
     if req.method == "DELETE":
         if not session_id:
             return fault(400, "Bad Request: DELETE needs the Mcp-Session-Id header")
-        stored = sessions.load(store, session_id, user["id"], idle=web.session_idle)
+        stored = sessions.load(store, session_id, user["id"], idle=site.session_idle)
         if stored is None or stored.user_id != user["id"]:
             return fault(404, "Session not found (unknown or already ended)")
         sessions.end(store, session_id, user["id"])
@@ -170,8 +170,8 @@ async def handle(web: "WebApp", req: "Request") -> Response:
             return _insufficient_scope(issuer, needed, _request_id(value))  # the body was read: its id
     try:
         if modern or _modern_request(value):
-            return _receive_modern(web, token, user, value, req.headers, access)
-        return _receive(web, token, user, session_id, stored, looked_up, value, access)
+            return _receive_modern(site, token, user, value, req.headers, access)
+        return _receive(site, token, user, session_id, stored, looked_up, value, access)
     except Exception:  # here, not in the web app: the id is known, so the client can match the error
         log.exception("internal error on POST /mcp")
         return _json(500, error_object(InternalError("Internal error (details are in the server log)"),
@@ -188,7 +188,7 @@ def _modern_request(value: Any) -> bool:
     return isinstance(meta, dict) and META_VERSION in meta
 
 
-def _receive_modern(web: "WebApp", token: str, user: dict[str, Any], value: Any, headers: dict[str, str],
+def _receive_modern(site: "Site", token: str, user: dict[str, Any], value: Any, headers: dict[str, str],
                     access: Access | None = None) -> Response:
     """One stateless 2026-07-28 message: no session is read or written."""
     if not isinstance(value, dict) or ("method" not in value and ("result" in value or "error" in value)):
@@ -201,13 +201,12 @@ def _receive_modern(web: "WebApp", token: str, user: dict[str, Any], value: Any,
             f"Unsupported protocol version {version[:40]!r} (MCP-Protocol-Version): this server speaks "
             f"{', '.join(MODERN_VERSIONS)} per request, and {', '.join(SUPPORTED_VERSIONS)} after initialize",
             version, MODERN_VERSIONS), _request_id(value)))
-    session = Session(_Verified(web.app, user), token, NavigationState(remembers=False))
-    if access is not None:  # the audit names the app the person allowed, not what it calls itself
-        session.granted_client = access.client_name[:100]
-    connection = _connection(session, MODERN)
-    connection.watchable = True  # a listen request is answered with its stream (`_listen`)
+    # The audit names the app the person allowed (an OAuth grant), not what it calls itself.
+    session = Session(site.app, token, NavigationState(remembers=False), user=user,
+                      granted_client=access.client_name[:100] if access is not None else None)
     if value.get("method") == "subscriptions/listen" and "id" in value:
-        return _listen(web, user["id"], connection, value, headers)
+        return _listen(site, user["id"], session, value, headers)
+    connection = _connection(session, MODERN, watchable=True)  # a listen is answered with its stream
     if "id" not in value:  # a notification: accepted and dropped, unless it is malformed
         response = connection.receive(value, headers)
         return _accepted() if response is None else _json(400, response)
@@ -216,26 +215,25 @@ def _receive_modern(web: "WebApp", token: str, user: dict[str, Any], value: Any,
     return _json(200 if error is None else MODERN_STATUS.get(error["code"], 200), response)
 
 
-def _listen(web: "WebApp", user_id: str, connection: Connection, value: dict[str, Any],
+def _listen(site: "Site", user_id: str, session: Session, value: dict[str, Any],
             headers: dict[str, str]) -> Response | EventStream:
     """subscriptions/listen: its answer is the subscription's stream (acknowledgement, notifications,
     and the final response when the server ends it); the client ends it by closing the stream. It
     counts among the user's open streams, as a live page does (`live.Streams`)."""
-    full = web.streams.admit(user_id)
+    full = site.streams.admit(user_id)
     if full:
         return fault(429, "Too Many Requests: " + full, [("retry-after", "60")], id_=_request_id(value))
-
-    def closed() -> None:
-        connection.close()
-        web.streams.release(user_id)
-
-    stream = EventStream(on_close=closed, on_timeout=lambda: connection.end_subscriptions(
-        "the stream's time is up; listen again to keep watching"))
 
     def send(message: dict[str, Any]) -> None:
         stream.put("data: " + encode(message).decode() + "\n\n", last="id" in message)
 
-    connection.outbound = send
+    def closed() -> None:
+        connection.close()
+        site.streams.release(user_id)
+
+    connection = _connection(session, MODERN, outbound=send)
+    stream = EventStream(on_close=closed, on_timeout=lambda: connection.end_subscriptions(
+        "the stream's time is up; listen again to keep watching"))
     response = connection.receive(value, headers)
     if response is None:
         return stream
@@ -243,31 +241,28 @@ def _listen(web: "WebApp", user_id: str, connection: Connection, value: dict[str
     return _json(MODERN_STATUS.get(response["error"]["code"], 200), response)
 
 
-def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | None, stored: Any,
+def _receive(site: "Site", token: str, user: dict[str, Any], session_id: str | None, stored: Any,
              looked_up: bool, value: Any, access: Access | None = None) -> Response:
     """A decoded POST: the handshake, or messages of the stored session `session_id`."""
-    store = web.app.store
+    store = site.app.store
     if isinstance(value, dict) and value.get("method") == "initialize" and "id" in value:  # not a notification
-        return _initialize(web, token, user, value, access)
+        return _initialize(site, token, user, value, access)
 
     if not session_id:
         return fault(400, "Bad Request: Mcp-Session-Id header is required (send initialize first, or use MCP "
                           "2026-07-28, which needs no session)", id_=_request_id(value))
     if not looked_up:
-        stored = sessions.load(store, session_id, user["id"], idle=web.session_idle)
+        stored = sessions.load(store, session_id, user["id"], idle=site.session_idle)
     if stored is None or stored.user_id != user["id"]:
         return fault(404, "Session not found: it is unknown or has ended; initialize a new one",
                      id_=_request_id(value))
 
-    session = Session(_Verified(web.app, user), token, stored.state)
-    session.client, session.protocol_version = stored.client, stored.protocol_version
-    connection = _connection(session, LEGACY)
-    connection.initialized = True
-    connection.protocol_version = stored.protocol_version
-    connection.client_info = {"name": stored.client}
+    session = Session(site.app, token, stored.state, user=user, client=stored.client,
+                      protocol_version=stored.protocol_version)
+    connection = _connection(session, LEGACY, resume=(stored.protocol_version, {"name": stored.client}))
     response = connection.receive(value)
     try:
-        sessions.save(store, stored, idle=web.session_idle)  # if the call moved it (or long ago)
+        sessions.save(store, stored, idle=site.session_idle)  # if the call moved it (or long ago)
     except Exception:
         # The call's work is committed; a 500 now would have the client send it again. The state is
         # a convenience (every call can name its url), so the reply stands.
@@ -279,40 +274,22 @@ def _receive(web: "WebApp", token: str, user: dict[str, Any], session_id: str | 
     return _json(200, response, [("mcp-session-id", stored.id)])
 
 
-def _initialize(web: "WebApp", token: str, user: dict[str, Any], value: dict[str, Any],
+def _initialize(site: "Site", token: str, user: dict[str, Any], value: dict[str, Any],
                 access: Access | None = None) -> Response:
-    session = Session(_Verified(web.app, user), token)
+    # The audit names the app the person allowed (an OAuth grant), not what it calls itself.
+    session = Session(site.app, token, user=user,
+                      granted_client=access.client_name[:100] if access is not None else None)
     connection = _connection(session, LEGACY)
     response = connection.receive(value)
     if not isinstance(response, dict) or "result" not in response:
         return _json(200, response)
-    if access is not None:  # the audit names the app the person allowed, not what it calls itself
-        session.client = access.client_name[:100]
-    stored = sessions.create(web.app.store, user["id"], session.client, connection.protocol_version or "",
-                             idle=web.session_idle, keep=web.app.config.mcp_sessions_per_user)
+    stored = sessions.create(site.app.store, user["id"], session.client, connection.protocol_version or "",
+                             idle=site.session_idle, keep=site.app.config.mcp_sessions_per_user)
     return _json(200, response, [("mcp-session-id", stored.id)])
 
 
-class _Verified:
-    """The app as one request sees it: its token was verified once, on arrival, so the tool call
-    reuses that user instead of verifying the same token again (one JWT check and one user read
-    fewer per call)."""
-
-    def __init__(self, app: Any, user: dict[str, Any]):
-        self._app, self._user = app, user
-        self.store, self.workspace, self.rate_limiter = app.store, app.workspace, app.rate_limiter  # used per call
-
-    def authenticate(self, token: str | None) -> dict[str, Any]:
-        return self._user
-
-    principal = authenticate  # the row this request just read; the workspace takes it as is
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._app, name)
-
-
-def _connection(session: Session, era: str) -> Connection:
-    return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS, era=era)
+def _connection(session: Session, era: str, **options: Any) -> Connection:
+    return connection(session, era=era, **options)
 
 
 def _accepted() -> Response:

@@ -10,7 +10,7 @@ client sending its headers one byte at a time (slowloris) stays connected. Here:
   answer for a whole HEAD_TIMEOUT period is disconnected (`HeadTimeout`);
 - a request head may be at most MAX_HEAD bytes (h11 bounds it itself; on httptools, which does
   not, `HeadTimeoutHttpTools` counts and answers 431);
-- request bodies must arrive whole within `navmcp.web.app.BODY_TIMEOUT` seconds (else 408);
+- request bodies must arrive whole within `navmcp.web.request.BODY_TIMEOUT` seconds (else 408);
 - idle keep-alive connections close after KEEP_ALIVE seconds; at most MAX_CONNECTIONS
   connections and requests at once (more are answered 503 by uvicorn), and a listen backlog;
 - open event streams (live pages, `subscriptions/listen`) are not counted in MAX_CONNECTIONS

@@ -8,7 +8,7 @@ from urllib.parse import quote
 import pytest
 
 from navmcp.identity import create_user
-from navmcp.web.app import MAX_BODY
+from navmcp.web.request import MAX_BODY
 from navmcp.web.auth import create_login_link
 from webclient import BASE, Client, confirm_form, csrf_of, follow_login_link, session_cookie_name
 
@@ -264,7 +264,7 @@ class _SignIn:
 
 @pytest.mark.parametrize("nxt, expected", [*((n, "/") for n in FOREIGN_NEXT), (GOOD_NEXT, GOOD_NEXT)])
 def test_emailed_code_sign_in_never_redirects_off_site(web, anon, owner_token, nxt, expected):
-    web.signin = _SignIn(owner_token)
+    web.site.signin = _SignIn(owner_token)
     kept = expected if expected != "/" else ""
     login = anon.get("/login" + _next_query(nxt).replace("&", "?", 1))
     assert f'name="next" value="{kept}"' in login.text
@@ -280,12 +280,13 @@ def test_an_answer_whose_header_cannot_be_sent_is_a_500_the_client_reads(web, an
     """A header value that is not Latin-1 raised outside the app's error handling (no answer but
     the server's own 500), and a line break made uvicorn drop the connection. Whatever the source,
     the answer is the app's own error, and the fault is in the log."""
-    from navmcp.web.app import redirect
+    from navmcp.web import routing
+    from navmcp.web.response import redirect
 
-    async def bad(req):
+    async def bad(site, req):
         return redirect(value)
 
-    monkeypatch.setattr(type(web), "healthz", lambda self, req: bad(req))
+    monkeypatch.setitem(routing.ROUTES, routing.HEALTH, bad)
     reply = anon.get("/healthz")
     assert reply.status_code == 500 and "internal error" in reply.text
     assert "location" not in reply.headers and "set-cookie" not in reply.headers

@@ -229,3 +229,53 @@ def test_item_page_shows_cut_comments_and_more_links(seeded, api, browser):
     single = browser.get(hub + full_url).text
     assert f'<a href="{hub}">all comments</a>' in single and "the comment continues" not in single
     assert ("long " * 300).strip() in htmllib.unescape(single)
+
+
+def test_a_refusal_of_parameters_carries_its_fields_in_json(api, seeded):
+    """The action API's 422 names each refused parameter as data, beside the message; other
+    refusals keep the canonical shape (no `fields`)."""
+    bad = api.post("/studios/team/actions/create_note", json={"title": "", "colour": "red"})
+    assert bad.status_code == 422
+    assert bad.json()["fields"] == [{"field": "title", "problem": "must not be empty"},
+                                    {"field": "body", "problem": "is required"},
+                                    {"field": "colour", "problem": "is no parameter of create_note"}]
+    assert "'title': must not be empty" in bad.json()["message"]
+
+
+def _request(path: str, method: str = "GET", query: str = "", **headers: str):
+    from navmcp.web.request import Request
+
+    async def nothing():
+        return {"type": "http.disconnect"}
+
+    return Request(method, path, query, {k.replace("_", "-"): v for k, v in headers.items()}, "http", nothing)
+
+
+@pytest.mark.parametrize("path,method,headers,expected", [
+    ("/studios/team", "GET", {}, ("html", "/studios/team", None)),
+    ("/studios/team", "GET", {"accept": "text/markdown"}, ("markdown", "/studios/team", None)),
+    ("/studios/team.md", "GET", {"accept": "text/html"}, ("markdown", "/studios/team", None)),
+    ("/studios/team.json", "GET", {}, ("json", "/studios/team", None)),
+    ("/studios/team/actions", "GET", {}, ("json", "/studios/team", "")),
+    ("/studios/team/actions/create_note", "POST", {"accept": "*/*"}, ("json", "/studios/team", "create_note")),
+    ("/studios/team/actions/create_note", "POST", {"content_type": "application/x-www-form-urlencoded"},
+     ("html", "/studios/team", "create_note")),
+    ("/studios/team/tags/actions", "GET", {}, ("html", "/studios/team/tags/actions", None)),  # a tag named so
+    ("/mcp", "POST", {"accept": "text/html"}, ("jsonrpc", None, None)),
+])
+def test_one_place_decides_what_a_request_names_and_its_rendition(path, method, headers, expected):
+    from navmcp.web.renditions import target
+
+    found = target(_request(path, method, **headers), fixed=path == "/mcp")
+    assert (found.rendition, found.page, found.action) == expected
+    if found.page is not None:  # routed once, here: the page's row (or why there is none) travels with it
+        assert found.spec is not None and found.missing is None
+
+
+def test_a_target_that_names_no_page_says_why():
+    from navmcp.web.renditions import target
+
+    found = target(_request("/studios/team/x/y/actions/vote", "POST"), fixed=False)
+    assert (found.rendition, found.action, found.spec) == ("json", "vote", None)
+    assert found.missing is not None and "no page at /studios/team/x/y" in found.missing.message
+    assert target(_request("/search", query="q=x"), fixed=False).costly

@@ -1,0 +1,33 @@
+"""A page's URL asked for as a stream of its changes (`Accept: text/event-stream`, what a
+browser's EventSource sends): checked as the page is (who asks, whether they may see it), then
+answered with its live stream (`navmcp.web.live`)."""
+
+from __future__ import annotations
+
+from navmcp.changes import interest
+from navmcp.errors import NavError
+from navmcp.web import live
+from navmcp.web.request import Request
+from navmcp.web.response import Response, text
+from navmcp.web.site import Site
+from navmcp.web.sse import EventStream
+
+
+def open_events(site: Site, req: Request) -> EventStream | Response:
+    """The stream of the page's changes, or the answer that refuses it. Synchronous: on the hosted
+    store, where the check is round trips to the database, it runs in a worker thread."""
+    url = req.url
+    app = site.app
+    try:
+        caller = site.caller(req)
+        if caller is None:
+            return text(401, "sign in first")
+        app.workspace.page(caller.user, url, caller.client)  # a page you may not see does not exist
+        with app.store.read(user_id=caller.user["id"]) as tx:
+            wanted = interest(tx, caller.user["id"], url)
+        if wanted is None:
+            return text(204, "")  # a page no change alters (help): nothing to stream
+        opened = live.open_stream(app, site.streams, caller.user["id"], url, wanted)
+        return opened if isinstance(opened, EventStream) else text(429, opened, headers=[("retry-after", "60")])
+    except NavError as e:
+        return text(e.status, e.message)
