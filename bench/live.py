@@ -298,6 +298,7 @@ async def measure(world: World, settings: Settings, proc: subprocess.Popen, port
     firsts: list[float] = []
     lasts: list[float] = []
     vote_ms: list[float] = []
+    per_vote: list[tuple[float, float, float, float]] = []  # the vote's answer; first, median, last delivery
     missing = 0
     try:
         for n in range(3 + settings.changes):  # 3 to warm the voter up, not counted
@@ -318,6 +319,8 @@ async def measure(world: World, settings: Settings, proc: subprocess.Popen, port
                 deliveries += got
                 firsts.append(min(got))
                 lasts.append(max(got))
+                per_vote.append((round(vote_ms[-1], 1), round(min(got), 1), round(percentile(got, 0.5), 1),
+                                 round(max(got), 1)))
             await asyncio.sleep(0.05)
     finally:
         await voter.close()
@@ -334,7 +337,7 @@ async def measure(world: World, settings: Settings, proc: subprocess.Popen, port
         "first_watcher_p95_ms": percentile(firsts, 0.95) if firsts else None,
         "last_watcher_p95_ms": percentile(lasts, 0.95) if lasts else None,
         "vote_answer_median_ms": statistics.median(vote_ms) if vote_ms else None,
-        "deliveries": len(deliveries), "missing": missing, "stream_failures": watchers.failures[:5],
+        "per_vote_ms": per_vote, "deliveries": len(deliveries), "missing": missing, "stream_failures": watchers.failures[:5],
     }
 
 

@@ -5,11 +5,12 @@ change is announced if and only if the action committed. A row names ids only (t
 item acted on or created, the actor), never content.
 
 Watching: a `Feed` (one per process and store) hands each new change to the watchers it may
-concern. It costs nothing while nobody watches: its thread starts with the first watcher. On
-SQLite the thread asks the file's `data_version` (a counter answered from shared memory, which
-moves when another connection commits) every `POLL_SECONDS` and reads rows only when it moved; on
-PostgreSQL it LISTENs (a NOTIFY is delivered only on commit) and reads the rows after the last one
-it saw, so a reconnect loses nothing.
+concern. It costs nothing while nobody watches: its thread starts with the first watcher and ends
+within QUIET_SECONDS of the last one leaving. On SQLite the thread sleeps until a file beside the
+database is written (inotify, on Linux; elsewhere it wakes every `POLL_SECONDS`), then asks the
+file's `data_version` (a counter answered from shared memory, which moves when another connection
+commits) and reads rows only when it moved; on PostgreSQL it LISTENs (a NOTIFY is delivered only
+on commit) and reads the rows after the last one it saw, so a reconnect loses nothing.
 
 Whether a change concerns a watcher is judged in two steps: `Interest.may_concern` on ids alone
 (cheap, on every change), then `Feed.verdict` as the watcher, against the database (still a member?
@@ -19,7 +20,9 @@ newly a member?). A watcher that may no longer see its page is ended with a reas
 from __future__ import annotations
 
 import logging
+import os
 import re
+import select
 import sqlite3
 import threading
 import time
@@ -32,6 +35,7 @@ from navmcp.clock import now
 log = logging.getLogger("navmcp.changes")
 
 POLL_SECONDS = 0.02
+HOT_SECONDS = 1.0  # after a file beside the database was written, poll this long before sleeping again
 QUIET_SECONDS = 1.0  # a wait for changes returns empty after this long, so the feed notices nobody watches
 BATCH = 500
 
@@ -144,6 +148,7 @@ class Feed:
 
     def close(self) -> None:
         self._stop.set()
+        self.source.interrupt()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=5)
@@ -210,6 +215,9 @@ class Source:
     def wait(self, after: int, stop: threading.Event) -> list[Change]: ...
     def is_member(self, studio_id: str | None, user_id: str) -> bool: ...
 
+    def interrupt(self) -> None:
+        """Cut short a `wait` in progress (the feed is closing)."""
+
     def members_among(self, studio_id: str | None, user_ids: set[str], as_user: str | None) -> set[str]:
         """Those of `user_ids` whom `as_user` may see as members of `studio_id` (a subset of its
         members: the rest may be members too, which `is_member` tells)."""
@@ -234,6 +242,7 @@ class SqliteSource(Source):
     def __init__(self, path):
         self.path = path
         self._conn: sqlite3.Connection | None = None
+        self._inotify: int | None | bool = False  # False: not made yet
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -254,14 +263,57 @@ class SqliteSource(Source):
         return [row[0] for row in self.conn.execute(sql, (studio_id, *chunk)).fetchall()]
 
     def wait(self, after: int, stop: threading.Event) -> list[Change]:
+        # Made before the first read below, so no commit after that read goes unseen; writes it told
+        # of already are left to wake the loop below once more (their commit may not show yet).
+        watch = self._watch()
         version = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
         rows = self._after(after)  # what committed before `version` was read
         quiet_until = time.monotonic() + QUIET_SECONDS  # then back to the feed, to see whether anyone still watches
-        while not rows and time.monotonic() < quiet_until and not stop.wait(POLL_SECONDS):
+        hot_until, pause = 0.0, POLL_SECONDS
+        while not rows and not stop.is_set():
+            now = time.monotonic()
+            if now >= quiet_until:
+                break
+            if watch is None:
+                if stop.wait(POLL_SECONDS):
+                    break
+            else:  # asleep until a file beside the database is written
+                hot = now < hot_until
+                ready = select.select([watch, self._interrupted], [], [],
+                                      min(pause, hot_until - now) if hot else quiet_until - now)[0]
+                if self._interrupted in ready:
+                    _drain(self._interrupted)
+                    break
+                if watch in ready:
+                    # The WAL is written a moment before the commit shows in `data_version` (the
+                    # shared-memory index comes after): look now, then again, sooner at first,
+                    # for HOT_SECONDS.
+                    _drain(watch)
+                    hot_until, pause = time.monotonic() + HOT_SECONDS, 0.001
+                elif hot:
+                    pause = min(pause * 2, POLL_SECONDS)
+                else:
+                    break
             moved = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
             if moved != version:
                 version, rows = moved, self._after(after)
         return rows
+
+    def _watch(self) -> int | None:
+        """Linux: an inotify descriptor that is readable once a file in the database's directory was
+        written (a commit writes the WAL), so an idle feed sleeps instead of polling. Elsewhere None:
+        `data_version` is polled every POLL_SECONDS."""
+        if self._inotify is False:
+            fd = _inotify(os.path.dirname(os.path.abspath(self.path)))
+            if fd is not None:
+                self._interrupted, self._interrupt = os.pipe()
+                os.set_blocking(self._interrupted, False)
+            self._inotify = fd
+        return self._inotify
+
+    def interrupt(self) -> None:
+        if self._inotify:
+            os.write(self._interrupt, b"x")
 
     def _after(self, after: int) -> list[Change]:
         rows = self.conn.execute("SELECT seq, studio_id, item_id, user_id FROM changes WHERE seq > ?"
@@ -272,6 +324,39 @@ class SqliteSource(Source):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        if self._inotify:
+            for fd in (self._inotify, self._interrupted, self._interrupt):
+                os.close(fd)
+        self._inotify = False
+
+
+IN_MODIFY, IN_CREATE = 0x2, 0x100  # <sys/inotify.h>
+
+
+def _inotify(directory: str) -> int | None:
+    """A non-blocking inotify descriptor watching the files of `directory` being written or made, or
+    None where inotify is not to be had (not Linux, no libc through ctypes, out of watches)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, AttributeError):
+        return None
+    if fd < 0:
+        return None
+    if libc.inotify_add_watch(fd, os.fsencode(directory), IN_MODIFY | IN_CREATE) < 0:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 65536):
+            pass
+    except BlockingIOError:
+        pass
 
 
 class PostgresSource(Source):

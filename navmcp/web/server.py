@@ -5,8 +5,9 @@ itself; what it can do is hold a connection (and a slot of `limit_concurrency`) 
 arms no timer while a request head arrives, and its keep-alive timer is reset by every byte, so a
 client sending its headers one byte at a time (slowloris) stays connected. Here:
 
-- a request head must arrive whole within HEAD_TIMEOUT seconds of the connection opening or of the
-  previous response, otherwise the connection is closed; a client that reads nothing of its
+- a request head must arrive whole within HEAD_TIMEOUT seconds (up to a second more: the timers
+  of all connections tick together, `sse.on_grid`) of the connection opening or of the previous
+  response, otherwise the connection is closed; a client that reads nothing of its
   answer for a whole HEAD_TIMEOUT period is disconnected (`HeadTimeout`);
 - a request head may be at most MAX_HEAD bytes (h11 bounds it itself; on httptools, which does
   not, `HeadTimeoutHttpTools` counts and answers 431);
@@ -67,7 +68,8 @@ class HeadTimeout:
         self._cancel_head_timer()
         self._pending = pending
         if not self.transport.is_closing():
-            self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+            self._head_timer = self.loop.call_at(sse.on_grid(self.loop.time() + self.head_timeout, self.head_timeout),
+                                                 self._head_timed_out)
 
     def _cancel_head_timer(self) -> None:
         timer = getattr(self, "_head_timer", None)

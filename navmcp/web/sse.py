@@ -9,6 +9,7 @@ is asked for the closing event; when the stream ends, however it ends, `on_close
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,14 @@ CLOSING_GRACE = 2.0  # after `on_timeout`, how long the closing event may take t
 
 
 _running: set["EventStream"] = set()  # streams being written, on the event loop's thread
+
+
+def on_grid(when: float, period: float) -> float:
+    """`when` moved later to the next tick of a grid of at most a second (a tenth of `period` when
+    that is finer): timers of many connections then fall due together and wake the loop once,
+    not once each."""
+    tick = min(1.0, period / 10)
+    return math.ceil(when / tick) * tick
 
 
 def open_streams() -> int:
@@ -107,7 +116,8 @@ class EventStream:
                     await _write(send, ": heartbeat\n\n")
                     continue
                 self._waiter = loop.create_future()
-                timer = loop.call_at(loop.time() + min(self.heartbeat, max(left, 0.05)), self._wake, True)
+                timer = loop.call_at(on_grid(loop.time() + min(self.heartbeat, max(left, 0.05)), self.heartbeat),
+                                     self._wake, True)
                 try:
                     beat = await self._waiter
                 finally:
