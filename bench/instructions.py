@@ -23,10 +23,13 @@ from a working process's enough that it once moved a figure by half.) Targets:
   on every call, as in the bench's /mcp figure): through the protocol core, and as a whole `/mcp`
   POST through `navmcp web`'s ASGI app in-process (Bearer token, Mcp-Session-Id; no sockets, no
   uvicorn). Their difference is what the HTTP layer adds per call.
+- `mcp:modern:cycle` — the same, as a stateless MCP 2026-07-28 request (its `_meta` and the headers
+  that mirror it; no session read or written): the bench's modern /mcp figure
 - `mcp:URL` — one `/mcp` navigate of that URL, in-process as above (the session stays on the page)
 - `web:h11`, `web:httptools` — one `/mcp` navigate cycling over the benchmarked URLs, counted in
   a real `navmcp web` process (uvicorn, its HTTP parser, the event loop; the client outside
-  valgrind) with NAVMCP_WEB_HTTP set to that parser
+  valgrind) with NAVMCP_WEB_HTTP set to that parser; `web:httptools:modern` the same in the
+  modern era
 
 Instructions are not seconds (a cache miss or a syscall costs more than its count), but for the
 Python-bound per-call path they track time closely, and they compare two versions of it exactly.
@@ -50,7 +53,7 @@ GROUP = 50  # calls per group in the `:group` targets (a pipelined burst; navmcp
 
 def targets_for(urls: list[str]) -> list[str]:
     return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + [
-        "vote", "vote:group", "vote:work", "call:cycle", "call:cycle:group", "mcp:cycle"]
+        "vote", "vote:group", "vote:work", "call:cycle", "call:cycle:group", "mcp:cycle", "mcp:modern:cycle"]
 
 
 def per_call(target: str) -> int:
@@ -61,7 +64,7 @@ def per_call(target: str) -> int:
 def inner(args) -> int:
     """Set up, warm up every target, then run `--calls` calls of `--target`."""
     from bench.profile import connected, frame, seeded_workspace
-    from bench.profile_http import McpClient, navigate_frame
+    from bench.profile_http import McpClient, navigate_call, navigate_frame
     from bench.vote_work import work_group
 
     _, fx = seeded_workspace("bench.instructions", __doc__, ["--size", str(args.size), "--workdir", args.workdir])
@@ -78,16 +81,18 @@ def inner(args) -> int:
     client = McpClient(app)
     for url in fx.urls:
         calls[f"mcp:{url}"] = lambda m=navigate_frame(url): client.call(m)
-    cycle = [(frame("navigate", {"url": u}), navigate_frame(u)) for u in fx.urls]
-    turn = {"call": 0, "mcp": 0}
+    modern = McpClient(app, era="modern")
+    cycle = {"call": [lambda m=frame("navigate", {"url": u}): conn.receive_bytes(m) for u in fx.urls],
+             "mcp": [lambda m=navigate_frame(u): client.call(m) for u in fx.urls],
+             "mcp:modern": [navigate_call(modern, u, "modern") for u in fx.urls]}
+    turn = dict.fromkeys(cycle, 0)
 
     def cycling(kind: str) -> None:
         turn[kind] += 1
-        message = cycle[turn[kind] % len(cycle)]
-        conn.receive_bytes(message[0]) if kind == "call" else client.call(message[1])
+        cycle[kind][turn[kind] % len(fx.urls)]()
 
-    calls["call:cycle"] = lambda: cycling("call")
-    calls["mcp:cycle"] = lambda: cycling("mcp")
+    for kind in cycle:
+        calls[f"{kind}:cycle"] = lambda k=kind: cycling(k)
 
     def grouped(call) -> None:
         with conn.group():
@@ -115,7 +120,8 @@ VALGRIND = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
 
 def count(args, target: str, calls: int) -> int:
     if target.startswith("web:"):
-        return count_web(args, target.split(":", 1)[1], calls)
+        parser, _, era = target[len("web:"):].partition(":")
+        return count_web(args, parser, calls, era or "legacy")
     command = [*VALGRIND, PYTHON, "-m", "bench.instructions", "--inner", "--size", str(args.size),
                "--workdir", args.workdir, "--calls", str(calls), "--target", target]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
@@ -123,7 +129,7 @@ def count(args, target: str, calls: int) -> int:
     return collected(done.returncode, done.stderr, target)
 
 
-def count_web(args, parser: str, calls: int) -> int:
+def count_web(args, parser: str, calls: int, era: str = "legacy") -> int:
     """A real `navmcp web` under valgrind, answering a warm-up and then `calls` /mcp navigates."""
     from bench.run import HttpSession, Settings, free_port, mint_token, navigate_args, prepare, server_env, wait_for_port
 
@@ -137,7 +143,7 @@ def count_web(args, parser: str, calls: int) -> int:
                                 stdout=subprocess.DEVNULL, stderr=log)
         try:
             wait_for_port(port, proc, 600)
-            session = HttpSession(port, mint_token(fx))
+            session = HttpSession(port, mint_token(fx), era)
             for n in range(3 * len(fx.urls) + calls):  # the warm-up, then the counted calls
                 session.call("navigate", navigate_args(fx.urls[n % len(fx.urls)]))
             session.close()
@@ -145,7 +151,7 @@ def count_web(args, parser: str, calls: int) -> int:
             proc.terminate()
             proc.wait(600)
         log.seek(0)
-        return collected(proc.returncode, log.read().decode(errors="replace"), f"web:{parser}")
+        return collected(proc.returncode, log.read().decode(errors="replace"), f"web:{parser}:{era}")
 
 
 def collected(returncode: int, stderr: str, target: str) -> int:
