@@ -28,6 +28,7 @@ Rules of this module:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -119,6 +120,13 @@ def _preencoded(value: dict[str, Any]) -> Preencoded:
     done = Preencoded(value)
     done.json = _dumps(value)
     return done
+
+
+@functools.lru_cache(maxsize=8)
+def _server_meta(name: str, version: str) -> Preencoded:
+    """A modern result's `_meta`, the server's identity: encoded once per process, not once per
+    request (over HTTP every modern request has a `Connection` of its own)."""
+    return _preencoded({META_SERVER: {"name": name, "title": "navmcp", "version": version}})
 
 
 def encode(value: Any) -> bytes:
@@ -265,8 +273,8 @@ class Connection:
         handed to it from the change feed's thread. `watchable`: the transport serves watching
         (an HTTP request that could be a listen), though this connection has no `outbound`."""
         self.host = host
-        self.server_info = {"name": name, "title": "navmcp", "version": version}
-        self._server_meta = _preencoded({META_SERVER: self.server_info})  # every modern result's `_meta`
+        self._server_meta = _server_meta(name, version)  # every modern result's `_meta`
+        self.server_info = self._server_meta[META_SERVER]
         self.instructions = instructions
         self.era = era  # None until the first request fixes it
         self.protocol_version: str | None = resume[0] if resume else None

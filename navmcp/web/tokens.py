@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from navmcp import sessions
 from navmcp.errors import AuthError
-from navmcp.identity import ALGORITHM, Access, is_access_token, user_by_id, verify_token
+from navmcp.identity import ALGORITHM, Access, is_access_token, read_user, verify_token
 from navmcp.web import auth
 
 if TYPE_CHECKING:
@@ -49,8 +49,7 @@ class VerifiedTokens:
         known = self._known.get(token)
         if known is not None and known[1] > time.time():
             access = auth.check_access(self._app.store, known[0], known[2], resource)
-            with self._app.store.read(user_id=known[0]) as tx:
-                user = user_by_id(tx, known[0])
+            user = read_user(self._app.store, known[0])
             if user is not None:
                 return user, access
         if is_access_token(token):
