@@ -1,12 +1,13 @@
 """The HTTP ceiling: what uvicorn and the bench's client allow when the server does nothing.
 
-    .venv/bin/python -m bench.null_http [--rounds 3]     # a do-nothing /mcp beside navmcp web and the SDK
+    .venv/bin/python -m bench.null_http [--rounds 3] [--era modern]  # a do-nothing /mcp beside navmcp web and the SDK
 
 `--serve PORT` runs a do-nothing ASGI app that answers every POST /mcp with a canned 3 KB tool
 result (202 for notifications), on the same uvicorn and HTTP protocol class as `navmcp web`
 (`navmcp.web.server.protocol_class`). Without it, the three servers are driven alternately by the
-bench's own `/mcp` measurement (4 sessions, 500 navigates each) on the 1,000-item database, which
-also reads each server's CPU time per request. The do-nothing figure is the most any server could
+bench's own `/mcp` measurement (4 sessions, 500 navigates each; `--era modern`: 4 stateless
+MCP 2026-07-28 clients, the SDK in its stateless mode) on the 1,000-item database, which also
+reads each server's CPU time per request. The do-nothing figure is the most any server could
 reach in this harness on this machine; navmcp's distance to it is what navmcp web itself costs.
 """
 
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.null_http", description=__doc__.splitlines()[0])
     parser.add_argument("--serve", type=int, metavar="PORT", help="run the do-nothing server on this port")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--era", choices=("legacy", "modern"), default="legacy")
     args = parser.parse_args(argv)
     if args.serve:
         import uvicorn
@@ -59,13 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(sizes=[1000])
     fx = prepare(1000, settings)
     token, log = mint_token(fx), settings.workdir / "servers.log"
-    print("round | null | navmcp | sdk | navmcp ÷ sdk | null ÷ sdk  (req/s, 4 sessions; "
+    prefix = "modern_" if args.era == "modern" else ""
+    print(f"round | null | navmcp | sdk | navmcp ÷ sdk | null ÷ sdk  (req/s, 4 {args.era} clients; "
           "the server's CPU ms per request in brackets)")
     for r in range(args.rounds):
         order = ("null", "navmcp", "sdk") if r % 2 == 0 else ("sdk", "navmcp", "null")
-        got = {name: measure_http(name, fx, settings, log, None if name == "sdk" else token) for name in order}
-        rps = {name: figures["http_4_sessions_rps"] for name, figures in got.items()}
-        cpu = {name: figures["http_cpu_ms_per_request"] for name, figures in got.items()}
+        got = {name: measure_http(name, fx, settings, log, None if name == "sdk" else token, args.era) for name in order}
+        rps = {name: figures[prefix + ("http_4_clients_rps" if prefix else "http_4_sessions_rps")]
+               for name, figures in got.items()}
+        cpu = {name: figures[prefix + "http_cpu_ms_per_request"] for name, figures in got.items()}
         print(f"{r + 1} | " + " | ".join(f"{rps[n]:,.0f} ({cpu[n]:.3f})" for n in ("null", "navmcp", "sdk"))
               + f" | {rps['navmcp'] / rps['sdk']:.2f}x | {rps['null'] / rps['sdk']:.2f}x", flush=True)
     return 0
