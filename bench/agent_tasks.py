@@ -136,7 +136,7 @@ def task_find_and_vote(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
     url, found = search_url(studio, ("type:decision " if narrowed else "") + "pricing model"), None
     while url and not found:
         page = agent.navigate(url)
-        for title, row_url, rest in rows(page):
+        for title, row_url, _rest in rows(page):
             if "/d/" in row_url and "team plan" in title.lower():
                 found = row_url
                 break
@@ -187,7 +187,7 @@ def task_join_closest(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
     home = agent.navigate("/")
     part = next((text for heading, text in sections(home).items() if "ommitment" in heading), "")
     best = None
-    for title, url, rest in rows(part):
+    for _title, url, rest in rows(part):
         needed = re.search(r"(\d+) more needed", rest)
         if needed and (best is None or int(needed.group(1)) < best[0]):
             best = (int(needed.group(1)), url)
@@ -424,7 +424,8 @@ def comparison(before: dict[str, Any], now: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.agent_tasks", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, default=5690, help="items seeded at random (default 5690: with the tasks' own, about 6,030 in all)")
+    parser.add_argument("--items", type=int, default=5690,
+                        help="items seeded at random (default 5690: with the tasks' own, about 6,030 in all)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "navmcp-agent-tasks")
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
     parser.add_argument("--before", type=Path, help="a --json file of an earlier run: print before/now tables too")

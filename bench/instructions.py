@@ -45,8 +45,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench.run import ROOT, PYTHON
-
+from bench.run import PYTHON, ROOT
 
 GROUP = 50  # calls per group in the `:group` targets (a pipelined burst; navmcp.stdio.MAX_GROUP bounds it)
 
@@ -80,10 +79,10 @@ def inner(args) -> int:
         calls[f"render:{url}"] = lambda p=page: (setattr(p, "_markdown", None), p.markdown)
     client = McpClient(app)
     for url in fx.urls:
-        calls[f"mcp:{url}"] = lambda m=navigate_frame(url): client.call(m)
+        calls[f"mcp:{url}"] = lambda m=navigate_frame(url): client.call(m)  # noqa: B008 — each frame made once, bound per url
     modern = McpClient(app, era="modern")
-    cycle = {"call": [lambda m=frame("navigate", {"url": u}): conn.receive_bytes(m) for u in fx.urls],
-             "mcp": [lambda m=navigate_frame(u): client.call(m) for u in fx.urls],
+    cycle = {"call": [lambda m=frame("navigate", {"url": u}): conn.receive_bytes(m) for u in fx.urls],  # noqa: B008 — each frame made once, bound per url
+             "mcp": [lambda m=navigate_frame(u): client.call(m) for u in fx.urls],  # noqa: B008 — each frame made once, bound per url
              "mcp:modern": [navigate_call(modern, u, "modern") for u in fx.urls]}
     turn = dict.fromkeys(cycle, 0)
 

@@ -251,7 +251,7 @@ class Voter:
         self.proc.stdin.close()
         try:
             await asyncio.wait_for(self.proc.wait(), 10)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.proc.kill()
             await self.proc.wait()
 
@@ -308,7 +308,7 @@ async def measure(world: World, settings: Settings, proc: subprocess.Popen, port
             answered = time.monotonic()
             try:
                 await asyncio.wait_for(watchers.all_arrived.wait(), 10)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             if n < 3:
                 continue

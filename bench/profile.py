@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             page = app.workspace.page(user, url)
             data.append(time.perf_counter() - started)
             started = time.perf_counter()
-            page.markdown
+            page.markdown  # noqa: B018 — rendering is what is timed
             render.append(time.perf_counter() - started)
         print(f"{url:<34} {ms(full):>10} {ms(data):>10} {ms(render):>8} {len(reply) / 1024:>8.1f}")
     vote = frame("execute_action", {"action": "vote", "url": fx.vote_url,

@@ -205,7 +205,7 @@ def failed(line: bytes) -> bool:
     return not line or b'"isError":true' in line or b'"error":{' in line
 
 
-def server_env(home: "Path | Fixture", extra: dict[str, str] | None = None) -> dict[str, str]:
+def server_env(home: Path | Fixture, extra: dict[str, str] | None = None) -> dict[str, str]:
     if isinstance(home, Fixture):
         home, extra = home.home, {**home.env, **(extra or {})}
     env = {k: v for k, v in os.environ.items() if not k.startswith("NAVMCP_")}
@@ -598,7 +598,8 @@ def run(settings: Settings, out=sys.stdout) -> dict[str, Any]:
     settings.workdir.mkdir(parents=True, exist_ok=True)
     log = settings.workdir / "servers.log"
     http_ok = navmcp_web_available()
-    results: dict[str, Any] = {"machine": machine(), "settings": {k: str(v) for k, v in vars(settings).items() if k != "database_url"},
+    results: dict[str, Any] = {"machine": machine(),
+                               "settings": {k: str(v) for k, v in vars(settings).items() if k != "database_url"},
                                "store": "postgresql" if settings.database_url else "sqlite",
                                "http": "measured" if http_ok else "not available: `navmcp web --help` failed",
                                "sizes": {}}

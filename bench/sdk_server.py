@@ -3,8 +3,8 @@
 This is the server a Python developer would write instead of navmcp's hand-rolled one: `MCPServer`
 (formerly FastMCP) from the `mcp` package, the two tools registered with decorators, each calling
 the same `Workspace` for the same page or action, on the same database, acting as the same user (the local
-owner, or NAVMCP_TOKEN's user, as bin/mcp-server does). Same work behind the tools, a different server stack in front — that is what the benchmark
-compares.
+owner, or NAVMCP_TOKEN's user, as bin/mcp-server does). Same work behind the tools, a different server stack in
+front — that is what the benchmark compares.
 
 The SDK runs sync tools in worker threads and starts each request as its own task, so calls can
 overlap; the workspace holds one SQLite connection, so a lock serialises the calls (as it would in
@@ -33,9 +33,9 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp_types import CallToolResult, TextContent, ToolAnnotations  # noqa: E402
 
 from navmcp.app import App  # noqa: E402
-from navmcp.tools import INSTRUCTIONS  # noqa: E402
 from navmcp.errors import NavError  # noqa: E402
 from navmcp.state import NavigationState  # noqa: E402
+from navmcp.tools import INSTRUCTIONS  # noqa: E402
 
 app = App()
 lock = threading.Lock()

@@ -23,7 +23,7 @@ class App:
         self._lock = threading.Lock()
 
     @functools.cached_property
-    def store(self) -> "Store":
+    def store(self) -> Store:
         from navmcp.store import open_store
 
         return open_store(self.config.home, self.config.database_url)
@@ -35,7 +35,7 @@ class App:
         return load_secret(self.config.home)
 
     @functools.cached_property
-    def workspace(self) -> "Workspace":
+    def workspace(self) -> Workspace:
         from navmcp.workspace import Workspace
 
         return Workspace(self.store, self.config.audit_retention_days)
@@ -45,10 +45,11 @@ class App:
         """Changes to watched pages (`navmcp.changes`), made by this process or any other."""
         from navmcp.changes import Feed, PostgresSource, SqliteSource
 
-        if self.embedded:
-            self.store  # the file and its schema exist before the feed opens it
+        url = self.config.database_url
+        if not url:  # embedded
+            self.store  # noqa: B018 — the file and its schema exist before the feed opens it
             return Feed(SqliteSource(self.config.home / "navmcp.db"))
-        return Feed(PostgresSource(self.config.database_url, self.store))
+        return Feed(PostgresSource(url, self.store))
 
     @functools.cached_property
     def supabase(self):
@@ -70,14 +71,14 @@ class App:
     def embedded(self) -> bool:
         return not self.config.database_url
 
-    def authenticate(self, token: str | None) -> "Row":
+    def authenticate(self, token: str | None) -> Row:
         """The user a call acts as. No token means the local owner, and only on the embedded store."""
         from navmcp.identity import resolve_user
 
         self._check_tokenless(token)
         return resolve_user(self.store, self.secret, token, self.supabase)
 
-    def principal(self, token: str | None) -> "Principal":
+    def principal(self, token: str | None) -> Principal:
         """`authenticate` short of reading the user's row, which the call's own transaction reads."""
         self._check_tokenless(token)
         secret = self.secret  # as `authenticate`: a broken secret refuses every call, with a token or not
@@ -88,7 +89,7 @@ class App:
         return token_principal(self.store, secret, token, self.supabase)
 
     @functools.cached_property
-    def _owner_principal(self) -> "Principal":
+    def _owner_principal(self) -> Principal:
         from navmcp.identity import Principal
 
         return Principal(self.owner_id)
@@ -101,8 +102,9 @@ class App:
         return ensure_owner(self.store)["id"]
 
     def _check_tokenless(self, token: str | None) -> None:
-        if token is None and not self.embedded:
+        url = self.config.database_url
+        if token is None and url:  # hosted
             from navmcp.store import check_database_url
 
-            check_database_url(self.config.database_url)
+            check_database_url(url)
             raise AuthError("a token is required with a hosted store: set NAVMCP_TOKEN")

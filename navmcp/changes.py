@@ -121,7 +121,7 @@ class Watcher:
 class Feed:
     """New changes, handed to the watchers they may concern. Thread-safe; one per store."""
 
-    def __init__(self, source: "Source"):
+    def __init__(self, source: Source):
         self.source = source
         self._watchers: set[Watcher] = set()
         self._lock = threading.Lock()
@@ -200,7 +200,7 @@ class Feed:
             if members is not None:
                 members[interest.user_id] = member
         if interest.personal:
-            if member:
+            if member and change.studio_id is not None:
                 interest.studios.add(change.studio_id)
                 return "notify"
             if change.studio_id in interest.studios:  # left or was removed: their own page changed
@@ -211,9 +211,16 @@ class Feed:
 
 
 class Source:
-    def last(self) -> int: ...
-    def wait(self, after: int, stop: threading.Event) -> list[Change]: ...
-    def is_member(self, studio_id: str | None, user_id: str) -> bool: ...
+    """Where the feed reads changes: a base class, each store's source says how."""
+
+    def last(self) -> int:
+        raise NotImplementedError
+
+    def wait(self, after: int, stop: threading.Event) -> list[Change]:
+        raise NotImplementedError
+
+    def is_member(self, studio_id: str | None, user_id: str) -> bool:
+        raise NotImplementedError
 
     def interrupt(self) -> None:
         """Cut short a `wait` in progress (the feed is closing)."""
@@ -232,7 +239,9 @@ class Source:
                                        + ", ".join("?" * len(chunk)) + ")"))
         return found
 
-    def _members(self, studio_id: str, chunk: list[str], as_user: str, sql: str) -> list[str]: ...
+    def _members(self, studio_id: str, chunk: list[str], as_user: str, sql: str) -> list[str]:
+        raise NotImplementedError
+
     def close(self) -> None: ...
 
 

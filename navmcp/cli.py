@@ -249,11 +249,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from navmcp.config import Config, default_home
+    from navmcp import walkthrough
     from navmcp.app import App
+    from navmcp.config import Config, default_home
     from navmcp.identity import ensure_owner
     from navmcp.web.auth import create_login_link
-    from navmcp import walkthrough
 
     home = Path(args.home) if args.home else Path(str(default_home()) + "-demo")
     sock = None if args.no_serve else _listen(args.host, args.port)  # before the walkthrough: fail fast
@@ -270,7 +270,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # The demo's workspace is not the default one: without NAVMCP_HOME, Claude Code would open an empty workspace.
     print(f"\nAdd this workspace to Claude Code:  claude mcp add navmcp -e NAVMCP_HOME={home} -- {shim}")
     print(f"(your own workspace, at {default_home()}:  claude mcp add navmcp -- {shim})")
-    if args.no_serve:
+    if sock is None:  # --no-serve
         navmcp = _command_path()
         print(f"Open any page yourself:  NAVMCP_HOME={home} {navmcp} get {created['decision']}")
         print(f"Or in a browser:  NAVMCP_HOME={home} {navmcp} web   (then follow the login link it prints)")
@@ -377,7 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
                       f"serving this NAVMCP_HOME while it runs, else {DEFAULT_BASE_URL})")
     link.add_argument("--minutes", type=_positive, default=LINK_MINUTES, help="how long the link stays valid")
     link.set_defaults(func=cmd_login_link)
-    seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); on PostgreSQL connect as the owner")
+    seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); "
+                                       "on PostgreSQL connect as the owner")
     seed.add_argument("--items", type=int, required=True, help="how many notes, decisions and commitments")
     seed.add_argument("--studio", default="bench", help="handle of the studio to create (default: bench)")
     seed.add_argument("--studios", type=_at_least_one, default=1,

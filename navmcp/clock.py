@@ -10,7 +10,7 @@ write the same (`to_char(..., 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, migrations 2026
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _SECOND = "%Y-%m-%dT%H:%M:%S"  # FORMAT up to its fraction, for `time.strftime` (which has no %f)
@@ -46,17 +46,17 @@ _ago_seconds: dict[float, tuple[int, str]] = {}  # seconds ago → (the last sec
 
 def from_now(delta: timedelta) -> str:
     """The time `delta` from now (an expiry), as stored text."""
-    return stamp(datetime.now(timezone.utc) + delta)
+    return stamp(datetime.now(UTC) + delta)
 
 
 def stamp(moment: datetime) -> str:
     """A moment as stored text; a naive one is taken to be UTC already."""
     if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc)
+        moment = moment.astimezone(UTC)
     return moment.strftime(FORMAT)
 
 
 def moment(text: str) -> datetime:
     """Stored text as an aware UTC datetime (the inverse of `stamp`). Raises ValueError."""
     parsed = datetime.fromisoformat(text)
-    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed

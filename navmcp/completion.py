@@ -19,7 +19,7 @@ MAX_VALUES = 100  # the spec's bound per response
 _ITEM_KINDS = {"/n/": "note", "/d/": "decision", "/c/": "commitment"}
 
 
-def complete(session: "Reader", ref: Any, argument: Any, context: Any) -> dict[str, Any]:
+def complete(session: Reader, ref: Any, argument: Any, context: Any) -> dict[str, Any]:
     if not isinstance(argument, dict) or not isinstance(argument.get("name"), str) \
             or not isinstance(argument.get("value", ""), str):
         raise InvalidParams("Invalid params: argument needs a 'name' and a 'value' (strings)")
@@ -39,7 +39,7 @@ def complete(session: "Reader", ref: Any, argument: Any, context: Any) -> dict[s
                            "hasMore": len(values) > MAX_VALUES}}
 
 
-def _prompt_values(session: "Reader", prompt: Any, name: str, value: str) -> list[str]:
+def _prompt_values(session: Reader, prompt: Any, name: str, value: str) -> list[str]:
     from navmcp.prompts import BY_NAME
 
     spec = BY_NAME.get(prompt) if isinstance(prompt, str) else None
@@ -52,7 +52,7 @@ def _prompt_values(session: "Reader", prompt: Any, name: str, value: str) -> lis
     return []  # a topic is free text
 
 
-def _template_values(session: "Reader", uri: Any, name: str, value: str, arguments: dict[str, Any]) -> list[str]:
+def _template_values(session: Reader, uri: Any, name: str, value: str, arguments: dict[str, Any]) -> list[str]:
     from navmcp.resources import list_templates
 
     templates = {t["uriTemplate"] for t in list_templates()["resourceTemplates"]}
@@ -79,7 +79,7 @@ def _template_values(session: "Reader", uri: Any, name: str, value: str, argumen
     return []  # a search query is free text
 
 
-def _studios(session: "Reader", value: str) -> list[str]:
+def _studios(session: Reader, value: str) -> list[str]:
     prefix = value.strip().lower()
     return [s["handle"] for s in session.page("/").data["studios"] if s["handle"].startswith(prefix)]
 
@@ -94,7 +94,7 @@ _TAGS = ("SELECT DISTINCT t.tag FROM item_tags t JOIN items i ON i.id = t.item_i
          " JOIN memberships m ON m.studio_id = s.id AND m.user_id = ? WHERE s.handle = ? ORDER BY t.tag LIMIT ?")
 
 
-def _items(session: "Reader", studio: Any, kind: str, value: str) -> list[str]:
+def _items(session: Reader, studio: Any, kind: str, value: str) -> list[str]:
     """Ids of the studio's items of `kind` whose id starts with `value` or whose title holds it."""
     if not isinstance(studio, str):
         return []  # the studio comes first: context.arguments.studio
@@ -105,7 +105,7 @@ def _items(session: "Reader", studio: Any, kind: str, value: str) -> list[str]:
     return [id_ for id_, title in rows if id_.startswith(needle) or needle in title.lower()]
 
 
-def _tags(session: "Reader", studio: Any, value: str) -> list[str]:
+def _tags(session: Reader, studio: Any, value: str) -> list[str]:
     if not isinstance(studio, str):
         return []
     user_id = session.user_id()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import os
 import stat
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 
 def default_home() -> Path:
@@ -60,8 +62,10 @@ AUDIT_RETENTION_DAYS = 365  # audit lines older than this are deleted; 0 keeps t
 MCP_SESSION_IDLE_HOURS = 24.0  # an MCP session (HTTP) unused this long has ended
 MCP_SESSIONS_PER_USER = 100  # a user's newest MCP sessions kept; opening one more ends the oldest
 
+N = TypeVar("N", int, float)
 
-def _setting(env, name: str, default, kind: type, least) -> "int | float":
+
+def _setting(env: Mapping[str, str], name: str, default: N, kind: Callable[[str], N], least: N) -> N:
     raw = (env.get(name) or "").strip()
     if not raw:
         return default
@@ -90,8 +94,8 @@ class Config:
     mcp_sessions_per_user: int = MCP_SESSIONS_PER_USER  # NAVMCP_MCP_SESSIONS_PER_USER
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "Config":
-        env = os.environ if env is None else env
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
+        env = os.environ if environ is None else environ
         home = Path(env["NAVMCP_HOME"]).expanduser() if env.get("NAVMCP_HOME") else default_home()
         return cls(
             home=home,

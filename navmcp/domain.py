@@ -7,7 +7,7 @@ the page and the action rule judge the same thing the same way.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from navmcp.clock import now, stamp
 from navmcp.errors import ActionFailed
@@ -148,7 +148,7 @@ CYCLES = ("today", "yesterday", "this-week", "last-week", "this-month")
 
 def cycle_window(cycle: str, at: datetime | None = None) -> tuple[str, str]:
     """[start, end) of a named cycle in UTC, as store timestamps."""
-    at = at or datetime.now(timezone.utc)
+    at = at or datetime.now(UTC)
     day = at.replace(hour=0, minute=0, second=0, microsecond=0)
     week = day - timedelta(days=day.weekday())
     if cycle == "today":

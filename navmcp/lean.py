@@ -25,6 +25,6 @@ def skip_pydantic_plugin_discovery() -> bool:
     if "PYDANTIC_DISABLE_PLUGINS" in os.environ or _LOADER in sys.modules:
         return False
     loader = types.ModuleType(_LOADER, "navmcp: pydantic plugin discovery skipped (see navmcp/lean.py)")
-    loader.get_plugins = lambda: ()  # what pydantic's own loader answers with PYDANTIC_DISABLE_PLUGINS=__all__
+    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]  # what pydantic's own loader answers with PYDANTIC_DISABLE_PLUGINS=__all__
     sys.modules[_LOADER] = loader
     return True

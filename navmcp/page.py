@@ -23,7 +23,6 @@ from navmcp.protocol import Preencoded, encode
 from navmcp.render import plain, render_markdown
 from navmcp.store import Row
 
-
 MARKDOWN_TEMPLATE = "{}.md.j2"  # a page kind's markdown template, from its templates' name
 
 

@@ -9,8 +9,8 @@ what this user may see: a studio handle must be one of their studios, and a wron
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-
 from urllib.parse import quote_plus
 
 from navmcp.errors import echo
@@ -45,7 +45,7 @@ def list_prompts() -> dict[str, Any]:
     return {"prompts": PROMPTS}
 
 
-def get(session: "Reader", name: Any, arguments: Any) -> dict[str, Any]:
+def get(session: Reader, name: Any, arguments: Any) -> dict[str, Any]:
     prompt = BY_NAME.get(name) if isinstance(name, str) else None
     if prompt is None:
         raise InvalidParams(f"Invalid params: no prompt {echo(name)!r}; prompts are {', '.join(BY_NAME)}")
@@ -67,7 +67,7 @@ def get(session: "Reader", name: Any, arguments: Any) -> dict[str, Any]:
             "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
 
 
-def _studio(session: "Reader", prompt: str, arguments: dict[str, str]) -> str:
+def _studio(session: Reader, prompt: str, arguments: dict[str, str]) -> str:
     handle = arguments.get("studio", "").strip().lower()
     handles = [s["handle"] for s in session.page("/").data["studios"]]
     if not handle:
@@ -120,5 +120,6 @@ def _weekly_review(studio: str, topic: str) -> str:
             "3. Write me a short review: decided, committed, written, still open — each with its URL.")
 
 
-_TEXTS = {"standup": _standup, "decide": _decide, "what-needs-me": _what_needs_me, "weekly-review": _weekly_review}
+_TEXTS: dict[str, Callable[..., str]] = {"standup": _standup, "decide": _decide, "what-needs-me": _what_needs_me,
+                                         "weekly-review": _weekly_review}
 assert set(_TEXTS) == set(BY_NAME)

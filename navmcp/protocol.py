@@ -40,8 +40,18 @@ from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, Protocol
 
 from navmcp.errors import echo
-from navmcp.jsonrpc import (BatchBudgetSpent, HeaderMismatch, InternalError, InvalidParams, InvalidRequest,
-                            JsonRpcError, MethodNotFound, ParseError, UnsupportedProtocolVersion, error_object)
+from navmcp.jsonrpc import (
+    BatchBudgetSpent,
+    HeaderMismatch,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    JsonRpcError,
+    MethodNotFound,
+    ParseError,
+    UnsupportedProtocolVersion,
+    error_object,
+)
 
 log = logging.getLogger("navmcp.protocol")
 
@@ -72,7 +82,7 @@ CACHE_HINTS: dict[str, tuple[int, str]] = {
     "resources/read": (0, "private"),  # a page, as this user sees it now
 }
 # One fact: what both eras declare (discover's `capabilities`, initialize's).
-CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
+CAPABILITIES: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
 # Where the transport can send between replies (`Connection.outbound`), pages can be watched too.
 WATCHING_CAPABILITIES = {**CAPABILITIES, "resources": {"subscribe": True}}
 NO_REPLY = object()  # a request answered later, or never (a subscription the client cancels)
@@ -114,6 +124,7 @@ class Preencoded(dict):
     everything else it is the plain dict it holds."""
 
     __slots__ = ("json",)
+    json: bytes
 
 
 def _preencoded(value: dict[str, Any]) -> Preencoded:
@@ -150,9 +161,9 @@ def _not_json(value: Any) -> Any:
 
 # `_ENCODER.encode`'s own C encoder, made once instead of on every call: without the circular-
 # reference check (our values are trees: decoded JSON and dicts built here) it keeps no state.
-_C_ENCODE = (json.encoder.c_make_encoder(None, _not_json, encode_basestring_ascii, None, ":", ",",
-                                         False, False, False)
-             if json.encoder.c_make_encoder is not None else None)
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # the C accelerator, where there is one
+_C_ENCODE = (_C_MAKE_ENCODER(None, _not_json, encode_basestring_ascii, None, ":", ",", False, False, False)
+             if _C_MAKE_ENCODER is not None else None)
 
 
 def _dumps(value: Any) -> bytes:
@@ -226,7 +237,7 @@ def _no_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 # The decoder's C scanner, called directly: `JSONDecoder.decode` wraps it in two Python frames and
 # two whitespace regexes, which a frame that starts with its value and ends with it never needs.
-_SCAN = _DECODER.scan_once
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def decode(data: bytes) -> Any:
@@ -410,7 +421,7 @@ class Connection:
             raise InvalidRequest(f"Invalid Request: {method} before initialize; send initialize first")
         return handler(self, params)
 
-    def _modern_call(self, method: str, params: dict[str, Any], headers: Mapping[str, str] | None) -> dict[str, Any]:
+    def _modern_call(self, method: str, params: dict[str, Any], headers: Mapping[str, str] | None) -> Any:
         """A 2026-07-28 request: its `_meta` envelope, the HTTP headers that mirror it, its version,
         then its method. The result gets `resultType`, the server's identity, and caching hints."""
         meta = params.get("_meta")
@@ -540,7 +551,7 @@ class Connection:
         return self.host.complete(params.get("ref"), params.get("argument"), params.get("context"))
 
     # The method tables, one per era: a method missing from an era's table is -32601 in it.
-    _shared_methods: dict[str, Callable[["Connection", dict[str, Any]], Any]] = {
+    _shared_methods: dict[str, Callable[[Connection, dict[str, Any]], Any]] = {
         "tools/list": _tools_list,
         "tools/call": _tools_call,
         "resources/list": _resources_list,
@@ -553,7 +564,7 @@ class Connection:
     _legacy_methods = {"initialize": _initialize, "ping": _ping, "resources/subscribe": _subscribe,
                        "resources/unsubscribe": _unsubscribe, **_shared_methods}
     _modern_methods = {"server/discover": _discover, "subscriptions/listen": _listen, **_shared_methods}
-    _notifications: dict[str, Callable[["Connection", dict[str, Any]], None]] = {
+    _notifications: dict[str, Callable[[Connection, dict[str, Any]], None]] = {
         "notifications/initialized": lambda self, params: None,
         # Calls run to completion, so only a subscription (a request that stays open) can be cancelled.
         "notifications/cancelled": _cancelled,

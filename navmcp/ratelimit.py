@@ -89,7 +89,7 @@ def parse(spec: str | None) -> RateLimiter | None:
     return RateLimiter(calls, amount * _UNIT[unit])
 
 
-def key_for(token: str | None, user: "Row") -> str:
+def key_for(token: str | None, user: Row) -> str:
     if token is None:
         return f"user:{user['id']}"
     import hashlib  # here, not at the top: it loads OpenSSL (~4 MB), which only limited tokens need
@@ -97,7 +97,7 @@ def key_for(token: str | None, user: "Row") -> str:
     return "token:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
 
 
-def enforce(limiter: RateLimiter | None, store: "Store", token: str | None, user: "Row", client: str,
+def enforce(limiter: RateLimiter | None, store: Store, token: str | None, user: Row, client: str,
             tool: str, arguments: dict[str, Any]) -> None:
     """Count one tool call; over the limit, audit the refusal and raise `RateLimited`."""
     if limiter is None:
@@ -115,11 +115,12 @@ def enforce(limiter: RateLimiter | None, store: "Store", token: str | None, user
 _STUDIO_URL = re.compile(r"^(?:https?://[^/]*)?/studios/([a-z0-9][a-z0-9-]{0,31})(?:[/?.]|$)")
 
 
-def record(store: "Store", user: "Row", client: str, tool: str, arguments: dict[str, Any], error: RateLimited) -> None:
+def record(store: Store, user: Row, client: str, tool: str, arguments: dict[str, Any], error: RateLimited) -> None:
     from navmcp.workspace import write_audit  # on the refusal path only: the calls that pass never import it here
 
-    url = arguments.get("url") if isinstance(arguments.get("url"), str) else ""
-    action = arguments.get("action") if tool == "execute_action" and isinstance(arguments.get("action"), str) else tool
+    url, action = arguments.get("url"), arguments.get("action")
+    url = url if isinstance(url, str) else ""
+    action = action if tool == "execute_action" and isinstance(action, str) else tool
     m = _STUDIO_URL.match(url)
     with store.write(user_id=user["id"]) as tx:  # as the user: the hosted store's audit policy checks it
         studio_id = m and tx.scalar(

@@ -194,7 +194,7 @@ def body_cuts(text: str) -> list[int]:
         cut = text.rfind("\n", half, room) + 1
         if not cut:
             m = None
-            for m in _SENTENCE_END.finditer(text, half, room):
+            for m in _SENTENCE_END.finditer(text, half, room):  # noqa: B007 — the last match is wanted
                 pass
             cut = m.end() if m else text.rfind(" ", half, room) + 1 or room
         cuts.append(cut)
@@ -251,7 +251,7 @@ def environment():
         # getitem (and `row.key`, through getattr) is Python that tries an attribute too. A missing
         # key raises, as StrictUndefined would have on use (constant folding calls `getitem`).
         code_generator_class = _CodeGenerator
-        getitem = staticmethod(operator.getitem)
+        getitem = staticmethod(operator.getitem)  # type: ignore[assignment]
 
     env = _Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
@@ -285,3 +285,4 @@ def render_markdown(template: str, data: dict[str, Any]) -> str:
         return "".join(page.root_render_func(context))
     except Exception:
         page.environment.handle_exception()  # errors point at template lines, as with render()
+        raise  # (handle_exception raises)

@@ -30,9 +30,9 @@ class Reader(Protocol):
     """Who reads resources, prompts and completions: pages as the caller's user sees them (a tool
     session, `navmcp.tools.Session`, is one), moving no navigation state."""
 
-    app: "App"
+    app: App
 
-    def page(self, url: str) -> "Page": ...
+    def page(self, url: str) -> Page: ...
     def user_id(self) -> str: ...
 
 SCHEME = "navmcp://"
@@ -99,7 +99,7 @@ def list_templates() -> dict[str, Any]:
     return {"resourceTemplates": TEMPLATES}
 
 
-def list_resources(session: "Reader", cursor: Any) -> dict[str, Any]:
+def list_resources(session: Reader, cursor: Any) -> dict[str, Any]:
     start = _offset(cursor)
     home = session.page("/")
     data = home.data
@@ -122,11 +122,11 @@ def list_resources(session: "Reader", cursor: Any) -> dict[str, Any]:
     return result
 
 
-def read(session: "Reader", uri: Any) -> dict[str, Any]:
+def read(session: Reader, uri: Any) -> dict[str, Any]:
     return {"contents": [{"uri": uri, "mimeType": MIME, "text": page_of(session, uri).markdown}]}
 
 
-def page_of(session: "Reader", uri: Any):
+def page_of(session: Reader, uri: Any):
     """The page a resource URI names, as the session's user sees it; -32602 when there is none for them."""
     url = url_of(uri)
     try:

@@ -98,13 +98,13 @@ def parse(text: str) -> Query | None:
                 terms += [(w,) for w in words]
                 prefix = bool(re.search(r"\w$", bare))
             continue
-        words = tuple(_WORD.findall(phrase))
-        if not words:
+        phrase_words = tuple(_WORD.findall(phrase))
+        if not phrase_words:
             continue
         if negated == "-":
-            excluded += words
+            excluded += phrase_words
         else:
-            terms.append(words)
+            terms.append(phrase_words)
             prefix = False
     if prefix and len(terms[-1][0]) < MIN_PREFIX:
         # A one-letter prefix names most of the vocabulary: after other words it is left out (what

@@ -18,13 +18,15 @@ import json
 import random
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from navmcp.clock import FORMAT, moment, now
 from navmcp.domain import KIND_LETTER, cycle_window
 from navmcp.identity import _ID_ALPHABET, ensure_owner
-from navmcp.store import Store
+
+if TYPE_CHECKING:
+    from navmcp.store.sqlite import SqliteStore
 
 WORDS = (
     "plan roadmap budget hiring launch review retro standup design api latency cache release beta "
@@ -45,7 +47,8 @@ class Ids:
     """Unique 10-character ids in the store's alphabet from a seeded generator (50 random bits each)."""
 
     def __init__(self, rng: random.Random):
-        self.rng, self.seen = rng, set()
+        self.rng = rng
+        self.seen: set[str] = set()
 
     def __call__(self) -> str:
         while True:
@@ -91,14 +94,14 @@ def _plan(rng_seed: int):
     """What both stores' seeds start from: the clock, the random source and its ids, the year of
     timestamps the rows spread over (ending five minutes ago), and zeroed counts."""
     rng = random.Random(rng_seed)
-    end = datetime.now(timezone.utc) - timedelta(minutes=5)
+    end = datetime.now(UTC) - timedelta(minutes=5)
     start = end - timedelta(days=365)
     counts = {"items": 0, "notes": 0, "decisions": 0, "commitments": 0, "options": 0, "votes": 0,
               "participants": 0, "comments": 0, "tags": 0, "reads": 0}
     return time.perf_counter(), rng, Ids(rng), start, (end - start).total_seconds(), counts
 
 
-def seed(store: Store, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1,
+def seed(store: SqliteStore, items: int, studio: str = "bench", members: int = 40, rng_seed: int = 1,
          studios: int = 1, agent: bool = False) -> dict[str, Any]:
     """Create `studio` with `items` items and return a summary with the fixture URLs. With
     `studios` > 1 the items are shared out over that many studios (`studio`, `studio-2`, ...);
@@ -134,7 +137,7 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
 
     handles = studio_handles(studio, studios)
     with psycopg.connect(url, row_factory=dict_row) as raw:
-        earlier = raw.execute("SELECT count(*) AS n FROM studios").fetchone()["n"]
+        earlier = raw.execute("SELECT count(*) AS n FROM studios").fetchall()[0]["n"]
     started, rng, new_id, start, span, counts = _plan(_seed_for(rng_seed, earlier))
     with psycopg.connect(url, row_factory=dict_row) as raw:
         conn = _PgConn(raw)
@@ -226,7 +229,7 @@ def studio_handles(studio: str, studios: int) -> list[str]:
 FIRST_SHARE = 0.24
 
 
-def _fill_all(conn, rng: random.Random, new_id: "Ids", owner_id: str, items: int, studio: str, members: int,
+def _fill_all(conn, rng: random.Random, new_id: Ids, owner_id: str, items: int, studio: str, members: int,
               start: datetime, span: float, counts: dict[str, int], studios: int, agent: bool) -> dict[str, str]:
     handles = studio_handles(studio, studios)
     for handle in handles:  # refuse before writing anything
@@ -236,8 +239,8 @@ def _fill_all(conn, rng: random.Random, new_id: "Ids", owner_id: str, items: int
     first = items if studios == 1 else round(items * FIRST_SHARE)
     shares = [first] + [(items - first) // (studios - 1) + (n < (items - first) % (studios - 1))
                         for n in range(studios - 1)]
-    urls = {}
-    for n, (handle, share) in enumerate(zip(handles, shares)):
+    urls: dict[str, str] = {}
+    for handle, share in zip(handles, shares):
         made = _fill(conn, rng, new_id, owner_id, share, handle, members, start, span, counts)
         urls = urls or made
     if agent:
@@ -245,7 +248,7 @@ def _fill_all(conn, rng: random.Random, new_id: "Ids", owner_id: str, items: int
     return urls
 
 
-def _fill(conn, rng: random.Random, new_id: "Ids", owner_id: str, items: int, studio: str, members: int,
+def _fill(conn, rng: random.Random, new_id: Ids, owner_id: str, items: int, studio: str, members: int,
           start: datetime, span: float, counts: dict[str, int]) -> dict[str, str]:
     """Write the studio, its members, `items` items and the fixtures through `conn` (the raw SQLite
     connection, or `_PgConn` on PostgreSQL): same rows, same ids and timestamp formats on both."""
@@ -288,7 +291,7 @@ def _write_batch(conn, rng: random.Random, new_id: Ids, texts: Texts, sid: str, 
     base, end = start.timestamp(), start + timedelta(seconds=span)
     for n in batch:
         kind = rng.choices(KINDS, KIND_WEIGHTS)[0]
-        created = datetime.fromtimestamp(base + span * (n + rng.random()) / max(total, 1), timezone.utc)
+        created = datetime.fromtimestamp(base + span * (n + rng.random()) / max(total, 1), UTC)
         created_at = created.strftime(FORMAT)
         touched = created + timedelta(hours=rng.randint(1, 72))
         updated_at = created_at if rng.random() < 0.8 or touched > end else touched.strftime(FORMAT)
@@ -390,14 +393,14 @@ KEYWORD = "kestrel"
 NEAR_MASS_TITLE = "Staff the on-call rota"
 
 
-def agent_fixtures(conn, rng: random.Random, new_id: "Ids", owner_id: str, handles: list[str],
+def agent_fixtures(conn, rng: random.Random, new_id: Ids, owner_id: str, handles: list[str],
                    counts: dict[str, int]) -> dict[str, str]:
     """The items of issue 28's agent tasks, in the seeded studios: a pinned note of 27,700 characters
     with 32 comments; an older open decision on a pricing model among sixty newer ones whose options
     and comments talk of pricing models; a commitment one join from its critical mass, older than
     the twenty newest; and a keyword (`kestrel`) in a note, a decision's option, a comment and a
     commitment spread over the studios."""
-    at = datetime.now(timezone.utc) - timedelta(minutes=10)
+    at = datetime.now(UTC) - timedelta(minutes=10)
 
     def stamp(days: float) -> str:
         return (at - timedelta(days=days)).strftime(FORMAT)
@@ -405,7 +408,7 @@ def agent_fixtures(conn, rng: random.Random, new_id: "Ids", owner_id: str, handl
     sids = {h: conn.execute("SELECT id FROM studios WHERE handle = ?", (h,)).fetchone()["id"] for h in handles}
     people = {h: [r["user_id"] for r in conn.execute("SELECT user_id FROM memberships WHERE studio_id = ? AND user_id <> ?"
                                              " ORDER BY user_id", (sids[h], owner_id))] for h in handles}
-    rows = {"items": [], "options": [], "comments": [], "participants": [], "votes": []}
+    rows: dict[str, list[tuple[Any, ...]]] = {"items": [], "options": [], "comments": [], "participants": [], "votes": []}
 
     def item(handle: str, kind: str, title: str, body: str, days: float, pinned: int = 0, closed: bool = False,
              mass: int | None = None) -> str:
@@ -430,7 +433,8 @@ def agent_fixtures(conn, rng: random.Random, new_id: "Ids", owner_id: str, handl
 
     first, urls = handles[0], {}
     # The long note: sections of paragraphs, cut at a sentence's end near the length wanted.
-    lines, n = [], 0
+    lines: list[str] = []
+    n = 0
     while sum(map(len, lines)) + len(lines) < LONG_NOTE_CHARS + 400:
         n += 1
         lines += [f"## Part {n}: {_sentence(rng, 2, 4).lower()}", ""]
@@ -465,7 +469,7 @@ def agent_fixtures(conn, rng: random.Random, new_id: "Ids", owner_id: str, handl
     for k in range(45):
         item(first, KINDS[k % 3], _sentence(rng, 3, 7), _body(rng), week * (k + 0.5) / 46, mass=3 if k % 3 == 2 else None)
     for k in range(52):
-        closed = item(first, "decision" if k % 2 else "commitment", _sentence(rng, 3, 7), _body(rng), 20 + k * 0.2,
+        item(first, "decision" if k % 2 else "commitment", _sentence(rng, 3, 7), _body(rng), 20 + k * 0.2,
                       mass=None if k % 2 else 5)
         rows["items"][-1] = (*rows["items"][-1][:9], stamp(week * (k + 0.5) / 53), *rows["items"][-1][10:])
     # One join short of its critical mass, and older than what a list of the newest shows.
@@ -492,10 +496,13 @@ def agent_fixtures(conn, rng: random.Random, new_id: "Ids", owner_id: str, handl
     return urls
 
 
-def main(store: Store | None, items: int, studio: str, as_json: bool, url: str | None = None,
+def main(store: SqliteStore | None, items: int, studio: str, as_json: bool, url: str | None = None,
          studios: int = 1, agent: bool = False) -> str:
-    summary = (seed_postgres(url, items, studio, studios=studios, agent=agent) if url
-               else seed(store, items, studio, studios=studios, agent=agent))
+    if url:
+        summary = seed_postgres(url, items, studio, studios=studios, agent=agent)
+    else:
+        assert store is not None, "the embedded store, or a PostgreSQL URL"
+        summary = seed(store, items, studio, studios=studios, agent=agent)
     if as_json:
         return json.dumps(summary)
     c = summary["counts"]

@@ -49,7 +49,7 @@ class NavigationState:
                 "or navigate to the page first. Start at '/'.")
         return self.current_url
 
-    def copy(self) -> "NavigationState":
+    def copy(self) -> NavigationState:
         """A copy that later changes to this state leave as it is."""
         return NavigationState(self.current_url, list(self.actions), self.history.copy(), self.remembers)
 
@@ -57,7 +57,7 @@ class NavigationState:
         return {"current_url": self.current_url, "actions": self.actions, "history": list(self.history)}
 
     @classmethod
-    def restore(cls, data: dict[str, Any]) -> "NavigationState":
+    def restore(cls, data: dict[str, Any]) -> NavigationState:
         state = cls(data.get("current_url"), list(data.get("actions", [])))
         state.history.extend(data.get("history", []))
         return state

@@ -129,7 +129,11 @@ def _answer(connection, line, max_line: int) -> bytes | None:
         return encode(error_object(InternalError("Internal error (details are in the server log)")))
 
 
-_TOO_LONG = object()  # the line exceeded max_line and was skipped
+class _TooLong:
+    """A line that exceeded max_line and was skipped."""
+
+
+_TOO_LONG = _TooLong()
 
 
 class _Lines:
@@ -158,7 +162,7 @@ class _Lines:
         self.buf += chunk
         return True
 
-    def next(self) -> bytes | None:
+    def next(self) -> bytes | _TooLong | None:
         """The next line (with its newline, if it had one), `_TOO_LONG`, or None at the end."""
         start = 0
         while True:

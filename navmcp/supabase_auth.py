@@ -18,8 +18,7 @@ from typing import Any
 import jwt
 
 from navmcp.errors import AuthError, NavError, echo
-from navmcp.identity import AUDIENCE as NAVMCP_AUDIENCE
-from navmcp.identity import HANDLE_RE, check_name, create_user, user_by_id
+from navmcp.identity import AUDIENCE as NAVMCP_AUDIENCE, HANDLE_RE, check_name, create_user, user_by_id
 from navmcp.store import Row, Store
 
 AUDIENCE = "authenticated"
@@ -38,7 +37,7 @@ class SupabaseAuth:
                      if self.url else None)
 
     @classmethod
-    def from_config(cls, jwt_secret: str | None, url: str | None) -> "SupabaseAuth | None":
+    def from_config(cls, jwt_secret: str | None, url: str | None) -> SupabaseAuth | None:
         return cls(jwt_secret, url) if (jwt_secret or url) else None
 
     def claims_token(self, token: str) -> bool:

@@ -15,6 +15,7 @@ the navmcp user on first sight), and is not kept: the person gets a cookie sessi
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from navmcp.errors import AuthError
@@ -26,8 +27,8 @@ class SupabaseSignIn:
     anon_key: str
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "SupabaseSignIn | None":
-        env = os.environ if env is None else env
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> SupabaseSignIn | None:
+        env = os.environ if environ is None else environ
         url, key = env.get("SUPABASE_URL"), env.get("SUPABASE_ANON_KEY")
         return cls(url.rstrip("/"), key) if url and key else None
 

@@ -106,9 +106,10 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 TOOL_NAMES = frozenset(t["name"] for t in TOOLS)
-_ARGUMENTS = {"navigate": {"url": str}, "execute_action": {"action": str, "params": dict, "url": str}}
-_REQUIRED = {"navigate": ("url",), "execute_action": ("action",)}
-_TYPE_NAMES = {str: "a string", dict: "an object"}
+_ARGUMENTS: dict[str, dict[str, type]] = {"navigate": {"url": str},
+                                          "execute_action": {"action": str, "params": dict, "url": str}}
+_REQUIRED: dict[str, tuple[str, ...]] = {"navigate": ("url",), "execute_action": ("action",)}
+_TYPE_NAMES: dict[type, str] = {str: "a string", dict: "an object"}
 
 
 def tool_error(text: str, structured: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -147,7 +148,7 @@ def client_label(name: Any) -> str:
 class Session:
     """One MCP session: who it acts as, which client it is, where it is (implements `ToolHost`)."""
 
-    def __init__(self, app: "App", token: str | None, state: NavigationState | None = None, *,
+    def __init__(self, app: App, token: str | None, state: NavigationState | None = None, *,
                  user: Any = None, client: str = "unknown", granted_client: str | None = None,
                  protocol_version: str | None = None):
         """`user`: the token's user when the transport verified it already (HTTP, once per
@@ -297,7 +298,7 @@ class Session:
                 "isError": False}
 
 
-def connection(session: Session, **options: Any) -> "Connection":
+def connection(session: Session, **options: Any) -> Connection:
     """An MCP protocol connection whose host is `session`: the one place the server names itself.
     `options` are `Connection`'s (the era, and what the transport can send)."""
     from navmcp.protocol import Connection
@@ -305,6 +306,6 @@ def connection(session: Session, **options: Any) -> "Connection":
     return Connection(session, name="navmcp", version=__version__, instructions=INSTRUCTIONS, **options)
 
 
-def connect(app: "App", token: str | None) -> "Connection":
+def connect(app: App, token: str | None) -> Connection:
     """A fresh MCP connection bound to a new session of `app` that acts with `token` (stdio, tests)."""
     return connection(Session(app, token))

@@ -10,8 +10,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,19 +37,21 @@ class StdioClient:
         full_env = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
         self.proc = subprocess.Popen(command or server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=full_env, **popen)
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr  # all three are pipes
+        self.stdin, self.stdout, self.stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         self._ids = itertools.count(1)
         self.client_name = client_name
         self.era = era
 
     def send(self, message: Any) -> None:
         data = message if isinstance(message, bytes) else json.dumps(message).encode()
-        self.proc.stdin.write(data + b"\n")
-        self.proc.stdin.flush()
+        self.stdin.write(data + b"\n")
+        self.stdin.flush()
 
     def receive(self) -> Any:
-        line = self.proc.stdout.readline()
+        line = self.stdout.readline()
         if not line:
-            raise EOFError("server closed stdout; stderr: " + self.proc.stderr.read().decode(errors="replace"))
+            raise EOFError("server closed stdout; stderr: " + self.stderr.read().decode(errors="replace"))
         return json.loads(line)
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -98,11 +101,11 @@ class StdioClient:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             code = self.proc.wait()
-        for stream in (self.proc.stdout, self.proc.stderr):
+        for stream in (self.stdout, self.stderr):
             stream.close()
         return code
 
-    def __enter__(self) -> "StdioClient":
+    def __enter__(self) -> StdioClient:
         return self
 
     def __exit__(self, *exc) -> None:

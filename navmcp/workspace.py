@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from navmcp import actions as action_table
-from navmcp import changes
+from navmcp import actions as action_table, changes
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidActionParams, NavError
 from navmcp.identity import Principal
@@ -144,9 +143,9 @@ class Workspace:
 
 
 def _user_id(user: Row | Principal) -> str:
-    return user.user_id if type(user) is Principal else user["id"]
+    return user.user_id if isinstance(user, Principal) else user["id"]
 
 
 def _user_in(tx, user: Row | Principal) -> Row:
     """The acting user's row: the one given, or a `Principal`'s read now, in the call's transaction."""
-    return user.user(tx) if type(user) is Principal else user
+    return user.user(tx) if isinstance(user, Principal) else user

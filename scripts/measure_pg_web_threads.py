@@ -25,12 +25,11 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from pg_web import HttpMcp, PgWebServer  # noqa: E402
-
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.identity import add_user, mint_token  # noqa: E402
 from navmcp.store.postgres import migrate  # noqa: E402
+from pg_web import HttpMcp, PgWebServer  # noqa: E402
 
 
 def cpu_seconds(pid: int) -> float:
@@ -55,7 +54,8 @@ def run(server: PgWebServer, tokens: list[str], notes: list[str], seconds: float
         i = 0
         while time.monotonic() < stop_at[0]:
             t = time.perf_counter()
-            reply = client.navigate(notes[n]) if reads_only or i % 2 == 0 else client.act("add_comment", url=notes[n], body=f"c{i}")
+            reply = (client.navigate(notes[n]) if reads_only or i % 2 == 0
+                     else client.act("add_comment", url=notes[n], body=f"c{i}"))
             latencies[n].append(time.perf_counter() - t)
             errors[0] += bool(reply.get("isError"))
             i += 1

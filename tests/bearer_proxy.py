@@ -73,7 +73,7 @@ class BearerProxy:
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "BearerProxy":
+    def __enter__(self) -> BearerProxy:
         self._thread.start()
         return self
 

@@ -49,9 +49,9 @@ def make_user(app: App, owner):
 
 
 # Both stores (SQLite file, throwaway PostgreSQL database): see tests/store_fixtures.py.
-from store_fixtures import any_app, new_user, pg_database, pg_url, store_kind  # noqa: E402,F401
 # The end of the run says which suites were skipped and why (tests/skip_summary.py).
 from skip_summary import pytest_runtest_logreport, pytest_sessionfinish, pytest_terminal_summary  # noqa: E402,F401
+from store_fixtures import any_app, new_user, pg_database, pg_url, store_kind  # noqa: E402,F401
 
 
 class _Errors(logging.Handler):

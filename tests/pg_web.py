@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from webproc import free_port, wait_until_healthy
 
 PROTOCOL = "2025-11-25"

@@ -4,12 +4,11 @@ role, and a page lists exactly the actions its executor accepts (the same rule d
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from nav_helpers import role_listed
-
 from navmcp import actions as action_table
 from navmcp.errors import ActionFailed, ActionUnavailable, FieldError, InvalidActionParams, NotFound
 from navmcp.identity import user_by_id
@@ -545,7 +544,7 @@ def test_deadline_must_be_in_the_future(ws, people):
     with pytest.raises(InvalidActionParams, match="'deadline'.*or a day in words \\(today, tomorrow"):
         act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "whenever"})
     r = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "in 3 days"})  # navmcp.dates
-    day = (datetime.now(timezone.utc).date() + timedelta(days=3)).isoformat()
+    day = (datetime.now(UTC).date() + timedelta(days=3)).isoformat()
     assert f"{day} 23:59 UTC" in ws.page(people["owner"], r.url).markdown
     r = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "deadline": "2099-06-01T12:00:00+02:00"})
     assert "2099-06-01 10:00 UTC" in ws.page(people["owner"], r.url).markdown

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from adversarial import figures, fuzz, world
 from adversarial.drivers import SansIODriver, StdioDriver, StdioProcess

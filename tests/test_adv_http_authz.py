@@ -180,7 +180,7 @@ def test_token_attacks_and_deleted_user_on_a_real_server(template, tmp_path):
     w = world.copy(template, tmp_path / "home")
     app = w.app()
     cases = {k: v for k, v in attacks(w, app.secret).items()
-             if k not in ("huge", "empty string")}  # a 200 kB header: see below; httpx won't send "Bearer " 
+             if k not in ("huge", "empty string")}  # a 200 kB header: see below; httpx won't send "Bearer "
     server = WebProcess(w.home)
     http = Http(server.base)
     try:

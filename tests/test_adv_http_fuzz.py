@@ -12,8 +12,7 @@ import json
 import socket
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from adversarial import figures, fuzz, world
 from adversarial.http import HEADERS, INIT, Http, HttpDriver, WebProcess, open_session
@@ -221,7 +220,7 @@ def _raw(port: int, data: bytes, timeout: float = 5) -> bytes:
                 if not chunk:
                     break
                 out += chunk
-        except socket.timeout:
+        except TimeoutError:
             pass
         return out
 

@@ -55,7 +55,7 @@ def _closed_within(s: socket.socket, seconds: float) -> tuple[bool, bytes]:
     while time.monotonic() < deadline:
         try:
             chunk = s.recv(65536)
-        except socket.timeout:
+        except TimeoutError:
             continue
         except OSError:
             return True, got

@@ -11,8 +11,7 @@ import pytest
 
 from adversarial import figures, world
 from adversarial.markdown import check_page
-from navmcp.tools import Session
-from navmcp.tools import connect
+from navmcp.tools import Session, connect
 
 MAX_PAGE_BYTES = 100_000
 WORST = "#*_[]<>|`~\\"  # every one of these is escaped: a title of them doubles in length
@@ -46,7 +45,7 @@ def big(tmp_path_factory):
     for i in range(55):
         act(author, "/studios/adv", "create_note", title=worst(f"back{i}"), body=f"{d} {n} {c}")
     for url in (d, n, c):
-        for i in range(22):
+        for _ in range(22):
             act(author, url, "add_comment", body=("C" * 199 + "\n") * 100)
     for i in range(25):
         act(admin, "/studios/adv", "create_decision", question=worst(f"await{i}"), options=["a"])

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from unittest import mock
 
 import pytest
@@ -19,15 +19,15 @@ from navmcp import clock
 @pytest.mark.parametrize("ns", [0, 1_700_000_000_123_456_789, 1_700_000_000_999_999_999, 1_800_000_000_000_000_000,
                                 4_102_444_799_999_999_000])
 def test_now_is_the_strftime_text(ns):
-    expected = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=ns // 1000)
+    expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=ns // 1000)
     with mock.patch("time.time_ns", return_value=ns):
         assert clock.now() == expected.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def test_now_follows_the_clock():
-    before = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    before = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     stamp = clock.now()
-    after = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    after = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert before <= stamp <= after
 
 

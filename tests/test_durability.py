@@ -8,7 +8,6 @@ reply there must be an fsync of the WAL, and navigating alone must not sync anyt
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 

@@ -13,11 +13,11 @@ import sqlite3
 import pytest
 
 from adversarial.http import HEADERS, Http, open_session
-from test_supabase_auth import jwks_server  # noqa: F401 (a fixture: a loopback JWKS endpoint)
 from navmcp import sessions
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.web import create_app
+from test_supabase_auth import jwks_server  # noqa: F401 (a fixture: a loopback JWKS endpoint)
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "conf", "version": "1"}}}
@@ -128,7 +128,7 @@ def _forged(header: dict) -> str:
     {"alg": "x" * 5000 + '"\\\u00e9\r\n'},
     {"alg": "RS256", "kid": "\u20ac" * 300 + '"\\\r\n'},
 ], ids=["alg-not-latin-1", "alg-long-with-quotes", "kid-not-in-jwks"])
-def test_a_forged_supabase_token_header_is_a_401(home, jwks_server, header):
+def test_a_forged_supabase_token_header_is_a_401(home, jwks_server, header):  # noqa: F811 (the fixture)
     """A non-Latin-1 `alg` went, quoted, into WWW-Authenticate; encoding that header raised outside
     the app's error handling, so /mcp answered 500."""
     app = App(Config(home=home, database_url=None, token=None, supabase_jwt_secret="s" * 40, supabase_url=jwks_server[0]))

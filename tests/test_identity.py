@@ -11,12 +11,12 @@ import time
 import jwt
 import pytest
 
+from nav_helpers import text_of
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.errors import AuthError, NotFound
 from navmcp.identity import AUDIENCE, mint_token, verify_token
 from navmcp.walkthrough import StdioClient
-from nav_helpers import text_of
 
 
 def cli(home, *args, env=None, umask=None):

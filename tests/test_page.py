@@ -10,9 +10,9 @@ import json
 import pytest
 
 from navmcp.errors import NavError
-from navmcp.web.renderers import RENDERERS, render
 from navmcp.pages import PAGE_SIZE, ROUTES
 from navmcp.render import templates_dir
+from navmcp.web.renderers import RENDERERS, render
 
 TRICKY = "# <b>not a heading</b> \\ `tick` *star*"  # markdown and HTML both would have to escape this
 

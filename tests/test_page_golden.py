@@ -13,12 +13,11 @@ import re
 import pytest
 
 from golden_pages import build, snapshot
-from test_store_contract import _normalize
-
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.errors import NotFound
 from navmcp.store import row_maker
+from test_store_contract import _normalize
 
 
 def _stable(shots: dict[str, dict]) -> dict[str, str]:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC
 
 import pytest
 
+from nav_helpers import header_lines, listed_actions, outside_fences, role_listed
 from navmcp.errors import ActionFailed, NotFound
 from navmcp.pages import PAGE_SIZE, ROUTES
 from navmcp.render import BODY_PART_CHARS, FULL_BODY_CHARS, body_cuts
-from nav_helpers import header_lines, listed_actions, outside_fences, role_listed
 
 STUDIO = "/studios/team"
 
@@ -238,15 +239,16 @@ def test_cycles_find_todays_items_and_not_yesterdays(ws, world):
 
 
 def test_cycle_windows_are_consecutive():
-    from datetime import datetime, timezone
+    from datetime import datetime
+
     from navmcp.domain import cycle_window
 
-    at = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)  # a Sunday, first of the month
+    at = datetime(2026, 3, 1, 12, tzinfo=UTC)  # a Sunday, first of the month
     assert cycle_window("today", at) == ("2026-03-01T00:00:00.000000Z", "2026-03-02T00:00:00.000000Z")
     assert cycle_window("yesterday", at)[1] == cycle_window("today", at)[0]
     assert cycle_window("last-week", at)[1] == cycle_window("this-week", at)[0] == "2026-02-23T00:00:00.000000Z"
     assert cycle_window("this-month", at) == ("2026-03-01T00:00:00.000000Z", "2026-04-01T00:00:00.000000Z")
-    assert cycle_window("this-month", datetime(2026, 12, 31, tzinfo=timezone.utc))[1] == "2027-01-01T00:00:00.000000Z"
+    assert cycle_window("this-month", datetime(2026, 12, 31, tzinfo=UTC))[1] == "2027-01-01T00:00:00.000000Z"
 
 
 def test_tags_page_lists_tagged_items_only(ws, world):
@@ -428,7 +430,7 @@ def test_a_page_stays_bounded_with_maximal_content(ws, world):
     assert "add_option" not in [a.name for a in page.actions]
     options = [o["id"] for o in page.data["options"]]
     ws.execute(owner, url, "vote", {"votes": [{"option": o, "prefer": True} for o in options]})
-    for i in range(PAGE_SIZE + 1):
+    for _ in range(PAGE_SIZE + 1):
         ws.execute(bob, url, "add_comment", {"body": "c" * 20_000})
     for i in range(25):  # links in both directions
         other = ws.execute(owner, STUDIO, "create_note", {"title": f"{i:02d}" + "#" * 198, "body": url}).url
@@ -472,9 +474,9 @@ def test_one_line_user_text_cannot_open_structure(ws, world):
 
 # --- the two filters that keep user text inert (property tests) --------------------------------------
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
 import html  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from navmcp.render import _one_line as one_line, cell, fenced, inline  # noqa: E402
 

@@ -236,4 +236,4 @@ def test_a_statement_past_its_timeout_is_busy_and_bad_timeouts_are_named(tmp_pat
         app.store.close()
     monkeypatch.setenv("NAVMCP_PG_LOCK_TIMEOUT", "soon")
     with pytest.raises(NavError, match="NAVMCP_PG_LOCK_TIMEOUT .*soon"):
-        App(Config(home=tmp_path / "home2", database_url=pg_url, token=None)).store
+        App(Config(home=tmp_path / "home2", database_url=pg_url, token=None)).store  # noqa: B018 — opening it is the test

@@ -9,7 +9,6 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
-from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 from navmcp import sessions
 from navmcp.app import App
@@ -17,9 +16,10 @@ from navmcp.clock import now
 from navmcp.config import Config
 from navmcp.errors import ActionUnavailable
 from navmcp.identity import add_user
+from navmcp.search import parse
 from navmcp.store.migrations import postgres_migrations
 from navmcp.store.postgres import PostgresStore, migrate
-from navmcp.search import parse
+from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 TABLES = ["users", "settings", "studios", "memberships", "studio_people", "items", "item_tags", "options", "votes",
           "participants", "comments", "reads", "links", "audit", "mcp_sessions"]
@@ -781,7 +781,7 @@ def test_a_closed_decision_takes_no_vote_and_no_option(team, pg_database):
     """Votes and options were checked for being one's own, not for the decision being open: a
     closed decision's result could still be changed by a query the app does not make."""
     app, urls, ids, u = team
-    alice, bob, carol, dave = u["alice"], u["bob"], u["carol"], u["dave"]
+    bob, carol, dave = u["bob"], u["carol"], u["dave"]
     decision, option = ids["decision"], ids["option"]
     app.workspace.execute(carol, urls["decision"], "vote", {"votes": [{"option": "Mon"}]})
     app.workspace.execute(bob, urls["decision"], "close_decision", {})

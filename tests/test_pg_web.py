@@ -314,7 +314,7 @@ def test_a_login_link_is_judged_live_without_spending_it(world):
     assert not auth.login_link_live(app.store, token)
 
 
-def _watch(request, events: "queue.Queue") -> None:
+def _watch(request, events: queue.Queue) -> None:
     """Read an event stream (`request` opens it) on a thread: (event name, data) into `events`."""
     def run() -> None:
         try:

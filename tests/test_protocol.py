@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from navmcp import protocol
-from navmcp.protocol import Connection, SUPPORTED_VERSIONS
+from navmcp.protocol import SUPPORTED_VERSIONS, Connection
 
 SECRET_WORD = "kaboom-secret-detail"
 
@@ -432,7 +432,7 @@ def test_schema_failing_arguments_are_tool_errors_naming_the_field(real, tool, a
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from navmcp import actions as action_table  # noqa: E402
-from navmcp.tools import connect
+from navmcp.tools import connect  # noqa: E402
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),

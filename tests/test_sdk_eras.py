@@ -6,7 +6,6 @@ where it differs."""
 
 from __future__ import annotations
 
-
 import anyio
 import pytest
 

@@ -22,10 +22,10 @@ from navmcp.app import App
 from navmcp.clock import now
 from navmcp.config import Config
 from navmcp.identity import add_user
+from navmcp.search import parse
 from navmcp.store.fulltext import tsquery
 from navmcp.store.migrations import postgres_migrations
 from navmcp.store.postgres import migrate
-from navmcp.search import parse
 
 
 @pytest.fixture

@@ -7,12 +7,11 @@ import subprocess
 import sys
 
 import pytest
-from store_fixtures import PARTICIPANT_COUNTS
 
 from navmcp import seed
 from navmcp.clock import now
-from navmcp.pages import PAGE_SIZE
 from navmcp.search import parse
+from store_fixtures import PARTICIPANT_COUNTS
 from tests.conftest import ROOT
 
 

@@ -77,9 +77,9 @@ def _planted_project(tmp_path):
 def test_the_stdio_server_runs_nothing_from_the_directory_it_is_started_in(tmp_path, home):
     """Issue 24, item 2: MCP clients start bin/mcp-server inside the user's project; `python -m` put
     that directory first on sys.path, so a planted logging.py or jwt.py ran inside the server."""
-    from navmcp.identity import ensure_owner, mint_token
     from navmcp.app import App
     from navmcp.config import Config
+    from navmcp.identity import ensure_owner, mint_token
     from navmcp.walkthrough import StdioClient, text_of
 
     app = App(Config(home=home, database_url=None, token=None))

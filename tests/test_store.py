@@ -7,10 +7,10 @@ import subprocess
 import sys
 import textwrap
 
+from nav_helpers import text_of
 from navmcp.store.migrations import postgres_migrations, sqlite_migrations
 from navmcp.store.sqlite import SqliteStore
 from navmcp.walkthrough import StdioClient
-from nav_helpers import text_of
 from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 
 WRITER = textwrap.dedent("""

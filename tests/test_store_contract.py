@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from nav_helpers import role_listed
-
-from navmcp import actions as action_table
-from navmcp import sessions
+from navmcp import actions as action_table, sessions
 from navmcp.app import App
 from navmcp.domain import CYCLES, cycle_window
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams, NotFound
@@ -674,7 +672,7 @@ def test_a_passed_deadline_closes_an_item_in_every_list_and_in_its_cycle(any_app
     ws.execute(alice, by_hand, "close_decision", {})
     ws.execute(alice, "/studios/team", "create_decision", {"question": "Still open?", "deadline": "2099-01-01"})
     start, _ = cycle_window("today")
-    passed = max(start, (datetime.now(timezone.utc) - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+    passed = max(start, (datetime.now(UTC) - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
     _as_owner(any_app, store_kind, request, "UPDATE items SET deadline = ? WHERE id = ?", (passed, lunch.rsplit("/", 1)[1]))
 
     def line(url: str, title: str) -> str:
@@ -866,7 +864,7 @@ def test_both_stores_render_the_same_pages(tmp_path, pg_url):
     for url in (None, pg_url):
         app = App(Config(home=tmp_path / ("pg" if url else "sqlite"), database_url=url, token=None))
         try:
-            rendered.append(_script(app, lambda h: (add_user(app.store, h), None)))
+            rendered.append(_script(app, lambda h, app=app: (add_user(app.store, h), None)))
         finally:
             app.store.close()
     for sqlite_page, pg_page in zip(*rendered):

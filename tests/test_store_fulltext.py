@@ -10,8 +10,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from navmcp.clock import now
 from navmcp.errors import InvalidQuery

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from mcp_http_client import HttpClient
+from nav_helpers import listed_actions, outside_fences, text_of
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import create_user, ensure_owner, mint_token
 from navmcp.walkthrough import StdioClient
-from mcp_http_client import HttpClient
-from nav_helpers import listed_actions, outside_fences, text_of
 from webproc import free_port, wait_until_healthy
 
 STUDIO = "/studios/crew"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from navmcp import actions as action_table
+from navmcp.errors import InvalidActionParams
 
 STUDIO = "/studios/team"
 UNCHANGING = sorted(a.name for a in action_table.ACTIONS if not a.changes_facts)
@@ -65,7 +66,7 @@ def test_audited_param_names_are_the_json_of_the_sorted_names(world, app):
 
     ws, people, urls = world
     params = {"votes": [], "zeta": 1, 'a"b': 2, "é": 3}
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidActionParams):
         ws.execute(people["bob"], urls["decision"], "vote", params)
     with app.store.read() as tx:
         stored = tx.scalar("SELECT param_names FROM audit ORDER BY id DESC LIMIT 1")

@@ -8,8 +8,8 @@ state?" (refusal: 409). Each returns None when allowed, else a reason written fo
 
 from __future__ import annotations
 
-from navmcp.actions.action import Action, Outcome, Params, param_docs  # first: it readies pydantic (lean.py)
 from navmcp.actions import commitments, decisions, notes, people, studios  # noqa: I001
+from navmcp.actions.action import Action, Outcome, Params, param_docs  # first: it readies pydantic (lean.py)
 from navmcp.errors import ActionUnavailable, echo
 from navmcp.pages import Request
 
@@ -37,7 +37,8 @@ def available(page: str, req: Request) -> list[Action]:
 
 def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
     """The action if valid here now, else `ActionUnavailable` naming the reason and what is valid."""
-    valid, refused = [], None
+    valid: list[str] = []
+    refused: tuple[str, bool] | None = None
     for a in BY_PAGE.get(page, {}).values():  # each rule judged once, for the listing and the gate
         reason = a.refusal(req)
         if reason is None:
@@ -51,9 +52,9 @@ def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
             f"{echo(name)} is not an action of {req.path}. " + valid_here(valid, BY_PAGE.get(page, {})),
             url=req.url, available=valid)
     if refused:
-        reason, forbidden = refused
+        why, forbidden = refused
         raise ActionUnavailable(
-            f"{name} is not available: {reason}. " + valid_here(valid),
+            f"{name} is not available: {why}. " + valid_here(valid),
             url=req.url, available=valid, forbidden=forbidden)
     return action, valid
 

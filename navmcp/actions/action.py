@@ -5,7 +5,7 @@ their rows from it; the table in `navmcp.actions` gathers them."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,8 +86,8 @@ class Action:
 
 
 def _nul_in(value: Any, where: str = "", depth: int = 0) -> str | None:
-    """Where a NUL is in parameters: the path of a text holding one, "" for a parameter name, else None. Refused before the models run,
-    for every action alike: PostgreSQL refuses NUL in any text, and a refusal quoting an unknown
+    """Where a NUL is in parameters: the path of a text holding one, "" for a parameter name, else None.
+    Refused before the models run, for every action alike: PostgreSQL refuses NUL in any text, and a refusal quoting an unknown
     option or parameter name would carry it into the audit log. No parameter nests deeper than a
     few levels: deeper values are left to the model, which refuses their shape."""
     if type(value) is str:
@@ -142,7 +142,7 @@ _WORDS = {
 }
 
 
-def _in_words(err: dict[str, Any]) -> str:
+def _in_words(err: Mapping[str, Any]) -> str:
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind in _WORDS:
         return _WORDS[kind]

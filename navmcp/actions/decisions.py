@@ -36,7 +36,7 @@ class Ballot(Params):
     prefer: bool = Field(False, description="this is the option you want most (only an option you accept)")
 
     @model_validator(mode="after")
-    def _prefer_what_you_accept(self) -> "Ballot":
+    def _prefer_what_you_accept(self) -> Ballot:
         # A prefer breaks ties between accepted options: on a rejected one it would tip a result
         # the voter voted against.
         if self.prefer and not self.accept:
@@ -104,12 +104,13 @@ def vote(req: Request, p: Vote) -> Outcome:
     replaced = bool(mine)
     if any(option_id not in chosen for option_id in mine):
         req.tx.execute(_DELETE_LEFT_OUT[len(chosen)], (decision_id, uid, *chosen))
-    values = []  # the ballots in one statement
+    values: list[object] = []  # the ballots in one statement
     for option, ballot in chosen.values():
         values += (decision_id, option["id"], uid, int(ballot.accept), int(ballot.prefer), stamp)
     req.tx.execute(_UPSERT_VOTES[len(chosen)], values)
     summary = ", ".join(
-        f"{quoted(o['title'])}: {'accept' if b.accept else 'reject'}{' + prefer' if b.prefer else ''}" for o, b in chosen.values())
+        f"{quoted(o['title'])}: {'accept' if b.accept else 'reject'}{' + prefer' if b.prefer else ''}"
+        for o, b in chosen.values())
     return Outcome(("Vote replaced: " if replaced else "Vote recorded: ") + summary + ".", req.path)
 
 

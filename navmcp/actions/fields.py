@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
@@ -50,7 +50,7 @@ def _deadline(value: object) -> str:
         try:
             moment = datetime.fromisoformat(value)
         except ValueError:
-            day = date_from_phrase(value, datetime.now(timezone.utc).date())
+            day = date_from_phrase(value, datetime.now(UTC).date())
             if day is None:
                 raise ValueError(f"must be a date (2026-12-01), a date and time (2026-12-01T17:00:00Z) or a day in "
                                  f"words ({EXAMPLES})") from None
@@ -64,10 +64,10 @@ def _deadline(value: object) -> str:
     if isinstance(value, str) and _is_date(value):  # a bare date means the end of that day
         moment = moment.replace(hour=23, minute=59, second=59)
     try:
-        moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     except OverflowError:  # e.g. 9999-12-31T23:59:59-14:00 is past the last representable UTC moment
         raise ValueError("must be a date between the years 1 and 9999 in UTC") from None
-    if moment <= datetime.now(timezone.utc):
+    if moment <= datetime.now(UTC):
         raise ValueError("must be in the future")
     return stamp(moment)
 

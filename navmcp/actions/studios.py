@@ -18,7 +18,8 @@ from navmcp.render import quoted
 
 
 class CreateStudio(Params):
-    handle: Handle = Field(title="Short name for its web address", description="URL name: lowercase letters, digits, '-' (e.g. 'team')")
+    handle: Handle = Field(title="Short name for its web address",
+                           description="URL name: lowercase letters, digits, '-' (e.g. 'team')")
     name: Name = Field(description="display name")
     description: ShortText = Field("", description="what the studio is for")
 

@@ -25,11 +25,11 @@ REGISTRATION_MAX_BYTES = 16 * 1024
 _documents = clients.DocumentCache()  # metadata documents are public: one cache for the process
 
 
-def issuer_of(req: "Request") -> str:
+def issuer_of(req: Request) -> str:
     return metadata.issuer(req.scheme, req.header("host"))
 
 
-def _server(site: "Site", req: "Request") -> OAuthServer:
+def _server(site: Site, req: Request) -> OAuthServer:
     return OAuthServer(site.app, issuer_of(req), _documents)
 
 
@@ -45,7 +45,7 @@ def _oauth_error(status: int, error: str, description: str) -> Response:
     return json_response(status, {"error": error, "error_description": description}, [("cache-control", "no-store")])
 
 
-def _method(req: "Request", *allowed: str) -> Response | None:
+def _method(req: Request, *allowed: str) -> Response | None:
     if req.method in allowed:
         return None
     return _oauth_error(405, "invalid_request", f"use {' or '.join(allowed)}") if "GET" not in allowed else \
@@ -56,7 +56,7 @@ def _method(req: "Request", *allowed: str) -> Response | None:
 # --- discovery ---------------------------------------------------------------------------------
 
 
-async def well_known(site: "Site", req: "Request") -> Response:
+async def well_known(site: Site, req: Request) -> Response:
     """RFC 9728 and RFC 8414 documents; any other well-known path is a JSON 404, never a page."""
     if req.method not in ("GET", "HEAD"):
         return json_response(405, {"error": "method_not_allowed"}, [("allow", "GET, HEAD")])
@@ -74,7 +74,7 @@ async def well_known(site: "Site", req: "Request") -> Response:
 # --- the authorization endpoint and the consent page ------------------------------------------------
 
 
-def _authorization_request(req: "Request", issuer: str, method: str) -> FormRequest:
+def _authorization_request(req: Request, issuer: str, method: str) -> FormRequest:
     """The authorization request is the query, on the GET that shows the consent page and on
     the POST of its buttons alike (the form carries only the decision and the CSRF token)."""
     return FormRequest(method, issuer + req.url, req.headers, parse_qs(req.query_string, keep_blank_values=True))
@@ -89,7 +89,7 @@ def _refused(issuer: str, error: OAuth2Error) -> Response:
                                        f"{error.get_error_description()}")
 
 
-async def authorize(site: "Site", req: "Request") -> Response:
+async def authorize(site: Site, req: Request) -> Response:
     if req.method not in ("GET", "HEAD", "POST"):
         return error_response("html", 405, "open the authorization link with GET", headers=[("allow", "GET, POST")])
     server = _server(site, req)
@@ -106,7 +106,7 @@ async def authorize(site: "Site", req: "Request") -> Response:
     if req.method != "POST":
         return _consent_page(site, req, server, grant, session)
     form = await req.form()
-    if not auth.csrf_ok(site.app.secret, session.id, (form.get("csrf_token") or [None])[0]):
+    if not auth.csrf_ok(site.app.secret, session.id, (form.get("csrf_token") or [""])[0]):
         return error_response("html", 403, "the form's CSRF token is missing or wrong: open the app's link again")
     allowed = (form.get("decision") or [""])[0] == "allow"
     answer = server.create_authorization_response(request, grant_user=session.user if allowed else None,
@@ -116,7 +116,7 @@ async def authorize(site: "Site", req: "Request") -> Response:
     return redirect(answer.location)
 
 
-def _consent_page(site: "Site", req: "Request", server: OAuthServer, grant: Any,
+def _consent_page(site: Site, req: Request, server: OAuthServer, grant: Any,
                   session: auth.WebSession) -> Response:
     client: clients.Client = grant.request.client
     scopes = [(s, SCOPES[s]) for s in grant.request.scope.split() if s in SCOPES]
@@ -139,13 +139,13 @@ def _csp_source(origin: str) -> str:
 # --- the token, registration and revocation endpoints --------------------------------------------
 
 
-async def _form(req: "Request") -> dict[str, list[str]] | None:
+async def _form(req: Request) -> dict[str, list[str]] | None:
     if (req.header("content-type") or "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
         return None
     return await req.form()
 
 
-async def token(site: "Site", req: "Request") -> Response:
+async def token(site: Site, req: Request) -> Response:
     refused = _method(req, "POST")
     if refused:
         return refused
@@ -156,7 +156,7 @@ async def token(site: "Site", req: "Request") -> Response:
     return _json_answer(server.create_token_response(FormRequest("POST", server.issuer + "/token", req.headers, form)))
 
 
-async def revoke(site: "Site", req: "Request") -> Response:
+async def revoke(site: Site, req: Request) -> Response:
     refused = _method(req, "POST")
     if refused:
         return refused
@@ -168,7 +168,7 @@ async def revoke(site: "Site", req: "Request") -> Response:
         "revocation", FormRequest("POST", server.issuer + "/revoke", req.headers, form)))
 
 
-async def register(site: "Site", req: "Request") -> Response:
+async def register(site: Site, req: Request) -> Response:
     refused = _method(req, "POST")
     if refused:
         return refused
@@ -190,7 +190,7 @@ async def register(site: "Site", req: "Request") -> Response:
 # --- Connected apps --------------------------------------------------------------------------
 
 
-async def connected_apps(site: "Site", req: "Request") -> Response:
+async def connected_apps(site: Site, req: Request) -> Response:
     """The clients a person allowed, with their scopes and last use; Revoke ends their access."""
     if req.method not in ("GET", "HEAD", "POST"):
         return error_response("html", 405, "use GET or POST", headers=[("allow", "GET, POST")])
@@ -202,12 +202,12 @@ async def connected_apps(site: "Site", req: "Request") -> Response:
     store, user = site.app.store, session.user
     if req.method == "POST":
         form = await req.form()
-        if not auth.csrf_ok(site.app.secret, session.id, (form.get("csrf_token") or [None])[0]):
+        if not auth.csrf_ok(site.app.secret, session.id, (form.get("csrf_token") or [""])[0]):
             return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page")
         client_id = (form.get("client_id") or [""])[0]
-        apps = {a["client_id"]: a for a in grants.connected_apps(store, user["id"])}
-        if client_id in apps and grants.revoke_client(store, user["id"], client_id):
-            auth.set_flash(store, session, f"Revoked {apps[client_id]['client_name']}: it can no longer act "
+        by_id = {a["client_id"]: a for a in grants.connected_apps(store, user["id"])}
+        if client_id in by_id and grants.revoke_client(store, user["id"], client_id):
+            auth.set_flash(store, session, f"Revoked {by_id[client_id]['client_name']}: it can no longer act "
                                            "for you.")
         return redirect("/connected-apps")
     flash = auth.take_flash(store, session)

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, InvalidGrantError, OAuth2Error
-from authlib.oauth2.rfc6749 import grants as authlib_grants
+from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, InvalidGrantError, OAuth2Error, grants as authlib_grants
 from authlib.oauth2.rfc6749.requests import JsonPayload, JsonRequest, OAuth2Payload, OAuth2Request
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
@@ -59,7 +58,7 @@ class _Payload(OAuth2Payload):
         return self._data
 
     @property
-    def datalist(self) -> dict[str, list[str]]:  # type: ignore[override]
+    def datalist(self) -> dict[str, list[str]]:
         return self._datalist
 
 
@@ -189,7 +188,7 @@ class S256Challenge(CodeChallenge):
 
 class CodeGrant(authlib_grants.AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = CLIENT_AUTH_METHODS
-    server: "OAuthServer"
+    server: OAuthServer
 
     def validate_authorization_request(self) -> str:
         redirect_uri = super().validate_authorization_request()
@@ -226,7 +225,7 @@ class CodeGrant(authlib_grants.AuthorizationCodeGrant):
 class RefreshGrant(authlib_grants.RefreshTokenGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = CLIENT_AUTH_METHODS
     INCLUDE_NEW_REFRESH_TOKEN = True  # rotation: every refresh spends the old token and issues a new one
-    server: "OAuthServer"
+    server: OAuthServer
 
     def authenticate_refresh_token(self, refresh_token: str) -> _Issued:
         return _Issued(_grant_of(grants.spend_refresh_token(self.server.app.store, refresh_token), "refresh token"))
@@ -257,7 +256,7 @@ class Revocation(RevocationEndpoint):
     access token names its grant, the access tokens too."""
 
     CLIENT_AUTH_METHODS = CLIENT_AUTH_METHODS
-    server: "OAuthServer"
+    server: OAuthServer
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> _Revocable | None:
         app = self.server.app
@@ -277,7 +276,7 @@ class Revocation(RevocationEndpoint):
 class Registration(ClientRegistrationEndpoint):
     """RFC 7591, open to anyone (as MCP clients expect); a public client gets no secret."""
 
-    server: "OAuthServer"
+    server: OAuthServer
 
     def authenticate_token(self, request: Any) -> bool:
         return True
@@ -325,7 +324,7 @@ class _Issuer(IssuerParameter):
 class OAuthServer(AuthorizationServer):
     """One request's authorization server (the issuer is the request's origin, see `metadata`)."""
 
-    def __init__(self, app: "App", issuer: str, documents: clients.DocumentCache):
+    def __init__(self, app: App, issuer: str, documents: clients.DocumentCache):
         super().__init__(scopes_supported=list(SCOPES))
         self.app, self.issuer, self.documents = app, issuer, documents
         self.resource = metadata.resource(issuer)

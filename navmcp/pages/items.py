@@ -125,15 +125,19 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     # Links both ways and the tags in one statement: each part ordered (and the links limited) on
     # its own, told apart by `part` (1: links to, 0: linked from, 2: tags, in `title`). A links part
     # the counts say is empty is left out: it would cost a sort, and the union copies every value.
-    parts_sql, args = [], []
+    parts_sql: list[str] = []
+    args: list[Any] = []
     for which, count, near, far in ((1, "links_to", "from_item", "to_item"), (0, "linked_from", "to_item", "from_item")):
         if counts[count]:
             parts_sql.append(f"""SELECT * FROM (SELECT {which} AS part, i.id, i.kind, i.title FROM links l
-                                  JOIN items i ON i.id = l.{far} WHERE l.{near} = ? ORDER BY i.title, i.id LIMIT ?) AS l{which}""")
+                                  JOIN items i ON i.id = l.{far} WHERE l.{near} = ?
+                                 ORDER BY i.title, i.id LIMIT ?) AS l{which}""")
             args += (item["id"], LINKS_SHOWN)
     tags_sql = "SELECT 2 AS part, NULL AS id, NULL AS kind, tag AS title FROM item_tags WHERE item_id = ? ORDER BY tag"
     sql = " UNION ALL ".join([*parts_sql, f"SELECT * FROM ({tags_sql}) AS tg"]) if parts_sql else tags_sql
-    links_to, linked_from, tags = [], [], []
+    links_to: list[Row] = []
+    linked_from: list[Row] = []
+    tags: list[str] = []
     for r in tx.all(sql, (*args, item["id"])):
         which = r.pop("part")
         if which == 2:

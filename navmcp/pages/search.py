@@ -55,7 +55,7 @@ def _rows(req: Request, hits: list[dict[str, Any]], query: search.Query, studios
     items = {r["id"]: r for r in req.tx.all(
         f"""SELECT i.id, i.studio_id, i.kind, i.title, i.body, i.updated_at, i.pinned, i.closed_at, i.deadline
               FROM items i WHERE i.id IN ({marks})""", ids)}
-    texts = {}  # what matched beside its item: an option's title, a comment's body
+    texts: dict[str, str] = {}  # what matched beside its item: an option's title, a comment's body
     for table, column, key in (("options", "title", "option_id"), ("comments", "body", "comment_id")):
         wanted = [h[key] for h in hits if h[key]]
         if wanted:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row, no_result, tuple_row
+from psycopg.rows import RowMaker, dict_row, no_result, tuple_row
 from psycopg_pool import ConnectionPool
 
 from navmcp import search
@@ -70,7 +70,7 @@ def translate(sql: str) -> str:
     return "'".join(p if i % 2 else p.replace("?", "%s") for i, p in enumerate(parts))
 
 
-def _dict_rows(cursor: psycopg.Cursor):
+def _dict_rows(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
     """psycopg's `dict_row`, with the dicts made by `row_maker` (once per set of column names)."""
     if cursor.description is None:
         return no_result
@@ -82,13 +82,13 @@ _LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for
 
 class PostgresTx:
     __slots__ = ("conn", "readonly")
-    users = None  # no group commit here (see `group`), so no rows kept across calls
+    users: dict[str, Row] | None = None  # no group commit here (see `group`), so no rows kept across calls
 
-    def __init__(self, conn: psycopg.Connection, readonly: bool):
+    def __init__(self, conn: psycopg.Connection[Row], readonly: bool):
         self.conn = conn
         self.readonly = readonly
 
-    def _run(self, sql: str, params: Sequence[Any]) -> psycopg.Cursor:
+    def _run(self, sql: str, params: Sequence[Any]) -> psycopg.Cursor[Row]:
         return self.conn.execute(translate(sql), tuple(params))
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
@@ -103,7 +103,7 @@ class PostgresTx:
     def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
         cursor = self.conn.cursor(row_factory=tuple_row).execute(translate(sql), tuple(params))
         row = cursor.fetchone()
-        return None if row is None else (tuple([c.name for c in cursor.description]), row)
+        return None if row is None else (tuple([c.name for c in cursor.description or ()]), row)
 
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self._run(sql, params).fetchone()
@@ -138,11 +138,11 @@ class PostgresTx:
         # One call, as the owner (migration 20261126000040): under row-level security the GIN
         # indexes would not be used. It gives the page's items in order, their number, and whether
         # a source of matches was cut at the window (navmcp.search.SEARCH_WINDOW).
-        found = self.conn.execute(
+        (found,) = self.conn.execute(
             "SELECT * FROM navmcp.find_items(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (list(studio_ids), tsquery(query), tsquery(query, title_only=True),
              tsquery_any(query.excluded) if query.excluded else None, query.tag_word if query.terms else None,
-             query.kind, query.status, query.tag, at, limit, offset, search.SEARCH_WINDOW)).fetchone()
+             query.kind, query.status, query.tag, at, limit, offset, search.SEARCH_WINDOW)).fetchall()
         rows = [{"item_id": i, "tier": t, "option_id": o, "comment_id": c, "options": no, "comments": nc}
                 for i, t, o, c, no, nc in zip(found["item_ids"], found["tiers"], found["option_ids"],
                                               found["comment_ids"], found["option_counts"], found["comment_counts"])]
@@ -160,7 +160,8 @@ class PostgresTx:
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         # As the owner (migration 20261124000019): the votes and participants policies would scan
         # every item of the user's studios for each count.
-        return self.conn.execute("SELECT * FROM navmcp.cycle_activity(%s, %s, %s)", (studio_id, since, till)).fetchone()
+        (counts,) = self.conn.execute("SELECT * FROM navmcp.cycle_activity(%s, %s, %s)", (studio_id, since, till)).fetchall()
+        return counts
 
 
 class PostgresStore:
@@ -186,27 +187,27 @@ class PostgresStore:
         except psycopg.Error as e:
             raise NavError(f"cannot connect to PostgreSQL at {_redact(url)}: {str(e).strip()[:300]}") from None
         max_size = max_size or int(os.environ.get("NAVMCP_PG_POOL_SIZE", "5"))
-        self.pool = ConnectionPool(
+        self.pool: ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
             url, min_size=min_size, max_size=max(min_size, max_size), open=False,
             kwargs={"autocommit": True, "row_factory": _dict_rows}, configure=self._configure,
             name="navmcp")
         self.pool.open(wait=True, timeout=30)
         self._check_schema()
 
-    def _configure(self, conn: psycopg.Connection) -> None:
+    def _configure(self, conn: psycopg.Connection[Row]) -> None:
         # Connected as some other role (e.g. the database owner)? Work as the app role, so the
         # row-level policies apply. Connecting as navmcp_app itself is the stricter set-up.
         # synchronous_commit on: a COMMIT returns once its WAL is flushed, whatever the database's
         # default, so an acknowledged write survives a crash of the server (docs/reliability-promise.md).
         role = conn.execute("SELECT current_user AS r, set_config('lock_timeout', %s, false),"
                             " set_config('statement_timeout', %s, false),"
-                            " set_config('synchronous_commit', 'on', false)", self.timeouts).fetchone()["r"]
+                            " set_config('synchronous_commit', 'on', false)", self.timeouts).fetchall()[0]["r"]
         if role != APP_ROLE:
             conn.execute(f'SET ROLE "{APP_ROLE}"')
 
     def _check_schema(self) -> None:
         with self.pool.connection() as conn:
-            if conn.execute("SELECT to_regclass('public.mcp_sessions') AS t").fetchone()["t"] is None:
+            if conn.execute("SELECT to_regclass('public.mcp_sessions') AS t").fetchall()[0]["t"] is None:
                 raise SchemaMissing(f"the database has no navmcp schema: run `navmcp migrate` "
                                     f"(NAVMCP_DATABASE_URL={_redact(self.url)})")
 
@@ -307,7 +308,7 @@ def migrate(url: str, say: Callable[[str], object] = lambda line: None) -> list[
                                 version TEXT PRIMARY KEY, name TEXT NOT NULL,
                                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now())""")
             applied = {r["version"] for r in conn.execute("SELECT version FROM navmcp.schema_migrations")}
-            if conn.execute("SELECT to_regclass('supabase_migrations.schema_migrations') AS t").fetchone()["t"]:
+            if conn.execute("SELECT to_regclass('supabase_migrations.schema_migrations') AS t").fetchall()[0]["t"]:
                 applied |= {r["version"] for r in conn.execute(
                     "SELECT version FROM supabase_migrations.schema_migrations")}
 

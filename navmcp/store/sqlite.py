@@ -109,7 +109,7 @@ class SqliteTx:
         """Record in the change feed (`navmcp.changes`) what this write changed; prune old rows."""
         seq = self.cursor.execute("INSERT INTO changes (at, studio_id, item_id, user_id) VALUES (?, ?, ?, ?)",
                                   (at, studio_id, item_id, user_id)).lastrowid
-        if seq % CHANGES_PRUNE_EVERY == 0:
+        if seq is not None and seq % CHANGES_PRUNE_EVERY == 0:
             self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
 
     def prune_audit(self, days: int, most: int) -> None:
@@ -185,7 +185,7 @@ class SqliteTx:
                 del row["total"], row["widest"]
             return rows, total, windowed
         # A page past the end: the number found, for the page to say where the list ends.
-        total, widest = self.one(found.format(f"count(*) AS total, {widest} AS widest"), (*args, *more)).values()
+        total, widest = self.cursor.execute(found.format(f"count(*) AS total, {widest} AS widest"), (*args, *more)).fetchone()
         return [], total, (widest or 0) >= window
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
@@ -272,7 +272,7 @@ class SqliteStore:
         return self._local.cursor
 
     @staticmethod
-    def _sync(local: "_Local", level: str) -> None:
+    def _sync(local: _Local, level: str) -> None:
         """Have this thread's connection commit with `level` from now on. Outside a transaction
         (SQLite refuses the change inside one), and only when it changes: a PRAGMA costs µs."""
         if local.synchronous != level:
@@ -334,11 +334,11 @@ class SqliteStore:
         return _Write(self, local) if local.group is None else _GroupedWrite(self, local)
 
     @staticmethod
-    def _rollback(local: "_Local") -> None:
+    def _rollback(local: _Local) -> None:
         if local.conn.in_transaction:  # else SQLite has rolled it back itself (an I/O error, a full disk)
             local.cursor.execute("ROLLBACK")
 
-    def _commit(self, local: "_Local") -> None:
+    def _commit(self, local: _Local) -> None:
         try:
             self._retrying(local.cursor.execute, "COMMIT")
         finally:
@@ -358,7 +358,7 @@ class SqliteStore:
     # A group is its thread's own.
 
     @contextlib.contextmanager
-    def group(self) -> Iterator["_Group"]:
+    def group(self) -> Iterator[_Group]:
         local = self._local
         if local.group is not None:
             yield local.group  # already inside one: join it
@@ -376,12 +376,16 @@ class SqliteStore:
             self._rollback(local)  # a read snapshot, or a failure: nothing kept
 
     @staticmethod
-    def _check_group(local: "_Local", group: "_Group") -> None:
-        # SQLite rolls a whole transaction back on some errors (disk full, I/O): then the group's
-        # earlier writes are gone, and nothing more may run as if they were there (the group's
-        # COMMIT then fails, and the transport answers all of its requests as not applied).
+    def _check_group(local: _Local) -> _Group:
+        """This thread's open group, if it can go on.
+        SQLite rolls a whole transaction back on some errors (disk full, I/O): then the group's
+        earlier writes are gone, and nothing more may run as if they were there (the group's
+        COMMIT then fails, and the transport answers all of its requests as not applied)."""
+        group = local.group
+        assert group is not None, "a grouped read or write is made inside a group only"
         if group.failed or (group.open and not local.conn.in_transaction):
             raise sqlite3.OperationalError("the transaction of this group of requests was rolled back")
+        return group
 
     # A lone statement is its own transaction in SQLite (autocommit): as atomic as inside read() or
     # write(), without the BEGIN and COMMIT/ROLLBACK calls. fetchall() steps the query to its end,
@@ -417,7 +421,7 @@ class _Local(threading.local):
     """A thread's connection to the store's file, its cursor, and its open group (if any). Made
     in each thread on its first use (threading.local calls __init__ again there)."""
 
-    group: "_Group | None" = None
+    group: _Group | None = None
     synchronous = "NORMAL"  # what the connection commits with (see SqliteStore._sync)
 
     def __init__(self, store: SqliteStore):
@@ -468,8 +472,7 @@ class _GroupedRead(_Read):
 
     def __enter__(self) -> SqliteTx:
         store, local = self.store, self.local
-        group = local.group
-        store._check_group(local, group)
+        group = store._check_group(local)
         if group.writing:
             group.open = group.writing = False
             try:
@@ -496,8 +499,7 @@ class _GroupedWrite(_Read):
 
     def __enter__(self) -> SqliteTx:
         store, local = self.store, self.local
-        group = local.group
-        store._check_group(local, group)
+        group = store._check_group(local)
         if not group.writing:
             if group.open:  # reads only so far: end their snapshot, the write needs the lock
                 group.open = False
@@ -542,7 +544,8 @@ def _is_busy(e: sqlite3.OperationalError) -> bool:
 
 def _split_sql(script: str) -> list[str]:
     """Split a migration into statements, keeping trigger bodies (BEGIN ... END;) whole."""
-    statements, current = [], []
+    statements: list[str] = []
+    current: list[str] = []
     for line in script.splitlines():
         if line.strip().startswith("--") and not current:
             continue

@@ -6,6 +6,8 @@ with its page showing the refusal beside the form; anything else with JSON."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from navmcp import actions as action_table
 from navmcp.errors import NavError
 from navmcp.protocol import ParseError, decode
@@ -36,7 +38,7 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
     app = site.app
     if caller.session is not None:  # cookie sessions prove the form is ours; Bearer callers need not
         form = await req.form() if is_form else {}
-        presented = (form.get("csrf_token") or [None])[0] if is_form else req.header("x-csrf-token")
+        presented = (form.get("csrf_token") or [""])[0] if is_form else req.header("x-csrf-token")
         if not auth.csrf_ok(app.secret, caller.session.id, presented):
             return error_response(answer, 403, "the form's CSRF token is missing or wrong: reload the page and "
                                                "submit again")
@@ -47,6 +49,7 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
     if known is None:
         return error_response(answer, 404, f"{name} is not an action of {url.split('?', 1)[0]}: "
                                            f"GET {url.split('?', 1)[0].rstrip('/')}/actions lists them", url=url)
+    params: Any  # the form's fields, or the body's JSON (an object, checked below)
     if is_form:
         params = html.params_from_form(action_info(known), await req.form())
     else:

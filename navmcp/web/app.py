@@ -48,8 +48,8 @@ class WebApp:
             return
         if scope["type"] != "http":  # websockets: not served
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), headers,
+        request_headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), request_headers,
                       scope.get("scheme", "http"), receive, self.max_body,
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
         handler = routing.fixed(req.path)
@@ -89,7 +89,7 @@ class WebApp:
         _ = self.app.store, self.app.secret, self.app.workspace, self.app.supabase, self.site.instance
         self.workers.start(self.app)
 
-    async def _handle(self, req: Request, handler: routing.Handler | None) -> Response:
+    async def _handle(self, req: Request, handler: routing.Handler | None) -> Response | EventStream:
         """The checks, once, before the body is read; then the handler, where the request belongs."""
         if self.workers.offload is None:
             self._start()
@@ -103,7 +103,7 @@ class WebApp:
         await req.body()
         return await self.workers.run(pool, self._answer(req, handler))
 
-    async def _answer(self, req: Request, handler: routing.Handler) -> Response:
+    async def _answer(self, req: Request, handler: routing.Handler) -> Response | EventStream:
         response = await handler(self.site, req)
         self.site.limits.after(req, response.status)
         return response
@@ -125,6 +125,7 @@ class WebApp:
         if self.workers.offload is None:
             self._start()
         refusal = self.origins.check(req) or self.site.limits.before(req)  # refused tokens count here too
+        response: Response | EventStream
         if refusal:
             response = self.refuse(req, refusal)
         elif self.workers.executor is not None:

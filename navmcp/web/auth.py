@@ -262,8 +262,9 @@ def csrf_token(secret: bytes, session_id: str) -> str:
 
 def csrf_ok(secret: bytes, session_id: str, presented: str | None) -> bool:
     # compare_digest takes str only when it is ASCII (else TypeError): a token that isn't is wrong.
-    return bool(presented) and presented.isascii() and hmac.compare_digest(csrf_token(secret, session_id),
-                                                                            presented)
+    if not presented or not presented.isascii():
+        return False
+    return hmac.compare_digest(csrf_token(secret, session_id), presented)
 
 
 def unverified_algorithm(token: str) -> str | None:

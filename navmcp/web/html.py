@@ -18,7 +18,7 @@ import functools
 import hashlib
 import re
 from contextvars import ContextVar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -123,8 +123,8 @@ def ago(value: str | None, now: datetime | None = None) -> str:
     except ValueError:
         return utc(value)
     if then.tzinfo is None:
-        then = then.replace(tzinfo=timezone.utc)
-    seconds = ((now or datetime.now(timezone.utc)) - then).total_seconds()
+        then = then.replace(tzinfo=UTC)
+    seconds = ((now or datetime.now(UTC)) - then).total_seconds()
     future, span = seconds < 0, abs(seconds)
     if span < 60:
         return "just now" if not future else "in a minute"
@@ -232,7 +232,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     for a in page.actions:
         fields = form_fields(a, page, submitted if a.name == refused else None)
         if a.name == refused:
-            _mark_invalid(fields, error.get("fields", []), submitted or {})
+            _mark_invalid(fields, (error or {}).get("fields", []), submitted or {})
         _pick_people(a.name, fields, page, people or [])
         forms[a.name] = {"action": a, "fields": fields, "label": action_label(a.name),
                          "confirm": DESTRUCTIVE.get(a.name), "refused": a.name == refused,
@@ -296,7 +296,7 @@ def people_words(message: str) -> str:
     return _ACTION_NAMED.sub(label, message)
 
 
-NO_SHELL = {"studios": [], "current": None, "search": None, "search_scope": ""}
+NO_SHELL: dict[str, Any] = {"studios": [], "current": None, "search": None, "search_scope": ""}
 
 
 def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:
@@ -308,6 +308,7 @@ def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:
     data = home.data if home is not None else {}
     studios = data.get("studios", [])
     current = (page.data.get("studio") or {}).get("handle")
+    search: str | None
     try:
         route("/search")
         search, scope = "/search", "everything"
@@ -420,7 +421,7 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
         kind = prop.get("type")
         if name in DATE_FIELDS:
             field.update(kind="date", description=DATE_FIELDS[name], words="",
-                         min=datetime.now(timezone.utc).date().isoformat())  # today ends in the future
+                         min=datetime.now(UTC).date().isoformat())  # today ends in the future
         elif "enum" in prop:
             field.update(kind="select", choices=prop["enum"])
         elif kind == "boolean":
@@ -644,7 +645,7 @@ def _commas_split(items: dict[str, Any]) -> bool:
     """Whether a list's input may separate its items with commas too: items held to a pattern that
     rejects a comma (tags, handles), so a comma can only be a separator."""
     pattern = items.get("pattern")
-    return items.get("type") == "string" and bool(pattern) and re.search(pattern, ",") is None
+    return items.get("type") == "string" and isinstance(pattern, str) and bool(pattern) and re.search(pattern, ",") is None
 
 
 def _html_pattern(pattern: str | None) -> str | None:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 
 class WebLimits:
-    def __init__(self, app: "App", tokens: "VerifiedTokens"):
+    def __init__(self, app: App, tokens: VerifiedTokens):
         self.app = app
         self.tokens = tokens
         self._bad: Any = False  # resolved on first use (the config may be read lazily)

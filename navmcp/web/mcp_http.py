@@ -19,7 +19,8 @@ can serve any session and a restart loses nothing:
 Both eras: `Authorization: Bearer <token>` on every request: a navmcp or Supabase token, or an
 OAuth access token issued for this /mcp (navmcp/oauth), whose scopes must cover the message (403
 insufficient_scope otherwise); 401 + WWW-Authenticate naming the resource metadata otherwise. A
-legacy session belongs to the user whose token opened it (another user's token: 404, as unknown). An error answers the request's id once the body is read; a server fault then is a
+legacy session belongs to the user whose token opened it (another user's token: 404, as unknown). An error
+answers the request's id once the body is read; a server fault then is a
 JSON-RPC internal error (-32603) with status 500, its details in the log only. Host/Origin checks
 and the body-size limit (413) are done by the web app before this runs.
 """
@@ -33,10 +34,8 @@ from navmcp import pages, sessions
 from navmcp.errors import AuthError
 from navmcp.identity import Access
 from navmcp.jsonrpc import InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion, error_object
-from navmcp.oauth import SCOPES, scopes_needed
-from navmcp.oauth import metadata as oauth_metadata
-from navmcp.protocol import (LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPORTED_VERSIONS, VERSION_HEADER,
-                             Connection, encode)
+from navmcp.oauth import SCOPES, metadata as oauth_metadata, scopes_needed
+from navmcp.protocol import LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPORTED_VERSIONS, VERSION_HEADER, Connection, encode
 from navmcp.state import NavigationState
 from navmcp.tools import Session, connection
 from navmcp.web.auth import bearer_token
@@ -117,7 +116,7 @@ def _holds_request(value: Any) -> bool:
                for m in (value if isinstance(value, list) else (value,)))
 
 
-async def handle(site: "Site", req: Request) -> Response:
+async def handle(site: Site, req: Request) -> Response | EventStream:
     version = req.header(VERSION_HEADER)
     modern = version is not None and version not in SUPPORTED_VERSIONS  # an unknown version is answered -32022
     if req.method == "GET":
@@ -188,8 +187,8 @@ def _modern_request(value: Any) -> bool:
     return isinstance(meta, dict) and META_VERSION in meta
 
 
-def _receive_modern(site: "Site", token: str, user: dict[str, Any], value: Any, headers: dict[str, str],
-                    access: Access | None = None) -> Response:
+def _receive_modern(site: Site, token: str, user: dict[str, Any], value: Any, headers: dict[str, str],
+                    access: Access | None = None) -> Response | EventStream:
     """One stateless 2026-07-28 message: no session is read or written."""
     if not isinstance(value, dict) or ("method" not in value and ("result" in value or "error" in value)):
         return _json(400, error_object(InvalidRequest("Invalid Request: POST one JSON-RPC request or notification "
@@ -215,7 +214,7 @@ def _receive_modern(site: "Site", token: str, user: dict[str, Any], value: Any, 
     return _json(200 if error is None else MODERN_STATUS.get(error["code"], 200), response)
 
 
-def _listen(site: "Site", user_id: str, session: Session, value: dict[str, Any],
+def _listen(site: Site, user_id: str, session: Session, value: dict[str, Any],
             headers: dict[str, str]) -> Response | EventStream:
     """subscriptions/listen: its answer is the subscription's stream (acknowledgement, notifications,
     and the final response when the server ends it); the client ends it by closing the stream. It
@@ -241,7 +240,7 @@ def _listen(site: "Site", user_id: str, session: Session, value: dict[str, Any],
     return _json(MODERN_STATUS.get(response["error"]["code"], 200), response)
 
 
-def _receive(site: "Site", token: str, user: dict[str, Any], session_id: str | None, stored: Any,
+def _receive(site: Site, token: str, user: dict[str, Any], session_id: str | None, stored: Any,
              looked_up: bool, value: Any, access: Access | None = None) -> Response:
     """A decoded POST: the handshake, or messages of the stored session `session_id`."""
     store = site.app.store
@@ -274,7 +273,7 @@ def _receive(site: "Site", token: str, user: dict[str, Any], session_id: str | N
     return _json(200, response, [("mcp-session-id", stored.id)])
 
 
-def _initialize(site: "Site", token: str, user: dict[str, Any], value: dict[str, Any],
+def _initialize(site: Site, token: str, user: dict[str, Any], value: dict[str, Any],
                 access: Access | None = None) -> Response:
     # The audit names the app the person allowed (an OAuth grant), not what it calls itself.
     session = Session(site.app, token, user=user,

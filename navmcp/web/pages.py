@@ -10,8 +10,8 @@ from typing import Any
 from navmcp.errors import NavError
 from navmcp.page import Page
 from navmcp.web import auth, html
-from navmcp.web.renditions import RENDITIONS, alternates, error_response
 from navmcp.web.renderers import render
+from navmcp.web.renditions import RENDITIONS, alternates, error_response
 from navmcp.web.response import HTML_CSP, Response, text
 from navmcp.web.site import Caller, Site
 

@@ -155,10 +155,10 @@ def error_response(rendition: str, status: int, message: str, *, url: str | None
             body["fields"] = [f.public() for f in fields]
         return json_response(status, body, headers)
     if rendition == "markdown":
-        body = f"# Error {status}: {reason(status)}\n\n{inline(plain(message))}\n"  # escaped once, as a whole
+        markdown = f"# Error {status}: {reason(status)}\n\n{inline(plain(message))}\n"  # escaped once, as a whole
         if actions:
-            body += "\nAvailable here: " + ", ".join(f"`{a}`" for a in actions) + ".\n"
-        return text(status, body, RENDITIONS["markdown"], headers=headers)
+            markdown += "\nAvailable here: " + ", ".join(f"`{a}`" for a in actions) + ".\n"
+        return text(status, markdown, RENDITIONS["markdown"], headers=headers)
     page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": html.people_words(message),
                                          "available": actions})
     return text(status, page, RENDITIONS["html"], headers=[*headers, ("content-security-policy", HTML_CSP)])

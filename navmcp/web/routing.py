@@ -19,8 +19,9 @@ from navmcp.web.renditions import error_response, refused
 from navmcp.web.request import Request
 from navmcp.web.response import Response, redirect
 from navmcp.web.site import Site
+from navmcp.web.sse import EventStream
 
-Handler = Callable[[Site, Request], Awaitable[Response]]
+Handler = Callable[[Site, Request], Awaitable[Response | EventStream]]
 HEALTH = "/healthz"  # answered without the checks, the store or the worker threads
 
 

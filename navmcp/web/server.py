@@ -51,6 +51,9 @@ class HeadTimeout:
     again later. Mixed in before the protocol class (it uses its `transport`, `loop`, `cycle`)."""
 
     head_timeout = HEAD_TIMEOUT
+    transport: Any  # the protocol's, as are these two
+    loop: Any
+    cycle: Any
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)  # type: ignore[misc]
@@ -122,6 +125,7 @@ class OneWrite:
     starts (`100 Continue`) passes at once; `flush` and `close` release a head still held."""
 
     __slots__ = ("_cycle", "_transport", "_head", "_waiting")
+    _head: bytes | None
 
     def __init__(self, cycle: Any, transport: Any):
         self._cycle, self._transport, self._head, self._waiting = cycle, transport, None, True

@@ -108,7 +108,7 @@ async def logout(site: Site, req: Request) -> Response:
     session_id = auth.cookie_value(req.header("cookie"), site.cookie_name(req))
     if session_id:
         form = await req.form()
-        if not auth.csrf_ok(site.app.secret, session_id, (form.get("csrf_token") or [None])[0]):
+        if not auth.csrf_ok(site.app.secret, session_id, (form.get("csrf_token") or [""])[0]):
             return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page")
         session = auth.load_session(site.app.store, session_id, site.instance)
         if session is not None:
@@ -135,4 +135,6 @@ def posted_from_this_site(req: Request) -> bool:
     this site): requiring this very host there means the POST came from a page of ours, and the
     confirmation page is the only one with that button."""
     source, host = req.header("origin") or req.header("referer"), req.header("host")
-    return bool(source and host) and urlsplit(source).netloc.lower() == host.lower()
+    if not source or not host:
+        return False
+    return urlsplit(source).netloc.lower() == host.lower()

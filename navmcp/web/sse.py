@@ -19,7 +19,7 @@ STREAM_SECONDS = 30 * 60.0
 CLOSING_GRACE = 2.0  # after `on_timeout`, how long the closing event may take to come
 
 
-_running: set["EventStream"] = set()  # streams being written, on the event loop's thread
+_running: set[EventStream] = set()  # streams being written, on the event loop's thread
 
 
 def on_grid(when: float, period: float) -> float:

@@ -25,7 +25,7 @@ class VerifiedTokens:
     """The Bearer tokens of one web process that passed their check, with their user and expiry.
     `session_idle`: seconds a stored MCP session may idle (read with the user, `authenticate_with_session`)."""
 
-    def __init__(self, app: "App", session_idle: float):
+    def __init__(self, app: App, session_idle: float):
         self._app = app
         self._session_idle = session_idle
         self._known: dict[str, tuple[str, float, Access | None]] = {}  # token → (user id, expiry, access)

@@ -34,7 +34,7 @@ class Workers:
         self.costly: ThreadPoolExecutor | None = None  # threads for costly requests (both stores)
         self.offload: bool | None = None  # whether every request goes to a thread; decided by `start`
 
-    def start(self, app: "App") -> None:
+    def start(self, app: App) -> None:
         """Start the threads for costly requests and, on a thread-safe hosted store, the worker
         threads. Called once, on the loop, after what the handlers share was made (`app.store`
         included), so that no two threads race to make it."""
@@ -45,7 +45,7 @@ class Workers:
         self.offload = False
         if not getattr(store, "hosted", False):
             return
-        threads = _threads("NAVMCP_WEB_THREADS", getattr(store.pool, "max_size", 4))
+        threads = _threads("NAVMCP_WEB_THREADS", getattr(getattr(store, "pool", None), "max_size", 4))
         if threads <= 0:
             return
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="navmcp-web")

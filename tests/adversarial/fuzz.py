@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from hypothesis import strategies as st
@@ -102,7 +102,7 @@ PAGE_URLS = {"home": "/", "whoami": "/whoami", "members": "/studios/adv/members"
 param_value = st.sampled_from(NASTY_VALUES) | junk | st.text(max_size=300)
 
 
-_OFFSETS = [None, timezone.utc, timezone(timedelta(hours=14)), timezone(timedelta(hours=-14)),
+_OFFSETS = [None, UTC, timezone(timedelta(hours=14)), timezone(timedelta(hours=-14)),
             timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-23, minutes=-59))]
 edge_datetimes = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59),
                               timezones=st.sampled_from(_OFFSETS)).map(lambda d: d.isoformat())

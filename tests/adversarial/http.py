@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from webproc import free_port, wait_until_healthy
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",

@@ -3,14 +3,10 @@ endpoints, and a test per bad input, each answered with the error the RFCs name.
 
 from __future__ import annotations
 
-import time
-
 import jwt
-import pytest
 
 from navmcp.identity import Access, mint_access_token, mint_token
-from oauthflow import (INIT, authorization_url, connect, consent, exchange, mcp, pkce, redirect_query, refresh,
-                       register)
+from oauthflow import INIT, authorization_url, connect, consent, exchange, mcp, pkce, redirect_query, refresh, register
 
 ISSUER = "http://127.0.0.1"
 RESOURCE = ISSUER + "/mcp"
@@ -89,9 +85,8 @@ def test_consent_page_names_the_client_the_scopes_and_the_person(anon, browser, 
 def test_a_signed_out_person_signs_in_and_comes_back_to_consent(anon, web, app, owner):
     """Sent to the sign-in page, the person fetches a login link (which names no `next`): opening it
     in the same browser still brings them back to the app's consent page."""
-    from webclient import Client, follow_login_link
-
     from navmcp.web.auth import create_login_link
+    from webclient import Client, follow_login_link
 
     client = register(anon)
     url = authorization_url(client["client_id"], pkce()[1])

@@ -8,8 +8,8 @@ from urllib.parse import quote
 import pytest
 
 from navmcp.identity import create_user
-from navmcp.web.request import MAX_BODY
 from navmcp.web.auth import create_login_link
+from navmcp.web.request import MAX_BODY
 from webclient import BASE, Client, confirm_form, csrf_of, follow_login_link, session_cookie_name
 
 

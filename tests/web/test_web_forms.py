@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html as htmllib
 import re
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,7 @@ def test_a_refusal_names_actions_by_their_labels_for_people_only(browser, api):
 def test_a_deadline_is_picked_or_written_in_words(browser, api):
     """The deadline's date picker has a text input beside it for a day in words (navmcp.dates); the
     words win when both are given; words it can't read are refused beside the field, in people's words."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     api.post("/actions/create_studio", json={"handle": "dates", "name": "Dates"})
     page = browser.get("/studios/dates").text
@@ -114,7 +115,7 @@ def test_a_deadline_is_picked_or_written_in_words(browser, api):
     assert re.search(r'<input type="date" id="create_decision-deadline" name="deadline"', form)
     assert re.search(r'<label class="or" for="create_decision-deadline-words">or in words</label>\s*'
                      r'<input type="text" id="create_decision-deadline-words" name="deadline"', form)
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     for picked, words, day in (("", "in 3 days", today + timedelta(days=3)),
                                ((today + timedelta(days=9)).isoformat(), "", today + timedelta(days=9)),
                                ((today + timedelta(days=9)).isoformat(), "tomorrow", today + timedelta(days=1))):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import queue
+import socket
 import threading
 import time
 
@@ -160,10 +161,8 @@ def test_legacy_mcp_over_http_offers_no_watching(api):
     assert refused.json()["error"]["code"] == -32601
 
 
-def _open_stream(port: int, token: str, url: str) -> "socket.socket":
+def _open_stream(port: int, token: str, url: str) -> socket.socket:
     """A page's event stream on a raw socket, read until the server says it is watching."""
-    import socket
-
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     sock.sendall(f"GET {url} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
                  f"Authorization: Bearer {token}\r\n\r\n".encode())

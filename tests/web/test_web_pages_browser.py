@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import httpx
@@ -326,7 +327,7 @@ def test_tags_and_options_are_chips_that_send_what_the_text_area_sent(world, chr
     """With JavaScript a list of words is chips: typed, Enter (or a comma, where a comma can't be part
     of one) makes a chip, its Remove button (reached with Backspace) takes it away; the form sends
     the same params as the text area it hides. The deadline takes words beside its date picker."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     server, urls = world
     page = signed_in(chromium, server, 390, bypass_csp=True)
@@ -367,7 +368,7 @@ def test_tags_and_options_are_chips_that_send_what_the_text_area_sent(world, chr
     md = httpx.get(page.url + ".md", headers={"Authorization": f"Bearer {server.token()}"}).text
     assert "Pizza, with cheese" in md and "Tacos" in md and "Sushi" not in md, md
     assert all(f"#{tag}" in md for tag in ("food", "lunch", "ops")) and "#q4" not in md, md
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     friday = today + timedelta(days=(4 - today.weekday()) % 7 or 7)
     assert f"{friday.isoformat()} 23:59 UTC" in md, md
     page.context.close()

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import re
 
-from test_web_forms import form_of
+from navmcp.identity import create_user
 from test_web_renditions import visible_text
 from webclient import csrf_of
-
-from navmcp.identity import create_user
 
 
 def dialog_of(page_html: str, action: str) -> str:

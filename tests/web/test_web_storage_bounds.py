@@ -8,13 +8,13 @@ import dataclasses
 
 import psycopg
 import pytest
-from webclient import Client
 
 from navmcp import workspace
 from navmcp.clock import ago
 from navmcp.config import Config
 from navmcp.errors import NavError
 from navmcp.web import create_app
+from webclient import Client
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "loop", "version": "1"}}}

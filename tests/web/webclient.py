@@ -13,9 +13,9 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-from webproc import free_port, wait_until_healthy
 
 from navmcp.web.auth import cookie_name, create_login_link, instance_id
+from webproc import free_port, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "http://127.0.0.1"
