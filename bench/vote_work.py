@@ -30,9 +30,9 @@ def work_group(app, fx, message: bytes, group: int = GROUP):
     BEGIN IMMEDIATE ... COMMIT around them, a savepoint each. Returns the last reply."""
     from navmcp.actions.decisions import _UPSERT_VOTES, Vote
     from navmcp.clock import now
+    from navmcp.codec import decode, encode
     from navmcp.domain import OPTIONS_SQL
     from navmcp.pages.items import _RESOLVE_SQL
-    from navmcp.protocol import decode, encode
     from navmcp.workspace import AUDIT_SQL
 
     cursor = app.store.cursor

@@ -15,8 +15,8 @@ import secrets
 from dataclasses import dataclass
 
 from navmcp.clock import ago, now
+from navmcp.codec import encode
 from navmcp.config import MCP_SESSION_IDLE_HOURS, MCP_SESSIONS_PER_USER
-from navmcp.protocol import encode
 from navmcp.state import NavigationState
 from navmcp.store import Row, Store, Tx
 

@@ -17,7 +17,8 @@ import sys
 import threading
 from typing import BinaryIO
 
-from navmcp.protocol import InternalError, InvalidRequest, encode, error_object, rolled_back
+from navmcp.codec import encode
+from navmcp.protocol import InternalError, InvalidRequest, error_object, rolled_back
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 PIPE_BYTES = 1024 * 1024  # Linux's default /proc/sys/fs/pipe-max-size for unprivileged processes

@@ -3,7 +3,7 @@
 - an action's lines under '## Available actions' are made once per process in Python
   (`ActionInfo.listing`) instead of a Jinja loop per page: same text as that loop;
 - a tool result's structuredContent is spliced in from bytes encoded once per action
-  (`protocol.Preencoded`), and a page's text from bytes escaped by `protocol.json_text`: the
+  (`codec.Preencoded`), and a page's text from bytes escaped by `codec.json_text`: the
   same JSON value as encoding the whole result (and the text, the very same bytes);
 - `inline` remembers what it gave for the texts seen last: the same text as computing it again;
 - templates compile `row["key"]` to a subscript, not to Jinja's `environment.getitem` call: every
@@ -22,8 +22,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from navmcp import actions as action_table, seed
+from navmcp.codec import _DECODER, Preencoded, _dumps, decode, encode, json_text
+from navmcp.jsonrpc import ParseError
 from navmcp.page import MARKDOWN_TEMPLATE
-from navmcp.protocol import _DECODER, ParseError, Preencoded, _dumps, decode, encode, json_text
 from navmcp.render import environment, inline, page_links
 from navmcp.tools import connect
 from navmcp.workspace import action_info

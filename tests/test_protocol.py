@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from navmcp import protocol
+from navmcp import codec, protocol
 from navmcp.protocol import SUPPORTED_VERSIONS, Connection
 
 SECRET_WORD = "kaboom-secret-detail"
@@ -204,7 +204,7 @@ def test_surrogate_pairs_are_fine(conn):
 def test_a_decoded_lone_surrogate_still_gets_an_answer(conn):
     # Transports that decode JSON themselves call receive(); encoding the answer must not fail.
     reply = conn.receive({"jsonrpc": "2.0", "id": "\ud800", "method": "ping"})
-    assert json.loads(protocol.encode(reply))["result"] == {}
+    assert json.loads(codec.encode(reply))["result"] == {}
 
 
 def test_non_ascii_round_trips_as_utf8(conn):
@@ -473,7 +473,7 @@ def test_fuzzed_messages_get_well_formed_answers(real, messages):
                 assert r["error"]["code"] in (-32700, -32600, -32601, -32602), r
             else:
                 json.dumps(r)
-        assert isinstance(protocol.encode(reply), bytes)
+        assert isinstance(codec.encode(reply), bytes)
 
 
 # --- the modern era (MCP 2026-07-28): per-request _meta, no handshake -----------------------------------

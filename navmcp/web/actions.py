@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from navmcp import actions as action_table
+from navmcp.codec import decode
 from navmcp.errors import NavError
-from navmcp.protocol import ParseError, decode
+from navmcp.jsonrpc import ParseError
 from navmcp.web import auth, html
 from navmcp.web.pages import show
 from navmcp.web.renditions import Target, error_response

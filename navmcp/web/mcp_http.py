@@ -31,11 +31,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from navmcp import pages, sessions
+from navmcp.codec import encode
 from navmcp.errors import AuthError
 from navmcp.identity import Access
 from navmcp.jsonrpc import InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion, error_object
 from navmcp.oauth import SCOPES, metadata as oauth_metadata, scopes_needed
-from navmcp.protocol import LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPORTED_VERSIONS, VERSION_HEADER, Connection, encode
+from navmcp.protocol import LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPORTED_VERSIONS, VERSION_HEADER, Connection
 from navmcp.state import NavigationState
 from navmcp.tools import Session, connection
 from navmcp.web.auth import bearer_token
