@@ -30,6 +30,9 @@ from a working process's enough that it once moved a figure by half.) Targets:
   a real `navmcp web` process (uvicorn, its HTTP parser, the event loop; the client outside
   valgrind) with NAVMCP_WEB_HTTP set to that parser; `web:httptools:modern` the same in the
   modern era
+- `sdk:legacy`, `sdk:modern` — the same /mcp navigates counted in the SDK's server as the bench
+  runs it (`bench/sdk_server.py --http`, `--stateless` in the modern era): the peer's instructions
+  beside navmcp's, which the machine's load cannot move
 
 Instructions are not seconds (a cache miss or a syscall costs more than its count), but for the
 Python-bound per-call path they track time closely, and they compare two versions of it exactly.
@@ -41,6 +44,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -121,6 +125,8 @@ def count(args, target: str, calls: int) -> int:
     if target.startswith("web:"):
         parser, _, era = target[len("web:"):].partition(":")
         return count_web(args, parser, calls, era or "legacy")
+    if target.startswith("sdk:"):
+        return count_web(args, "httptools", calls, target[len("sdk:"):], server="sdk")
     command = [*VALGRIND, PYTHON, "-m", "bench.instructions", "--inner", "--size", str(args.size),
                "--workdir", args.workdir, "--calls", str(calls), "--target", target]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
@@ -128,21 +134,24 @@ def count(args, target: str, calls: int) -> int:
     return collected(done.returncode, done.stderr, target)
 
 
-def count_web(args, parser: str, calls: int, era: str = "legacy") -> int:
-    """A real `navmcp web` under valgrind, answering a warm-up and then `calls` /mcp navigates."""
-    from bench.run import HttpSession, Settings, free_port, mint_token, navigate_args, prepare, server_env, wait_for_port
+def count_web(args, parser: str, calls: int, era: str = "legacy", server: str = "navmcp") -> int:
+    """A real `navmcp web` (or the SDK's server, as the bench runs it: stateless in the modern era)
+    under valgrind, answering a warm-up and then `calls` /mcp navigates."""
+    from bench.run import SERVERS, HttpSession, Settings, free_port, mint_token, navigate_args, prepare, server_env, wait_for_port
 
     settings = Settings(sizes=[args.size])
     settings.workdir = type(settings.workdir)(args.workdir)
     fx = prepare(args.size, settings)
     port = free_port()
+    command = [part.replace("{port}", str(port)) for part in SERVERS[server]["http"]]
+    if server == "sdk" and era == "modern":
+        command.append("--stateless")
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen([*VALGRIND, PYTHON, "-m", "navmcp", "web", "--host", "127.0.0.1", "--port", str(port)],
-                                env=server_env(fx, {"NAVMCP_WEB_HTTP": parser, "PYTHONHASHSEED": "0"}), cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=log)
+        proc = subprocess.Popen([*VALGRIND, *command], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log,
+                                env=server_env(fx, {"NAVMCP_WEB_HTTP": parser, "PYTHONHASHSEED": "0"}))
         try:
             wait_for_port(port, proc, 600)
-            session = HttpSession(port, mint_token(fx), era)
+            session = HttpSession(port, mint_token(fx) if server == "navmcp" else None, era)
             for n in range(3 * len(fx.urls) + calls):  # the warm-up, then the counted calls
                 session.call("navigate", navigate_args(fx.urls[n % len(fx.urls)]))
             session.close()
@@ -150,7 +159,9 @@ def count_web(args, parser: str, calls: int, era: str = "legacy") -> int:
             proc.terminate()
             proc.wait(600)
         log.seek(0)
-        return collected(proc.returncode, log.read().decode(errors="replace"), f"web:{parser}:{era}")
+        # uvicorn under the SDK ends by raising the SIGTERM it was stopped with again, once it has shut down
+        ended = 0 if proc.returncode == -signal.SIGTERM else proc.returncode
+        return collected(ended, log.read().decode(errors="replace"), f"{server}:{parser}:{era}")
 
 
 def collected(returncode: int, stderr: str, target: str) -> int:

@@ -33,10 +33,13 @@ HOME_ROWS = 5
 # Home counts each studio's list up to this many (then says "more than"): counting stops at the
 # cap, so a page's cost does not grow with a backlog (the app shell counts on every page).
 COUNT_CAP = 100
-_OPEN = "i.studio_id = ? AND i.kind = ? AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
-_AWAITING_WHERE = (_OPEN + " AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)"
+# The kind is written into the SQL, not bound: SQLite's planner compares a bound `kind = ?` with
+# the partial index on open commitments (`kind = 'commitment'`, migration 0018), and a statement
+# whose plan looked at a bound value is prepared again every time it runs (it was half of home's cost).
+_OPEN = "i.studio_id = ? AND i.kind = '{}' AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
+_AWAITING_WHERE = (_OPEN.format("decision") + " AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)"
                    " AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?)")
-_NEAR_WHERE = (_OPEN + " AND i.participant_count < i.critical_mass"
+_NEAR_WHERE = (_OPEN.format("commitment") + " AND i.participant_count < i.critical_mass"
                " AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?)")
 # Home reads each studio's first rows down an index (migration 0018): those with a deadline by
 # deadline, those without by time; commitments by joins still needed, then time.
@@ -46,7 +49,8 @@ _AWAITING_OPEN_ENDED = ("SELECT i.id, i.title, i.deadline, i.created_at FROM ite
                         + " AND i.deadline IS NULL ORDER BY i.created_at DESC LIMIT ?")
 _NEAR = ("SELECT i.id, i.title, i.critical_mass, i.participant_count, i.created_at FROM items i WHERE " + _NEAR_WHERE
          + " ORDER BY i.critical_mass - i.participant_count, i.created_at DESC LIMIT ?")
-_CAPPED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM items i WHERE {} LIMIT ?) AS capped"
+_CAPPED_COUNTS = {key: f"SELECT count(*) FROM (SELECT 1 FROM items i WHERE {where} LIMIT ?) AS capped"
+                  for key, where in (("awaiting", _AWAITING_WHERE), ("near", _NEAR_WHERE))}
 
 
 def _awaiting_order(row: dict[str, Any]) -> tuple:
@@ -74,16 +78,16 @@ def view_home(req: Request) -> dict[str, Any]:
     awaiting_votes, near_mass, counts = [], [], {"awaiting": 0, "near": 0, "capped": False}
     for studio in studios:
         sid, handle = studio["id"], studio["handle"]
-        args = (sid, "decision", now_, uid)
+        args = (sid, now_, uid)
         for sql in (_AWAITING_DEADLINE, _AWAITING_OPEN_ENDED):
             for row in tx.tuples(sql, (*args, HOME_ROWS)):
                 awaiting_votes.append({"id": row[0], "title": row[1], "deadline": row[2], "created_at": row[3],
                                        "studio": handle})
-        for row in tx.tuples(_NEAR, (sid, "commitment", now_, uid, HOME_ROWS)):
+        for row in tx.tuples(_NEAR, (*args, HOME_ROWS)):
             near_mass.append({"id": row[0], "title": row[1], "critical_mass": row[2], "joined": row[3],
                               "created_at": row[4], "studio": handle})
-        for key, where, kind in (("awaiting", _AWAITING_WHERE, "decision"), ("near", _NEAR_WHERE, "commitment")):
-            n = tx.scalar(_CAPPED_COUNT.format(where), (sid, kind, now_, uid, COUNT_CAP + 1))
+        for key, sql in _CAPPED_COUNTS.items():
+            n = tx.scalar(sql, (*args, COUNT_CAP + 1))
             counts[key] += min(n, COUNT_CAP)
             counts["capped"] = counts["capped"] or n > COUNT_CAP
     return {
@@ -102,18 +106,18 @@ def resolve_list(req: Request) -> None:
 
 
 _LIST_SQL = {
-    "awaiting": ("decision", _AWAITING_WHERE, "i.deadline IS NULL, i.deadline, i.created_at DESC, i.id",
+    "awaiting": (_AWAITING_WHERE, "i.deadline IS NULL, i.deadline, i.created_at DESC, i.id",
                  "i.id, i.title, i.deadline, i.created_at"),
-    "near": ("commitment", _NEAR_WHERE, "i.critical_mass - i.participant_count, i.created_at DESC, i.id",
+    "near": (_NEAR_WHERE, "i.critical_mass - i.participant_count, i.created_at DESC, i.id",
              "i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at"),
 }
 
 
 def _whole_list(req: Request, which: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One of home's lists in full, across your studios, in home's order, a page at a time."""
-    kind, where, order, columns = _LIST_SQL[which]
+    where, order, columns = _LIST_SQL[which]
     where = where.replace("i.studio_id = ?", "i.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?)")
-    args = (req.user["id"], kind, now(), req.user["id"])
+    args = (req.user["id"], now(), req.user["id"])
     total = req.tx.scalar(f"SELECT count(*) FROM items i WHERE {where}", args)
     pager = paginate(req, total)
     rows = req.tx.all(
