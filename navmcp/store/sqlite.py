@@ -36,9 +36,7 @@ CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these)
 CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple of this
 
 
-# A bound `kind = ?` beside `closed_at IS NULL` makes SQLite's planner compare the bound value with
-# the partial index on open commitments (migration 0018), and a statement whose plan looked at a
-# bound value is prepared again every time it runs: the kinds are constant text instead.
+# Kinds as constant text, never bound (`status:open` adds `closed_at IS NULL`): why, at home's `_OPEN`.
 _KIND = {kind: f"i.kind = '{kind}'" for kind in search.KINDS}
 
 
