@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.run import NAVMCP, PROTOCOL, ROOT, cpu_seconds, free_port, machine, percentile, pg_url, wait_for_port
+from bench.run import NAVMCP, PROTOCOL, ROOT, cpu_seconds, free_port, machine, percentile, pg_url, stop, wait_for_port
 
 TARGET_P95_MS = 200.0
 TARGET_RSS_MIB = 20.0
@@ -127,15 +127,6 @@ def start_web(world: World, log) -> tuple[subprocess.Popen, int]:
                             stdout=log, stderr=log, env=world.env, cwd=ROOT)
     wait_for_port(port, proc)
     return proc, port
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def loop_cpu_seconds(pid: int) -> float:

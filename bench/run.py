@@ -491,12 +491,17 @@ def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: s
         return {"http_4_sessions_rps": requests / elapsed, "http_cpu_ms_per_request": cpu * 1000 / requests,
                 "http_client_cpu_ms_per_request": client * 1000 / requests}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=10)
+
+
+def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """End a server process: SIGTERM, and SIGKILL if it has not ended within `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 # --- fixtures -------------------------------------------------------------------------------------
