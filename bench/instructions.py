@@ -17,6 +17,10 @@ from a working process's enough that it once moved a figure by half.) Targets:
 - `vote:group`, `call:cycle:group` — the same calls as `vote` and `call:cycle`, received as a
   pipelining client's are: GROUP at a time in one `Connection.group()` (one transaction); the
   figure is per call
+- `vote:stdio`, `vote:stdio:modern` — the bench's pipelined vote itself: a burst of 64 of the
+  bench's two-ballot votes (`bench.run.vote_args`), one group, read from a pipe's worth of bytes
+  by `navmcp.stdio.serve` and answered into one (legacy: an initialized connection; modern: each
+  request with its `_meta`); the figure is per vote
 - `vote:work` — the same vote's own work with nothing of navmcp's around it, GROUP at a time in
   one transaction (`bench.vote_work`): `vote:group` minus this is what navmcp's layers cost
 - `call:cycle`, `mcp:cycle` — one `navigate` cycling over the benchmarked URLs (the session moves
@@ -52,16 +56,46 @@ import tempfile
 from bench.run import PYTHON, ROOT
 
 GROUP = 50  # calls per group in the `:group` targets (a pipelined burst; navmcp.stdio.MAX_GROUP bounds it)
+BURST = 64  # votes per `vote:stdio` burst: one group of navmcp.stdio.MAX_GROUP
 
 
 def targets_for(urls: list[str]) -> list[str]:
     return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + [
-        "vote", "vote:group", "vote:work", "call:cycle", "call:cycle:group", "mcp:cycle", "mcp:modern:cycle"]
+        "vote", "vote:group", "vote:stdio", "vote:stdio:modern", "vote:work", "call:cycle", "call:cycle:group", "mcp:cycle", "mcp:modern:cycle"]
 
 
 def per_call(target: str) -> int:
     """How many calls one run of `target` makes."""
+    if target.startswith("vote:stdio"):
+        return BURST
     return GROUP if target.endswith((":group", ":work")) else 1
+
+
+def stdio_burst(app, fx, era: str):
+    """A function answering BURST pipelined votes, as `navmcp.stdio.serve` reads them from a pipe,
+    on one connection of `app` that stays open (its `close` only ends subscriptions: none here)."""
+    import io
+    import json
+
+    from bench.run import MODERN_META, vote_args
+    from navmcp import stdio
+    from navmcp.tools import connect
+
+    conn = connect(app, None)
+    extra = {"_meta": MODERN_META} if era == "modern" else {}
+    if era == "legacy":
+        conn.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "instructions"}}})
+    burst = b"".join(json.dumps({"jsonrpc": "2.0", "id": n + 1, "method": "tools/call", "params": {
+        "name": "execute_action", "arguments": vote_args(fx, n), **extra}}).encode() + b"\n" for n in range(BURST))
+
+    def run() -> None:
+        out = io.BytesIO()
+        stdio.serve(conn, io.BytesIO(burst), out)
+        if out.getvalue().count(b'"isError":false') != BURST:
+            raise SystemExit(f"a pipelined vote failed: {out.getvalue()[:300]!r}")
+
+    return run
 
 
 def inner(args) -> int:
@@ -104,6 +138,8 @@ def inner(args) -> int:
 
     calls["vote:group"] = lambda: grouped(calls["vote"])
     calls["vote:work"] = work_group(app, fx, vote, GROUP)
+    calls["vote:stdio"] = stdio_burst(app, fx, "legacy")
+    calls["vote:stdio:modern"] = stdio_burst(app, fx, "modern")
     calls["call:cycle:group"] = lambda: grouped(calls["call:cycle"])
     if args.list:
         print("\n".join(calls))

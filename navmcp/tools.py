@@ -145,6 +145,9 @@ def client_label(name: Any) -> str:
     return " ".join(text.split())[:100] or "unknown"
 
 
+_UNNAMED = object()
+
+
 class Session:
     """One MCP session: who it acts as, which client it is, where it is (implements `ToolHost`)."""
 
@@ -162,6 +165,7 @@ class Session:
         self.granted_client = granted_client
         self.protocol_version = protocol_version
         self.state = state or NavigationState()
+        self._named: Any = _UNNAMED  # the `clientInfo.name` that `client` was made from
 
     # ToolHost
     def tool_definitions(self) -> list[dict[str, Any]]:
@@ -171,7 +175,10 @@ class Session:
         return TOOL_NAMES
 
     def identify(self, client_info: dict[str, Any], protocol_version: str) -> None:
-        self.client = self.granted_client or client_label(client_info.get("name"))
+        name = client_info.get("name")
+        if name != self._named:  # a modern client names itself in every request: its label is made once
+            self._named = name
+            self.client = self.granted_client or client_label(name)
         self.protocol_version = protocol_version
 
     def group(self) -> AbstractContextManager[Any]:

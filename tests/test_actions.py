@@ -692,3 +692,18 @@ def test_null_optional_params_count_as_omitted(app, owner):
     with pytest.raises(InvalidActionParams) as refused:
         ws.execute(owner, "/studios/nulls", "create_note", {"title": None, "body": "B"})
     assert "'title' is required" in refused.value.message
+
+
+def test_a_nul_in_any_parameter_is_refused_where_it_is_and_text_that_only_reads_as_one_is_not(ws, people):
+    """Parameters are looked at for NUL before any model runs (the walk only when their repr shows
+    one): a NUL in a ballot or a parameter name is refused by its place; the four characters
+    backslash, x, 0, 0 are text like any other."""
+    decision = act(ws, people["owner"], STUDIO, "create_decision", {"question": "Q", "options": ["A", "B"]}).url
+    with pytest.raises(InvalidActionParams) as refused:
+        act(ws, people["bob"], decision, "vote", {"votes": [{"option": "A"}, {"option": "B\x00"}]})
+    assert "'votes.1.option' must not contain NUL" in refused.value.message
+    with pytest.raises(InvalidActionParams) as refused:
+        act(ws, people["bob"], decision, "vote", {"votes": [{"option": "A"}], "x\x00": True})
+    assert "a parameter name must not contain NUL" in refused.value.message
+    act(ws, people["owner"], decision, "add_option", {"title": "C:\\x00"})
+    assert act(ws, people["bob"], decision, "vote", {"votes": [{"option": "C:\\x00"}]}).ok

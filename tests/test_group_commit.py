@@ -7,7 +7,8 @@
   failed) is answered with an error (none with the success it computed before the commit);
 - reads in a group see the group's earlier writes; a group never holds more than MAX_GROUP messages;
 - a read after a write commits the group's writes first: no write lock is held across reads, and
-  when a later commit fails, what an earlier one applied keeps its replies.
+  when a later commit fails, what an earlier one applied keeps its replies;
+- the change feed hears of a page once per transaction of the group, not once per write in it.
 """
 
 from __future__ import annotations
@@ -132,6 +133,41 @@ def test_a_refused_action_in_a_group_rolls_back_alone_and_is_audited(app, studio
     with app.store.read() as tx:
         outcomes = [r["outcome"].split(":")[0] for r in tx.all("SELECT outcome FROM audit WHERE action != 'create_studio' ORDER BY id")]
     assert outcomes == ["ok", "invalid params", "refused", "ok"]
+
+
+def changes_of(app) -> list[tuple]:
+    with app.store.read() as tx:
+        return [tuple(r) for r in tx.tuples("SELECT studio_id, item_id, user_id FROM changes ORDER BY seq")]
+
+
+def test_a_groups_writes_to_one_page_are_one_change_of_it(app, studio, owner):
+    """The change feed hears of a group's commit once per page and user, not of each write in it
+    (pipelined votes on a decision are one change of it); a write rolled back leaves nothing that
+    would silence the next one's, and once the group has committed (a read after a write), a write
+    is a change again."""
+    decision = studio.execute(owner, STUDIO, "create_decision", {"question": "Lunch?", "options": ["A", "B"]}).url
+    with app.store.read() as tx:
+        team = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+    seen = len(changes_of(app))
+    with app.store.group():
+        for option in ("A", "B", "A"):
+            studio.execute(owner, decision, "vote", {"votes": [{"option": option}]})
+        studio.execute(owner, STUDIO, "create_note", {"title": "n", "body": "b"})
+        studio.execute(owner, decision, "add_comment", {"body": "done"})
+    made = changes_of(app)[seen:]
+    item = decision.rsplit("/", 1)[1]
+    assert made[0] == (team, item, owner["id"]) and len(made) == 2, made  # the decision once, the new note
+    assert made[1][1] not in (item, None)
+    seen += len(made)
+    with app.store.group():
+        with pytest.raises(RuntimeError), app.store.write() as tx:
+            tx.note_change("2026-01-01T00:00:00.000000Z", team, item, owner["id"])
+            raise RuntimeError("rolled back after noting its change")
+        studio.execute(owner, decision, "vote", {"votes": [{"option": "B"}]})
+        with app.store.read() as tx:  # commits the vote: what comes after is another transaction
+            tx.all("SELECT * FROM studios")
+        studio.execute(owner, decision, "vote", {"votes": [{"option": "A"}]})
+    assert changes_of(app)[seen:] == [(team, item, owner["id"])] * 2
 
 
 def test_a_group_whose_commit_fails_applies_nothing_and_answers_every_request_with_an_error(app, studio, caplog):

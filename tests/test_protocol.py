@@ -500,6 +500,26 @@ def test_a_modern_request_needs_no_handshake_and_is_complete():
     assert host.initialized_with == ({"name": "modern-test", "version": "1"}, MODERN)  # the audit's client name
 
 
+def test_the_audit_names_the_client_each_modern_request_names(app, owner):
+    """A modern client names itself in every request (a stdio process may serve several in turn):
+    each action's audit line takes the name its own request gave, or "unknown" without one."""
+    from navmcp.tools import connect
+
+    conn = connect(app, None)
+    conn.receive(modern("tools/call", {"name": "execute_action", "arguments": {
+        "action": "create_studio", "url": "/", "params": {"handle": "named", "name": "Named"}}}))
+    for n, name in enumerate(["first", "first", "second", None], 1):
+        meta = envelope(**{"io.modelcontextprotocol/clientInfo": {"name": name, "version": "1"}})
+        if name is None:
+            del meta["io.modelcontextprotocol/clientInfo"]
+        reply = conn.receive(req("tools/call", {"name": "execute_action", "_meta": meta, "arguments": {
+            "action": "create_note", "url": "/studios/named", "params": {"title": f"n{n}", "body": "b"}}}, n))
+        assert reply["result"]["isError"] is False, reply
+    with app.store.read() as tx:
+        clients = [r["client"] for r in tx.all("SELECT client FROM audit WHERE action = 'create_note' ORDER BY id")]
+    assert clients == ["first", "first", "second", "unknown"]
+
+
 def test_server_discover_advertises_versions_capabilities_and_identity():
     result = new_conn().receive(modern("server/discover"))["result"]
     assert result["supportedVersions"] == ["2026-07-28"]

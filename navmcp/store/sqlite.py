@@ -65,15 +65,20 @@ def _names(cursor: sqlite3.Cursor) -> tuple[str, ...]:
 
 
 class SqliteTx:
-    __slots__ = ("conn", "cursor", "users")
+    __slots__ = ("conn", "cursor", "users", "noted", "noting")
 
-    def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor, users: dict[str, Row] | None = None):
+    def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor, users: dict[str, Row] | None = None,
+                 noted: set[tuple] | None = None):
         self.conn = conn
         self.cursor = cursor  # the store's (see SqliteStore); rows come back as tuples and become dicts here
         # In a group (see `SqliteStore.group`), the users' rows its calls have read, by id: one
         # snapshot for all of them, so a row read once holds for the rest unless the group itself
         # writes to users (`execute` forgets them then). None outside a group.
         self.users = users
+        # In a grouped write, the changes its write transaction holds already (see `note_change`),
+        # and those this write adds (kept once its savepoint is released). None outside a group.
+        self.noted = noted
+        self.noting: list[tuple] | None = None if noted is None else []
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         cursor = self.cursor.execute(sql, params)
@@ -109,7 +114,14 @@ class SqliteTx:
                         (handle,))
 
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
-        """Record in the change feed (`navmcp.changes`) what this write changed; prune old rows."""
+        """Record in the change feed (`navmcp.changes`) what this write changed; prune old rows. In a
+        group, a change its write transaction holds already is not written again: watchers hear of
+        a commit, not of each write in it (64 pipelined votes are one change of their page)."""
+        if self.noted is not None:
+            key = (studio_id, item_id, user_id)
+            if key in self.noted:
+                return
+            self.noting.append(key)  # type: ignore[union-attr]
         seq = self.cursor.execute("INSERT INTO changes (at, studio_id, item_id, user_id) VALUES (?, ?, ?, ?)",
                                   (at, studio_id, item_id, user_id)).lastrowid
         if seq is not None and seq % CHANGES_PRUNE_EVERY == 0:
@@ -498,7 +510,7 @@ class _GroupedWrite(_Read):
     """`SqliteStore.write()` inside a group: a savepoint in the group's write transaction (which a
     group that has only read so far begins now, ending its read snapshot)."""
 
-    __slots__ = ()
+    __slots__ = ("tx",)
 
     def __enter__(self) -> SqliteTx:
         store, local = self.store, self.local
@@ -511,15 +523,18 @@ class _GroupedWrite(_Read):
             store._sync(local, "FULL")  # the group's replies wait for its COMMIT: on disk by then
             store._retrying(local.cursor.execute, "BEGIN IMMEDIATE")
             group.open = group.writing = True
+            group.noted.clear()  # a new transaction holds no change yet
         local.cursor.execute("SAVEPOINT grouped")
         group.writes += 1
         group.last_write = group.commits
-        return SqliteTx(local.conn, local.cursor, group.users)
+        self.tx = SqliteTx(local.conn, local.cursor, group.users, group.noted)
+        return self.tx
 
     def __exit__(self, exc_type, exc, traceback) -> None:
         cursor = self.local.cursor
         if exc_type is None:
             cursor.execute("RELEASE grouped")
+            self.tx.noted.update(self.tx.noting)  # type: ignore[union-attr, arg-type]
         elif self.local.conn.in_transaction:  # else SQLite has rolled it all back already
             cursor.execute("ROLLBACK TO grouped")
             cursor.execute("RELEASE grouped")
@@ -528,7 +543,7 @@ class _GroupedWrite(_Read):
 class _Group:
     """An open `SqliteStore.group()`: what its transaction is so far."""
 
-    __slots__ = ("open", "writing", "users", "commits", "writes", "last_write", "failed")
+    __slots__ = ("open", "writing", "users", "noted", "commits", "writes", "last_write", "failed")
 
     def __init__(self) -> None:
         self.open = False  # a transaction is open (BEGIN, or BEGIN IMMEDIATE once `writing`)
@@ -538,6 +553,7 @@ class _Group:
         self.last_write = 0  # `commits` when the latest of them began: the commit that applies it is the next
         self.failed = False  # a commit failed: nothing more runs in this group
         self.users: dict[str, Row] = {}  # see SqliteTx.users
+        self.noted: set[tuple] = set()  # see SqliteTx.noted
 
 
 def _is_busy(e: sqlite3.OperationalError) -> bool:
