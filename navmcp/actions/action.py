@@ -108,12 +108,12 @@ def _nul_in(value: Any, where: str = "", depth: int = 0) -> str | None:
             if type(key) is str and "\x00" in key:
                 return ""  # a parameter name
             found = _nul_in(item, f"{where}.{key}" if where else str(key), depth + 1)
-            if found:
+            if found is not None:  # "" (a parameter name) too, however deep
                 return found
     elif isinstance(value, list):
         for i, item in enumerate(value):
             found = _nul_in(item, f"{where}.{i}", depth + 1)
-            if found:
+            if found is not None:
                 return found
     return None
 
