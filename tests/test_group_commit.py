@@ -137,7 +137,7 @@ def test_a_refused_action_in_a_group_rolls_back_alone_and_is_audited(app, studio
 
 def changes_of(app) -> list[tuple]:
     with app.store.read() as tx:
-        return [tuple(r) for r in tx.tuples("SELECT studio_id, item_id, user_id FROM changes ORDER BY seq")]
+        return tx.tuples("SELECT studio_id, item_id, user_id FROM changes ORDER BY seq")
 
 
 def test_a_groups_writes_to_one_page_are_one_change_of_it(app, studio, owner):
