@@ -83,3 +83,21 @@ def test_opening_a_store_closes_an_open_home_on_both_stores(any_app, store_kind,
     finally:
         again.store.close()
     assert any("readable by its owner only" in r.getMessage() for r in caplog.records)
+
+
+def test_a_shared_sticky_folder_is_left_open_and_navmcps_files_in_it_are_closed(tmp_path):
+    """A database file in /tmp (or NAVMCP_HOME=/tmp), opened as root: closing the folder would lock
+    every other account out of /tmp. A sticky folder is shared by design; only navmcp's files close."""
+    from navmcp.store.sqlite import SqliteStore
+
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    store = SqliteStore(shared / "navmcp.db")
+    try:
+        with store.write() as tx:
+            tx.execute("INSERT INTO users (id, handle, name, created_at) VALUES ('u', 'u', 'U', 'now')")
+        seen = modes(shared)
+    finally:
+        store.close()
+    assert seen.pop("home") == 0o1777 and seen and set(seen.values()) == {0o600}, seen
