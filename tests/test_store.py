@@ -290,6 +290,33 @@ def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path):
     store.close()
 
 
+def test_the_home_counts_migration_walks_open_items_without_reading_their_rows(tmp_path):
+    """A database at the migration before `home_counts` opens with the wider index of open items,
+    and home's capped counts then read every column they test from it: no item's row (the table's
+    cursor reads no column), with the same counts as before."""
+    import sqlite3
+
+    from navmcp.pages.home import _CAPPED_COUNTS, COUNT_CAP
+
+    (version,) = [v for v, name, _ in sqlite_migrations() if name == "home_counts"]
+    path, _ = _seeded_before(tmp_path, version, items=600)
+    plain = sqlite3.connect(path)
+    studio = plain.execute("SELECT id FROM studios WHERE handle = 'old'").fetchone()[0]
+    args = (studio, "2026-01-01T00:00:00.000000Z", "owner", COUNT_CAP + 1)
+    before = {key: plain.execute(sql, args).fetchone()[0] for key, sql in _CAPPED_COUNTS.items()}
+    plain.close()
+    SqliteStore(path).close()  # opening it applies the migration
+    conn = sqlite3.connect(path)
+    items = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'items'").fetchone()[0]
+    for key, sql in _CAPPED_COUNTS.items():
+        program = conn.execute("EXPLAIN " + sql, args).fetchall()  # (addr, opcode, p1, p2, ...)
+        table = {p1 for _, op, p1, p2, *_ in program if op == "OpenRead" and p2 == items}
+        assert table and not [row for row in program if row[1] == "Column" and row[2] in table], key
+        assert "items_open_kind " in " ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, args))
+        assert conn.execute(sql, args).fetchone()[0] == before[key] > 0, key
+    conn.close()
+
+
 def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path):
     """As on PostgreSQL (test_pg_rls.py): accounts Supabase made (uuid ids) start unfindable, the
     operator's findable; a name holding an e-mail address becomes the handle."""
