@@ -132,3 +132,36 @@ def test_the_live_pages_bench_runs_small(tmp_path):
     assert figures["missing"] == 0 and figures["deliveries"] == 90 and figures["users"] == 2
     assert figures["page_status_while_open"] == 200 and figures["stream_failures"] == []
     assert figures["latency_ms"]["p95"] > 0 and figures["rss_after_mib"] > 0 and figures["idle_cpu_percent"] >= 0
+
+
+def test_the_do_nothing_servers_answer_alike_with_and_without_asgi():
+    """`bench.null_http`'s two floors do the same work: on uvicorn (as `navmcp web` runs it) and with
+    no ASGI server, the same answer to a request (twice on one connection) and 202 to a notification."""
+    import http.client
+
+    from bench.run import free_port, wait_for_port
+
+    request = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {}})
+    note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    answers = {}
+    for flag in ("--serve", "--serve-raw"):
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "bench.null_http", flag, str(port)], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for_port(port, proc, 30)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            got = []
+            for body in (request, request, note):
+                conn.request("POST", "/mcp", body, {"content-type": "application/json"})
+                reply = conn.getresponse()
+                got.append((reply.status, reply.getheader("content-type"), reply.read()))
+            conn.close()
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        answers[flag] = got
+    status, kind, body = answers["--serve"][0]
+    assert (status, kind) == (200, "application/json") and json.loads(body)["id"] == 7
+    assert answers["--serve"][1] == answers["--serve"][0] and answers["--serve"][2][0] == 202
+    assert answers["--serve-raw"] == answers["--serve"]
