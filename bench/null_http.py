@@ -20,6 +20,7 @@ navmcp's pages nor its protocol core can remove.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 
@@ -52,7 +53,7 @@ def _answer(body: bytes) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "result": result}).encode()
 
 
-class RawProtocol:
+class RawProtocol(asyncio.Protocol):
     """The do-nothing app's work with no ASGI server: httptools parses, each answer is one write."""
 
     def connection_made(self, transport) -> None:
@@ -78,22 +79,8 @@ class RawProtocol:
         self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: null\r\n"
                              b"content-length: %d\r\n\r\n" % len(out) + out)
 
-    def connection_lost(self, exc) -> None:
-        pass
-
-    def eof_received(self) -> None:
-        pass
-
-    def pause_writing(self) -> None:
-        pass
-
-    def resume_writing(self) -> None:
-        pass
-
 
 def serve_raw(port: int) -> None:
-    import asyncio
-
     import uvloop
 
     async def forever() -> None:

@@ -49,7 +49,7 @@ def _make_private(home: Path) -> None:
             # as the folder of a database file) is shared by design: run as root, closing it would
             # lock every other account out of it. navmcp's own files in it are closed all the same.
             shared = path == home and st.st_mode & stat.S_ISVTX
-            if st.st_mode & 0o077 and st.st_uid == os.geteuid()  and not shared:
+            if st.st_mode & 0o077 and st.st_uid == os.geteuid() and not shared:
                 os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077)
                 fixed.append(path.name if path != home else str(home))
         except FileNotFoundError:
