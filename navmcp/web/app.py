@@ -21,6 +21,7 @@ from navmcp.web.events import open_events
 from navmcp.web.renditions import refused, target
 from navmcp.web.request import MAX_BODY, BodyDeadlines, BodyTimeout, BodyTooLarge, Request
 from navmcp.web.response import SECURITY_HEADERS, Refusal, Response
+from navmcp.web.server import READ
 from navmcp.web.site import Site
 from navmcp.web.sse import EventStream
 from navmcp.web.workers import Workers
@@ -52,6 +53,9 @@ class WebApp:
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), request_headers,
                       scope.get("scheme", "http"), receive, self.max_body,
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
+        read = scope.get(READ)  # the body and its JSON, read whole by the server (server.AtOnce)
+        if read is not None and len(read[0]) <= self.max_body:
+            req._body, req._message = read
         handler = routing.fixed(req.path)
         req.target = target(req, handler is not None)
         if req.path not in routing.ROUTES and live.wants_events(req.method, req.header("accept")):
