@@ -209,8 +209,11 @@ class AtOnce:
             super().data_received(data)  # type: ignore[misc]
         finally:
             self._reading = False
-            if self._at_once is not None:  # its body is still coming: uvicorn's way, from here
-                self._go_the_usual_way(self._at_once)
+            if self._at_once is not None:
+                if self.transport.is_closing():  # refused mid-body (a malformed request): nothing to serve
+                    self._at_once = None
+                else:  # its body is still coming: uvicorn's way, from here
+                    self._go_the_usual_way(self._at_once)
 
     def on_headers_complete(self) -> None:
         if self._reading and self._may_answer_at_once():
