@@ -210,7 +210,7 @@ class AtOnce:
         finally:
             self._reading = False
             if self._at_once is not None:
-                if self.transport.is_closing():  # refused mid-body (a malformed request): nothing to serve
+                if self.transport.is_closing():  # nobody to answer
                     self._at_once = None
                 else:  # its body is still coming: uvicorn's way, from here
                     self._go_the_usual_way(self._at_once)
