@@ -73,3 +73,17 @@ def logged_errors():
     logger.addHandler(handler)
     yield handler.records
     logger.removeHandler(handler)
+
+
+@pytest.fixture(scope="module")
+def httptools_web(tmp_path_factory):
+    """A real `navmcp web` on httptools over the adversarial world, and one of its users' tokens;
+    at the end, it must stop cleanly having logged no error."""
+    from adversarial import world
+    from adversarial.http import WebProcess
+
+    w = world.build(tmp_path_factory.mktemp("httptools-web") / "home")
+    srv = WebProcess(w.home, {"NAVMCP_WEB_HTTP": "httptools"})
+    yield srv, next(iter(w.tokens.values()))
+    assert srv.stop() == 0
+    assert not srv.errors(), srv.stderr_text()[-3000:]

@@ -15,26 +15,12 @@ import pytest
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
-from adversarial import world
-from adversarial.http import WebProcess
 from navmcp.web.server import READ, protocol_class
+from test_web_one_write import Recorder
 
 
-class Transport:
-    """What the protocol writes, one entry per write; closed or not."""
-
-    def __init__(self):
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(data)
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
+class Transport(Recorder):
+    """What the protocol writes (one entry per write), with what uvicorn asks of a socket's transport."""
 
     def get_extra_info(self, name, default=None):
         return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 8765)}.get(name, default)
@@ -54,8 +40,13 @@ def _request(body: bytes, extra: bytes = b"") -> bytes:
             + b"content-length: %d\r\n\r\n" % len(body) + body)
 
 
+_TEST_TASK: list = [None]
+
+
 def _protocol(app):
-    """navmcp's httptools protocol on a recording transport, serving `app`."""
+    """navmcp's httptools protocol on a recording transport, serving `app`; the calling task is the
+    one a request answered at once runs in (`_recording_app`)."""
+    _TEST_TASK[0] = asyncio.current_task()
     config = Config(app, http=protocol_class(), log_level="warning", timeout_keep_alive=5)
     config.load()
     proto = protocol_class()(config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop())
@@ -78,9 +69,6 @@ def _recording_app(calls: list, wait: asyncio.Future | None = None):
     return app
 
 
-_TEST_TASK: list = [None]
-
-
 def _answers(writes: list[bytes]) -> list[tuple[int, dict]]:
     out = b"".join(writes)
     found = []
@@ -92,7 +80,6 @@ def _answers(writes: list[bytes]) -> list[tuple[int, dict]]:
 def test_a_whole_post_to_mcp_is_answered_inside_its_read_in_one_write():
     async def run():
         calls: list = []
-        _TEST_TASK[0] = asyncio.current_task()
         proto, transport = _protocol(_recording_app(calls))
         body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
         proto.data_received(_request(body))
@@ -107,7 +94,6 @@ def test_a_whole_post_to_mcp_is_answered_inside_its_read_in_one_write():
 def test_a_body_still_coming_a_costly_page_and_other_paths_go_uvicorns_way():
     async def run():
         calls: list = []
-        _TEST_TASK[0] = asyncio.current_task()
         proto, transport = _protocol(_recording_app(calls))
         body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
         whole = _request(body)
@@ -133,7 +119,6 @@ def test_an_answer_that_waits_keeps_the_connection_busy_and_pipelined_requests_i
     async def run():
         calls: list = []
         wait = asyncio.get_running_loop().create_future()
-        _TEST_TASK[0] = asyncio.current_task()
         proto, transport = _protocol(_recording_app(calls, wait))
         one = _request(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
         proto.data_received(one + one)  # two requests in one read
@@ -158,15 +143,6 @@ def test_connection_close_is_honoured_at_once():
 
 
 # --- a real `navmcp web`: the same answers whole and in pieces ------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    w = world.build(tmp_path_factory.mktemp("at-once") / "home")
-    srv = WebProcess(w.home, {"NAVMCP_WEB_HTTP": "httptools"})
-    yield srv, next(iter(w.tokens.values()))
-    assert srv.stop() == 0
-    assert not srv.errors(), srv.stderr_text()[-3000:]
 
 
 def _exchange(port: int, parts: list[bytes], answers: int = 1) -> list[tuple[int, bytes]]:
@@ -196,8 +172,8 @@ MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcont
 
 
 @pytest.mark.parametrize("case", ["navigate", "bad-version", "no-token", "not-json", "notification", "unknown", "search"])
-def test_whole_and_in_pieces_a_request_gets_the_same_answer(server, case):
-    srv, token = server
+def test_whole_and_in_pieces_a_request_gets_the_same_answer(httptools_web, case):
+    srv, token = httptools_web
     auth = b"authorization: Bearer " + token.encode() + b"\r\n"
     modern = auth + b"mcp-protocol-version: 2026-07-28\r\n"
     frame = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
@@ -226,8 +202,8 @@ def test_whole_and_in_pieces_a_request_gets_the_same_answer(server, case):
     assert at_once[0] == status, at_once
 
 
-def test_pipelined_posts_in_one_read_are_answered_in_order(server):
-    srv, token = server
+def test_pipelined_posts_in_one_read_are_answered_in_order(httptools_web):
+    srv, token = httptools_web
     headers = (b"authorization: Bearer " + token.encode() + b"\r\nmcp-protocol-version: 2026-07-28\r\n"
                b"mcp-method: tools/call\r\nmcp-name: navigate\r\n")
     frames = [_request(json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {

@@ -9,10 +9,6 @@ import re
 import socket
 from types import SimpleNamespace
 
-import pytest
-
-from adversarial import world
-from adversarial.http import WebProcess
 from navmcp.web.server import OneWrite
 
 
@@ -58,15 +54,6 @@ def test_a_head_without_body_goes_out_on_flush_or_close():
     assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\n"] and transport.closed
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    w = world.build(tmp_path_factory.mktemp("one-write") / "home")
-    srv = WebProcess(w.home, {"NAVMCP_WEB_HTTP": "httptools"})
-    yield srv, next(iter(w.tokens.values()))
-    assert srv.stop() == 0
-    assert not srv.errors(), srv.stderr_text()[-3000:]
-
-
 def _complete(got: bytes, head_only: bool) -> int:
     """How many whole responses `got` holds (a head, then content-length bytes of body unless
     `head_only`)."""
@@ -93,21 +80,21 @@ def _exchange(port: int, data: bytes, responses: int, head_only: bool = False, s
         return got
 
 
-def test_a_head_request_is_answered_with_its_head(server):
-    srv, _ = server
+def test_a_head_request_is_answered_with_its_head(httptools_web):
+    srv, _ = httptools_web
     got = _exchange(srv.port, b"HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 1, head_only=True)
     assert got.startswith(b"HTTP/1.1 200") and got.endswith(b"\r\n\r\n"), got
 
 
-def test_pipelined_requests_on_one_connection_are_all_answered(server):
-    srv, _ = server
+def test_pipelined_requests_on_one_connection_are_all_answered(httptools_web):
+    srv, _ = httptools_web
     one = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
     got = _exchange(srv.port, one * 3, 3)
     assert got.count(b"HTTP/1.1 200") == 3, got
 
 
-def test_expect_100_continue_gets_its_interim_answer_before_the_body(server):
-    srv, token = server
+def test_expect_100_continue_gets_its_interim_answer_before_the_body(httptools_web):
+    srv, token = httptools_web
     body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",' \
            b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
     with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
