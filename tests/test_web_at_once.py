@@ -43,11 +43,11 @@ def _request(body: bytes, extra: bytes = b"") -> bytes:
 _TEST_TASK: list = [None]
 
 
-def _protocol(app):
+def _protocol(app, keep_alive: float = 5):
     """navmcp's httptools protocol on a recording transport, serving `app`; the calling task is the
     one a request answered at once runs in (`_recording_app`)."""
     _TEST_TASK[0] = asyncio.current_task()
-    config = Config(app, http=protocol_class(), log_level="warning", timeout_keep_alive=5)
+    config = Config(app, http=protocol_class(), log_level="warning", timeout_keep_alive=keep_alive)
     config.load()
     proto = protocol_class()(config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop())
     transport = Transport()
@@ -55,13 +55,19 @@ def _protocol(app):
     return proto, transport
 
 
-def _recording_app(calls: list, wait: asyncio.Future | None = None):
+def _recording_app(calls: list, wait: asyncio.Future | None = None, slow: asyncio.Future | None = None,
+                   fail_first: bool = False):
     """An app that records, per request, whether it ran in a task of uvicorn's (not in the read
-    that brought it, which here runs in the test's own task) and what the server read for it."""
+    that brought it, which here runs in the test's own task) and what the server read for it;
+    it waits for `wait` on every request and for `slow` on /slow, and fails its first if told."""
     async def app(scope, receive, send):
         calls.append({"task": asyncio.current_task() is not _TEST_TASK[0], "read": scope.get(READ)})
+        if fail_first and len(calls) == 1:
+            raise RuntimeError("a fault below the web app")
         if wait is not None:
             await wait
+        if slow is not None and scope["path"] == "/slow":
+            await slow
         body = json.dumps({"path": scope["path"], "n": len(calls)}).encode()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]})
@@ -140,6 +146,94 @@ def test_connection_close_is_honoured_at_once():
         proto.data_received(_request(b'{"jsonrpc":"2.0","id":1,"method":"ping"}', b"connection: close\r\n"))
         assert b"connection: close\r\n" in transport.writes[0] and transport.closed
     asyncio.run(run())
+
+
+def test_a_request_served_after_one_answered_at_once_is_not_cut_by_the_keep_alive_timer():
+    """An answer at once arms the keep-alive timer inside the read; a request behind it in the
+    same read, served uvicorn's way for longer than the keep-alive, keeps its connection."""
+    async def run():
+        slow = asyncio.get_running_loop().create_future()
+        proto, transport = _protocol(_recording_app([], slow=slow), keep_alive=0.2)
+        proto.data_received(_request(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+                            + b"POST /slow HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 2\r\n\r\n{}")
+        await asyncio.sleep(0.5)
+        assert not transport.closed and len(_answers(transport.writes)) == 1
+        slow.set_result(None)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert [a[1]["path"] for a in _answers(transport.writes)] == ["/mcp", "/slow"] and not transport.closed
+        await asyncio.sleep(0.5)  # idle now: the keep-alive closes it
+        assert transport.closed
+    asyncio.run(run())
+
+
+def test_nothing_behind_an_answer_that_closed_the_connection_is_run():
+    async def run():
+        calls: list = []
+        proto, transport = _protocol(_recording_app(calls, fail_first=True))
+        second = _request(b'{"jsonrpc":"2.0","id":2,"method":"tools/call"}')
+        proto.data_received(_request(b'{"jsonrpc":"2.0","id":1,"method":"ping"}') + second)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert len(calls) == 1 and transport.closed
+        assert transport.writes[0].startswith(b"HTTP/1.1 500 ") and b"connection: close\r\n" in transport.writes[0]
+    asyncio.run(run())
+
+
+def test_a_cancellation_of_the_task_reaches_the_app_as_it_would_in_a_task_of_its_own():
+    """The future the app waits on has its result, but the task is cancelled before it resumes:
+    the app sees CancelledError, as in a task of uvicorn's."""
+    from navmcp.web.server import _run_on
+
+    async def run():
+        seen = []
+        done = asyncio.get_running_loop().create_future()
+
+        async def app():
+            try:
+                await done
+                seen.append("resumed")
+            except asyncio.CancelledError:
+                seen.append("cancelled")
+                raise
+
+        started = app()
+        task = asyncio.get_running_loop().create_task(_run_on(started, started.send(None)))
+        await asyncio.sleep(0)  # the task now waits on `done`
+        done.set_result(None)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert seen == ["cancelled"]
+    asyncio.run(run())
+
+
+def test_a_content_length_of_thousands_of_leading_zeros_is_read_as_its_number():
+    async def run():
+        calls: list = []
+        proto, transport = _protocol(_recording_app(calls))
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        proto.data_received(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: "
+                            + b"0" * 5000 + b"%d\r\n\r\n" % len(body) + body)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert _answers(transport.writes) == [(200, {"path": "/mcp", "n": 1})] and calls[0]["task"] is False
+    asyncio.run(run())
+
+
+def test_the_apps_body_limit_reads_any_content_length_as_text_first():
+    from navmcp.web.request import BodyTooLarge, Request
+
+    async def body(declared: str, sent: bytes):
+        async def receive():
+            return {"type": "http.request", "body": sent, "more_body": False}
+        return await Request("POST", "/mcp", "", {"content-length": declared}, "http", receive, max_body=10).body()
+
+    assert asyncio.run(body("0" * 5000 + "2", b"{}")) == b"{}"
+    assert asyncio.run(body("\u00b2", b"{}")) == b"{}"  # latin-1 "²" is a digit to str.isdigit: not a length
+    for declared in ("11", "9" * 5000):
+        with pytest.raises(BodyTooLarge):
+            asyncio.run(body(declared, b"{}"))
 
 
 # --- a real `navmcp web`: the same answers whole and in pieces ------------------------------------

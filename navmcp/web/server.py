@@ -184,6 +184,7 @@ class AtOnce:
 
     _at_once: list[bytes] | None = None  # the body of a request to answer at once, as it arrives
     _reading = False
+    _dropping = False  # a request behind an answer that closed the connection: never served
     # uvicorn's protocol provides these
     parser: Any
     url: bytes
@@ -216,7 +217,12 @@ class AtOnce:
                     self._go_the_usual_way(self._at_once)
 
     def on_headers_complete(self) -> None:
-        if self._reading and self._may_answer_at_once():
+        # A request answered at once earlier in this read armed the keep-alive timer (uvicorn
+        # disarms it only when a read begins): this one is being served, so it is disarmed again.
+        self._unset_keepalive_if_required()  # type: ignore[attr-defined]
+        if self.transport.is_closing():  # an answer at once closed the connection: serve nothing after it
+            self._dropping = True
+        elif self._reading and self._may_answer_at_once():
             self._at_once = []
         else:
             self.start_cycle()
@@ -226,12 +232,17 @@ class AtOnce:
         super().on_headers_complete()  # type: ignore[misc]
 
     def on_body(self, body: bytes) -> None:
+        if self._dropping:
+            return
         if self._at_once is None:
             super().on_body(body)  # type: ignore[misc]
         else:
             self._at_once.append(body)
 
     def on_message_complete(self) -> None:
+        if self._dropping:
+            self._dropping = False
+            return
         if self._at_once is None:
             super().on_message_complete()  # type: ignore[misc]
             return
@@ -265,7 +276,8 @@ class AtOnce:
                 length = value
             elif name == b"transfer-encoding":
                 return False
-        return length is not None and length.isdigit() and int(length) <= MAX_BODY
+        digits = length.lstrip(b"0") if length is not None and length.isdigit() else None
+        return digits is not None and len(digits) <= _BODY_DIGITS and int(digits or b"0") <= MAX_BODY
 
     def _go_the_usual_way(self, chunks: list[bytes], complete: bool = False) -> None:
         self._at_once = None
@@ -333,9 +345,12 @@ class AtOnce:
                     {"type": "http.response.body", "body": b"Internal Server Error"}]
             keep_alive = False
         head = [_status_line(sent[0]["status"])]
+        closes = False
         for name, value in (*self.server_state.default_headers, *sent[0]["headers"]):
             head += (name, b": ", value, b"\r\n")
-        if not keep_alive:
+            if name == b"connection" and b"close" in value.lower():  # the app's own (a 408, say)
+                keep_alive, closes = False, True
+        if not keep_alive and not closes:
             head.append(b"connection: close\r\n")
         head.append(b"\r\n")
         self.transport.write(b"".join(head) + sent[1].get("body", b""))
@@ -357,26 +372,28 @@ class _Busy:
 
 
 async def _run_on(run: Any, waiting: Any) -> None:
-    """Run a coroutine that was started outside any task, and waits on `waiting`, to its end."""
+    """Run a coroutine that was started outside any task, and waits on `waiting`, to its end, as
+    a task of its own would: what its future ends with, it reads itself; a cancellation of this
+    task that its future did not carry is thrown into it."""
     while True:
         failed: BaseException | None = None
         try:
             if waiting is None:
                 await asyncio.sleep(0)  # it yielded to the loop
-            else:  # the future it waits on, taken over as a task takes a yielded future (then it reads it itself)
+            else:  # the future it waits on, taken over as a task takes a yielded future
                 waiting._asyncio_future_blocking = False
                 await waiting
         except BaseException as e:
             failed = e
+        ours = failed is not None and (waiting is None or not waiting.done() or (
+            isinstance(failed, asyncio.CancelledError) and not waiting.cancelled()))
         try:
-            if failed is not None and (waiting is None or not waiting.done()):
-                waiting = run.throw(failed)
-            else:
-                waiting = run.send(None)
+            waiting = run.throw(failed) if ours else run.send(None)
         except StopIteration:
             return
 
 
+_BODY_DIGITS = len(str(MAX_BODY))  # a Content-Length longer than this (without leading zeros) is over it
 _STATUS_LINES: dict[int, bytes] = {}
 
 
