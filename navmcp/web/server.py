@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import http
 import logging
 import os
 import resource
@@ -46,7 +45,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from navmcp.codec import decode
 from navmcp.jsonrpc import ParseError
 from navmcp.web import live, mcp_http, sse
-from navmcp.web.request import MAX_BODY
+from navmcp.web.request import MAX_BODY, declared_length
 
 log = logging.getLogger("navmcp.web")
 # The scope key of a request's body and its JSON as read by the server (`AtOnce`): the app reads
@@ -203,6 +202,7 @@ class AtOnce:
     client: Any
     scheme: Any
     loop: Any
+    status_lines: dict[int, bytes]  # uvicorn's "HTTP/1.1 200 OK\r\n" by status, set where it is mixed in
 
     def data_received(self, data: bytes) -> None:
         self._reading = True
@@ -276,8 +276,8 @@ class AtOnce:
                 length = value
             elif name == b"transfer-encoding":
                 return False
-        digits = length.lstrip(b"0") if length is not None and length.isdigit() else None
-        return digits is not None and len(digits) <= _BODY_DIGITS and int(digits or b"0") <= MAX_BODY
+        declared = None if length is None else declared_length(length.decode("latin-1"))
+        return declared is not None and declared <= MAX_BODY
 
     def _go_the_usual_way(self, chunks: list[bytes], complete: bool = False) -> None:
         self._at_once = None
@@ -334,7 +334,7 @@ class AtOnce:
                 log.error("internal error on POST /mcp", exc_info=done.exception())
             sent = []
         if not self.transport.is_closing():
-            self._write(sent, busy.keep_alive and bool(sent))
+            self._write(sent, busy.keep_alive)
 
     def _write(self, sent: list[dict[str, Any]], keep_alive: bool) -> None:
         """The app's answer (its start and its one body message) in one write, as uvicorn would
@@ -344,7 +344,7 @@ class AtOnce:
                      "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"21")]},
                     {"type": "http.response.body", "body": b"Internal Server Error"}]
             keep_alive = False
-        head = [_status_line(sent[0]["status"])]
+        head = [self.status_lines[sent[0]["status"]]]
         closes = False
         for name, value in (*self.server_state.default_headers, *sent[0]["headers"]):
             head += (name, b": ", value, b"\r\n")
@@ -393,24 +393,9 @@ async def _run_on(run: Any, waiting: Any) -> None:
             return
 
 
-_BODY_DIGITS = len(str(MAX_BODY))  # a Content-Length longer than this (without leading zeros) is over it
-_STATUS_LINES: dict[int, bytes] = {}
-
-
-def _status_line(status: int) -> bytes:
-    line = _STATUS_LINES.get(status)
-    if line is None:
-        try:
-            phrase = http.HTTPStatus(status).phrase
-        except ValueError:
-            phrase = ""
-        line = _STATUS_LINES[status] = b"HTTP/1.1 %d %s\r\n" % (status, phrase.encode("ascii"))
-    return line
-
-
 def _httptools_protocol() -> type | None:
     try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
     except ImportError:  # httptools is not installed
         return None
 
@@ -420,6 +405,7 @@ def _httptools_protocol() -> type | None:
         MAX_HEAD is taken in) and a head past MAX_HEAD is answered 431 and the connection closed."""
 
         _in_head, _head_bytes = True, 0
+        status_lines = STATUS_LINE
 
         def data_received(self, data: bytes) -> None:
             if self._in_head:
