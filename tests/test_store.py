@@ -302,7 +302,7 @@ def test_the_home_counts_migration_walks_open_items_without_reading_their_rows(t
     path, _ = _seeded_before(tmp_path, version, items=600)
     plain = sqlite3.connect(path)
     studio = plain.execute("SELECT id FROM studios WHERE handle = 'old'").fetchone()[0]
-    args = (studio, "2026-01-01T00:00:00.000000Z", "owner", COUNT_CAP + 1)
+    args = ("owner", studio, "2026-01-01T00:00:00.000000Z", COUNT_CAP + 1)  # the user, the studio, the time
     before = {key: plain.execute(sql, args).fetchone()[0] for key, sql in _CAPPED_COUNTS.items()}
     plain.close()
     SqliteStore(path).close()  # opening it applies the migration
