@@ -290,10 +290,24 @@ def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path):
     store.close()
 
 
-def test_the_home_counts_migration_walks_open_items_without_reading_their_rows(tmp_path):
-    """A database at the migration before `home_counts` opens with the wider index of open items,
-    and home's capped counts then read every column they test from it: no item's row (the table's
-    cursor reads no column), with the same counts as before."""
+# Home's capped counts before migrations 0024 and 0025, looking up each open item's options and
+# your vote or join: the counts they must still give. Arguments: studio, time, user, cap.
+_OPEN_ITEMS = "i.studio_id = ? AND i.kind = '{}' AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
+COUNTS_BY_LOOKUPS = {
+    "awaiting": f"""SELECT count(*) FROM (SELECT 1 FROM items i WHERE {_OPEN_ITEMS.format("decision")}
+                      AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)
+                      AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?) LIMIT ?)""",
+    "near": f"""SELECT count(*) FROM (SELECT 1 FROM items i WHERE {_OPEN_ITEMS.format("commitment")}
+                  AND i.participant_count < i.critical_mass
+                  AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?) LIMIT ?)""",
+}
+
+
+def test_the_home_counts_migrations_walk_open_items_without_reading_their_rows(tmp_path):
+    """A database at the migration before `home_counts` opens with the wider index of open items
+    and the option count (0025), and home's capped counts then read every column they test from
+    that index: no item's row (the table's cursor reads no column), no option, with the same counts
+    as the lookups gave before."""
     import sqlite3
 
     from navmcp.pages.home import _CAPPED_COUNTS, COUNT_CAP
@@ -302,19 +316,50 @@ def test_the_home_counts_migration_walks_open_items_without_reading_their_rows(t
     path, _ = _seeded_before(tmp_path, version, items=600)
     plain = sqlite3.connect(path)
     studio = plain.execute("SELECT id FROM studios WHERE handle = 'old'").fetchone()[0]
-    args = ("owner", studio, "2026-01-01T00:00:00.000000Z", COUNT_CAP + 1)  # the user, the studio, the time
-    before = {key: plain.execute(sql, args).fetchone()[0] for key, sql in _CAPPED_COUNTS.items()}
+    at = "2026-01-01T00:00:00.000000Z"
+    before = {key: plain.execute(sql, (studio, at, "owner", COUNT_CAP + 1)).fetchone()[0]
+              for key, sql in COUNTS_BY_LOOKUPS.items()}
     plain.close()
-    SqliteStore(path).close()  # opening it applies the migration
+    SqliteStore(path).close()  # opening it applies the migrations
     conn = sqlite3.connect(path)
-    items = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'items'").fetchone()[0]
+    roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_master WHERE tbl_name IN ('items', 'options')"))
+    options = {root for name, root in roots.items() if "option" in name and "fts" not in name}
+    args = ("owner", studio, at, COUNT_CAP + 1)
     for key, sql in _CAPPED_COUNTS.items():
         program = conn.execute("EXPLAIN " + sql, args).fetchall()  # (addr, opcode, p1, p2, ...)
-        table = {p1 for _, op, p1, p2, *_ in program if op == "OpenRead" and p2 == items}
+        table = {p1 for _, op, p1, p2, *_ in program if op == "OpenRead" and p2 == roots["items"]}
         assert table and not [row for row in program if row[1] == "Column" and row[2] in table], key
+        assert not [row for row in program if row[1] == "OpenRead" and row[3] in options], key
         assert "items_open_kind " in " ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, args))
         assert conn.execute(sql, args).fetchone()[0] == before[key] > 0, key
     conn.close()
+
+
+def test_the_option_count_migration_counts_existing_options(tmp_path):
+    """A database at the migration before `option_count` gets every decision's count on opening,
+    and options added, moved or deleted after are counted by the triggers."""
+    (version,) = [v for v, name, _ in sqlite_migrations() if name == "option_count"]
+    path, counts = _seeded_before(tmp_path, version)
+    store = SqliteStore(path)  # opening it applies the migration
+    counted = "SELECT count(*) FROM options o WHERE o.decision_id = i.id"
+    with store.read() as tx:
+        rows = tx.all(f"SELECT i.option_count AS kept, ({counted}) AS counted FROM items i")
+    assert all(r["kept"] == r["counted"] for r in rows)
+    assert sum(r["kept"] for r in rows) == counts["options"] > 0 and 0 in {r["kept"] for r in rows}
+    with store.write() as tx:
+        first, second = tx.all("SELECT id FROM items WHERE kind = 'decision' ORDER BY seq LIMIT 2")
+        tx.execute("INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES"
+                   " ('new1', ?, 'One more', 'owner', '2026'), ('new2', ?, 'And another', 'owner', '2026')",
+                   (first["id"], first["id"]))
+        tx.execute("UPDATE options SET decision_id = ? WHERE id = 'new2'", (second["id"],))
+        tx.execute("DELETE FROM options WHERE id = (SELECT id FROM options WHERE decision_id = ? AND id != 'new2'"
+                   " LIMIT 1)", (second["id"],))
+        rows = tx.all(f"SELECT i.option_count AS kept, ({counted}) AS counted FROM items i WHERE i.id IN (?, ?)",
+                      (first["id"], second["id"]))
+        assert len(rows) == 2 and all(r["kept"] == r["counted"] for r in rows)
+        tx.execute("DELETE FROM items WHERE id = ?", (first["id"],))  # its options go with it
+        assert tx.scalar("SELECT count(*) FROM options WHERE decision_id = ?", (first["id"],)) == 0
+    store.close()
 
 
 def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path):

@@ -100,6 +100,13 @@ def test_home_is_a_to_do_list_with_counts_and_full_lists(any_app, team):
     assert [r["title"] for r in ws.page(bob, "/awaiting").data["rows"]] == want_d
     assert [r["title"] for r in ws.page(bob, "/near-mass").data["rows"]] == want_c
     assert "(6 in all)" in ws.page(bob, "/near-mass").markdown
+    # A decision with no option yet has nothing to vote on; its first option (counted on the item
+    # by a trigger on both stores) puts it on the list.
+    empty = ws.execute(alice, "/studios/team", "create_decision", {"question": "D7?"}).url
+    assert "## Awaiting your vote (6)" in ws.page(bob, "/").markdown
+    ws.execute(alice, empty, "add_option", {"title": "yes"})
+    assert "## Awaiting your vote (7)" in ws.page(bob, "/").markdown
+    assert "D7?" in [r["title"] for r in ws.page(bob, "/awaiting").data["rows"]]
 
 
 def test_studio_feed_members_and_membership_actions(any_app, team, new_user):

@@ -37,14 +37,13 @@ COUNT_CAP = 100
 # the partial index on open commitments (`kind = 'commitment'`, migration 0018), and a statement
 # whose plan looked at a bound value is prepared again every time it runs (it was half of home's cost).
 _OPEN = "i.studio_id = ? AND i.kind = '{}' AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
-# Your vote or join is looked for by an outer join that finds none (an anti-join): SQLite runs it
-# as a plain index probe, where a `NOT EXISTS` subquery is a subroutine run for each item. (`IN`
-# on the options' index would be cheaper still than `EXISTS`, but it lets the planner drive the
-# whole list from every option of every studio.) The user's id is the first argument (the
-# join's), then the studio's and the time.
+# A decision with no option yet has nothing to vote on: its option count is a column of the item
+# (migration 0025), read from the index of open items. Your vote or join is looked for by an outer
+# join that finds none (an anti-join): SQLite runs it as a plain index probe, where a `NOT EXISTS`
+# subquery is a subroutine run for each item. The user's id is the first argument (the join's),
+# then the studio's and the time.
 _AWAITING_FROM = "items i LEFT JOIN votes v ON v.decision_id = i.id AND v.user_id = ?"
-_AWAITING_WHERE = (_OPEN.format("decision") + " AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)"
-                   " AND v.decision_id IS NULL")
+_AWAITING_WHERE = _OPEN.format("decision") + " AND i.option_count > 0 AND v.decision_id IS NULL"
 _NEAR_FROM = "items i LEFT JOIN participants p ON p.commitment_id = i.id AND p.user_id = ?"
 _NEAR_WHERE = _OPEN.format("commitment") + " AND i.participant_count < i.critical_mass AND p.commitment_id IS NULL"
 # Home reads each studio's first rows down an index (migration 0018): those with a deadline by
