@@ -218,10 +218,11 @@ def test_studio_people_is_written_by_the_membership_trigger_only(former_member, 
     assert _visible(app, carol, "SELECT id FROM users") == {carol["id"]}
 
 
-def test_the_app_role_cannot_write_a_commitments_participant_count(two_studios, pg_database):
-    """The count is the triggers' to keep (as the owner): a member could otherwise make a commitment
-    read "critical mass reached", or full and closed, with nobody joined. The columns the actions
-    write stay writable, and every action that writes an item still works."""
+def test_the_app_role_cannot_write_the_counts_the_triggers_keep(two_studios, pg_database):
+    """A commitment's participant count and a decision's option count are the triggers' to keep (as
+    the owner): a member could otherwise make a commitment read "critical mass reached", or full
+    and closed, with nobody joined, or put a decision with no option on everyone's list to vote.
+    The columns the actions write stay writable, and every action that writes an item still works."""
     app, alice, bob = two_studios
     ws = app.workspace
     with app.store.read(user_id=alice["id"]) as tx:
@@ -231,6 +232,7 @@ def test_the_app_role_cannot_write_a_commitments_participant_count(two_studios, 
               " participant_count) VALUES ('forged', ?, 'commitment', 'x', ?, 'now', 'now', 3, 3)")
     for statement, params in (("UPDATE items SET participant_count = 99 WHERE id = ?", (commitment,)),
                               ("UPDATE items SET title = 't', participant_count = 0", ()),
+                              ("UPDATE items SET option_count = 1", ()),
                               (forged, (studio, alice["id"]))):
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
             with app.store.write(user_id=alice["id"]) as tx:
