@@ -3,8 +3,9 @@
 Used by the benchmarks (bench/) and handy for trying pages at scale. One studio gets N items — a
 mix of notes, decisions (with options and votes) and commitments (with participants) — spread over
 the past year, with comments, tags and read confirmations, written by a few dozen members. All rows
-go in with `executemany` inside one write transaction; the full-text indexes, the item counts and
-each commitment's participant count are kept by their triggers in the same transaction. Generation
+go in with `executemany` inside one write transaction; the full-text indexes, the item counts,
+each commitment's participant count and each decision's option count are kept by their triggers in
+the same transaction. Generation
 is deterministic for a given `--seed`.
 
 A few "fixture" items are created last, by the local owner: an open note, an open decision with
@@ -125,10 +126,11 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
                   studios: int = 1, agent: bool = False) -> dict[str, Any]:
     """`seed` on PostgreSQL, connected as the database owner (`url`): row-level security lets
     `navmcp_app` insert nothing in bulk, and COPY is only fast without per-row policies. Same rows,
-    ids and timestamp formats as on SQLite, in one transaction: the rows go in with COPY; the item
-    and participant counter triggers are switched off for the load (in this transaction only), and
-    `studio_item_counts` and the commitments' `participant_count` set from one count each (one
-    update per commitment, not one per participant); the generated `tsvector` columns fill
+    ids and timestamp formats as on SQLite, in one transaction: the rows go in with COPY; the item,
+    participant and option counter triggers are switched off for the load (in this transaction
+    only), and `studio_item_counts`, the commitments' `participant_count` and the decisions'
+    `option_count` set from one count each (one update per item, not one per participant or
+    option); the generated `tsvector` columns fill
     themselves; ANALYZE at the end. The local owner (settings 'owner', as `ensure_owner` makes it)
     is the studio's admin, and every seeded member a member, so the items are visible to them
     under RLS."""
@@ -145,21 +147,26 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
             owner_id = _pg_owner(conn)
             raw.execute("ALTER TABLE items DISABLE TRIGGER items_count")
             raw.execute("ALTER TABLE participants DISABLE TRIGGER participants_count")
+            raw.execute("ALTER TABLE options DISABLE TRIGGER options_count")
             fixtures = _fill_all(conn, rng, new_id, owner_id, items, studio, members, start, span, counts,
                                  studios, agent)
             raw.execute("ALTER TABLE items ENABLE TRIGGER items_count")
             raw.execute("ALTER TABLE participants ENABLE TRIGGER participants_count")
+            raw.execute("ALTER TABLE options ENABLE TRIGGER options_count")
             raw.execute("""INSERT INTO studio_item_counts (studio_id, kind, n)
                                SELECT studio_id, kind, count(*) FROM items
                                 WHERE studio_id IN (SELECT id FROM studios WHERE handle = ANY(%s)) GROUP BY studio_id, kind
                            ON CONFLICT (studio_id, kind) DO UPDATE SET n = EXCLUDED.n""", (handles,))
-            # The studio is new: every participant of it was loaded above, with the trigger off.
-            raw.execute("""UPDATE items i SET participant_count = c.n
-                             FROM (SELECT p.commitment_id, count(*) AS n FROM participants p
-                                     JOIN items ci ON ci.id = p.commitment_id
-                                    WHERE ci.studio_id IN (SELECT id FROM studios WHERE handle = ANY(%s))
-                                    GROUP BY p.commitment_id) c
-                            WHERE i.id = c.commitment_id""", (handles,))
+            # The studio is new: every participant and option of it was loaded above, with the
+            # triggers off.
+            for column, table, key in (("participant_count", "participants", "commitment_id"),
+                                       ("option_count", "options", "decision_id")):
+                raw.execute(f"""UPDATE items i SET {column} = c.n
+                                  FROM (SELECT r.{key} AS item_id, count(*) AS n FROM {table} r
+                                          JOIN items ri ON ri.id = r.{key}
+                                         WHERE ri.studio_id IN (SELECT id FROM studios WHERE handle = ANY(%s))
+                                         GROUP BY r.{key}) c
+                                 WHERE i.id = c.item_id""", (handles,))
         raw.autocommit = True
         raw.execute("ANALYZE")
     counts["seconds"] = round(time.perf_counter() - started, 1)

@@ -45,6 +45,12 @@ def test_seed_on_postgres_fills_counts_and_pages_visible_to_the_owner(tmp_path, 
         assert len(kept) == 303 and all(n == counted for _, n, counted in kept)
         assert one("SELECT count(*) FROM items WHERE participant_count > 0") > 20
         assert one("SELECT tgenabled FROM pg_trigger WHERE tgname = 'participants_count'") == "O"
+        # So is each decision's option count, and its trigger.
+        kept = conn.execute("SELECT i.option_count, (SELECT count(*) FROM options o WHERE o.decision_id = i.id)"
+                            " FROM items i").fetchall()
+        assert len(kept) == 303 and all(n == counted for n, counted in kept)
+        assert one("SELECT sum(option_count) FROM items") == counts["options"]
+        assert one("SELECT tgenabled FROM pg_trigger WHERE tgname = 'options_count'") == "O"
         # Same id and timestamp formats as the SQLite store writes.
         created = one("SELECT created_at FROM items ORDER BY seq LIMIT 1")
         assert created.endswith("Z") and created[10] == "T" and len(created) == 27
