@@ -656,6 +656,40 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path, 
             app.store.close()
 
 
+def test_the_option_count_migration_counts_existing_options(tmp_path, pg_database):
+    """A database at the migration before `option_count`, seeded as `navmcp seed` does (COPY as the
+    owner), gets every decision's count; afterwards a plain member's new option, as navmcp_app under
+    row-level security, is counted by the trigger."""
+    from navmcp import seed
+
+    counted = "SELECT i.id, i.option_count, (SELECT count(*) FROM options o WHERE o.decision_id = i.id) FROM items i"
+    (version,) = [v for v, name, _ in postgres_migrations() if name == "option_count"]
+    with _database_migrated_up_to(version) as (owner_url, app_url):
+        with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
+            conn = seed._PgConn(raw)
+            _, rng, new_id, start, span, counts = seed._plan(7)
+            urls = seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
+        assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version]
+
+        def kept_and_counted() -> dict[str, tuple[int, int]]:
+            with psycopg.connect(owner_url) as owner:
+                return {i: (kept, n) for i, kept, n in owner.execute(counted)}
+        rows = kept_and_counted()
+        assert len(rows) == 303 and all(kept == n for kept, n in rows.values())
+        assert sum(kept for kept, _ in rows.values()) == counts["options"] > 0
+
+        decision = urls["decision"]
+        before = rows[decision.rsplit("/", 1)[1]][0]
+        app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
+        try:
+            with app.store.read() as tx:
+                member = tx.find_user("old-member-01")
+            app.workspace.execute(member, decision, "add_option", {"title": "One more way"})
+            assert kept_and_counted()[decision.rsplit("/", 1)[1]] == (before + 1, before + 1)
+        finally:
+            app.store.close()
+
+
 def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path, pg_database):
     """A database at the migration before `tag_order`, seeded as `navmcp seed` does (COPY as the
     owner), gets its tag rows' copies; a member's tag page, under row-level security, then counts
