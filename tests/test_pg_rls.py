@@ -550,6 +550,18 @@ def _throwaway_database():
             server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _seeded_as_navmcp_seed_does(owner_url: str) -> tuple[dict[str, str], dict[str, int]]:
+    """A studio "old" of 300 items filled as `navmcp seed` fills one (COPY as the owner): its
+    fixture URLs and the seed's counts."""
+    from navmcp import seed
+
+    with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
+        conn = seed._PgConn(raw)
+        _, rng, new_id, start, span, counts = seed._plan(7)
+        urls = seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
+    return urls, counts
+
+
 @contextlib.contextmanager
 def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
     """A throwaway database with every migration before `version` applied, and the later ones named
@@ -624,14 +636,10 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path, 
     """A database at the migration before `participant_count`, seeded as `navmcp seed` does (COPY as
     the owner), gets every commitment's count; afterwards a plain member's join and leave, as
     navmcp_app under row-level security, are counted by the trigger."""
-    from navmcp import seed
 
     (version,) = [v for v, name, _ in postgres_migrations() if name == "participant_count"]
     with _database_migrated_up_to(version) as (owner_url, app_url):
-        with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
-            conn = seed._PgConn(raw)
-            _, rng, new_id, start, span, counts = seed._plan(7)
-            urls = seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
+        urls, counts = _seeded_as_navmcp_seed_does(owner_url)
         assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version]
 
         def kept_and_counted() -> dict[str, tuple[int, int]]:
@@ -660,15 +668,11 @@ def test_the_option_count_migration_counts_existing_options(tmp_path, pg_databas
     """A database at the migration before `option_count`, seeded as `navmcp seed` does (COPY as the
     owner), gets every decision's count; afterwards a plain member's new option, as navmcp_app under
     row-level security, is counted by the trigger."""
-    from navmcp import seed
 
     counted = "SELECT i.id, i.option_count, (SELECT count(*) FROM options o WHERE o.decision_id = i.id) FROM items i"
     (version,) = [v for v, name, _ in postgres_migrations() if name == "option_count"]
     with _database_migrated_up_to(version) as (owner_url, app_url):
-        with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
-            conn = seed._PgConn(raw)
-            _, rng, new_id, start, span, counts = seed._plan(7)
-            urls = seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
+        urls, counts = _seeded_as_navmcp_seed_does(owner_url)
         assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version]
 
         def kept_and_counted() -> dict[str, tuple[int, int]]:
@@ -694,14 +698,10 @@ def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path, pg_databas
     """A database at the migration before `tag_order`, seeded as `navmcp seed` does (COPY as the
     owner), gets its tag rows' copies; a member's tag page, under row-level security, then counts
     and lists what the join of items and tags gives."""
-    from navmcp import seed
 
     (version,) = [v for v, name, _ in postgres_migrations() if name == "tag_order"]
     with _database_migrated_up_to(version) as (owner_url, app_url):
-        with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as raw:
-            conn = seed._PgConn(raw)
-            _, rng, new_id, start, span, counts = seed._plan(7)
-            seed._fill(conn, rng, new_id, seed._pg_owner(conn), 300, "old", 8, start, span, counts)
+        _, counts = _seeded_as_navmcp_seed_does(owner_url)
         assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version]
         with psycopg.connect(owner_url, row_factory=psycopg.rows.dict_row) as owner:
             assert tag_copies_exact(owner.execute(TAG_COPIES).fetchall())
