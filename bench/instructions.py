@@ -27,6 +27,10 @@ from a working process's enough that it once moved a figure by half.) Targets:
   on every call, as in the bench's /mcp figure): through the protocol core, and as a whole `/mcp`
   POST through `navmcp web`'s ASGI app in-process (Bearer token, Mcp-Session-Id; no sockets, no
   uvicorn). Their difference is what the HTTP layer adds per call.
+- `page:cycle` — the work both servers' `navigate` does alike, cycling over the same URLs: the
+  page's data, its markdown and its structured content (`Workspace.page` and the `Page`), no
+  protocol and no HTTP. A server with nothing of its own around it would cost this much: the
+  SDK's count (`sdk:modern`) over it is the highest ratio any server could reach on this work.
 - `mcp:modern:cycle` — the same, as a stateless MCP 2026-07-28 request (its `_meta` and the headers
   that mirror it; no session read or written): the bench's modern /mcp figure
 - `mcp:URL` — one `/mcp` navigate of that URL, in-process as above (the session stays on the page)
@@ -62,7 +66,7 @@ BURST = 64  # votes per `vote:stdio` burst: one group of navmcp.stdio.MAX_GROUP
 def targets_for(urls: list[str]) -> list[str]:
     return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + [
         "vote", "vote:group", "vote:stdio", "vote:stdio:modern", "vote:work", "call:cycle", "call:cycle:group",
-        "mcp:cycle", "mcp:modern:cycle"]
+        "page:cycle", "mcp:cycle", "mcp:modern:cycle"]
 
 
 def per_call(target: str) -> int:
@@ -99,6 +103,12 @@ def stdio_burst(app, fx, era: str):
     return run
 
 
+def shared_work(page) -> None:
+    """What both servers' `navigate` computes alike: the page's data (done), its markdown and its
+    structured content (the SDK's tool calls `structured()`, navmcp's the same, pre-encoded)."""
+    _ = page.markdown, page.structured_preencoded()
+
+
 def inner(args) -> int:
     """Set up, warm up every target, then run `--calls` calls of `--target`."""
     from bench.profile import connected, frame, seeded_workspace
@@ -121,6 +131,7 @@ def inner(args) -> int:
         calls[f"mcp:{url}"] = lambda m=navigate_frame(url): client.call(m)  # noqa: B008 — each frame made once, bound per url
     modern = McpClient(app, era="modern")
     cycle = {"call": [lambda m=frame("navigate", {"url": u}): conn.receive_bytes(m) for u in fx.urls],  # noqa: B008 — each frame made once, bound per url
+             "page": [lambda u=u: shared_work(app.workspace.page(user, u)) for u in fx.urls],
              "mcp": [lambda m=navigate_frame(u): client.call(m) for u in fx.urls],  # noqa: B008 — each frame made once, bound per url
              "mcp:modern": [navigate_call(modern, u, "modern") for u in fx.urls]}
     turn = dict.fromkeys(cycle, 0)

@@ -117,6 +117,24 @@ def test_a_votes_own_work_answers_as_navmcp_does(tmp_path):
     assert "navmcp ÷ own work, group by group: median" in done.stdout.decode()
 
 
+def test_the_instruction_targets_run_outside_valgrind(tmp_path):
+    """`python -m bench.instructions` counts its targets under valgrind (minutes each: not here).
+    What runs inside valgrind is checked: every default target is a call the inner process knows,
+    and that process warms every target up and runs one (`page:cycle`, the work both servers share)."""
+    from bench.instructions import targets_for
+
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    command = [sys.executable, "-m", "bench.instructions", "--size", "100", "--workdir", str(tmp_path / "work")]
+    listed = subprocess.run([*command, "--list"], capture_output=True, cwd=ROOT, timeout=180, env=env)
+    assert listed.returncode == 0, listed.stderr.decode(errors="replace")[-3000:]
+    names = listed.stdout.decode().split()
+    urls = [name[len("data:"):] for name in names if name.startswith("data:")]
+    assert len(urls) == 5 and set(targets_for(urls)) <= set(names) and "page:cycle" in names
+    done = subprocess.run([*command, "--inner", "--target", "page:cycle", "--calls", "2"],
+                          capture_output=True, cwd=ROOT, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+
+
 def test_the_live_pages_bench_runs_small(tmp_path):
     """`python -m bench live` with 30 watchers on SQLite: every vote reaches every watcher, and
     every figure is measured (the targets are for 1,000 watchers on a quiet machine)."""
