@@ -163,3 +163,38 @@ def test_an_oversized_request_head_is_refused_and_the_server_goes_on(server):
     assert got == b"" or got.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")), got[:200]
     assert sent < 256 * 1024 or got, "the server read a quarter MiB of one head"
     assert httpx.get(srv.base + "/healthz", timeout=5).status_code == 200
+
+
+def _get_healthz(s: socket.socket) -> None:
+    """One GET /healthz on a kept-alive connection, its whole answer read (by its Content-Length)."""
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    got = b""
+    while b"\r\n\r\n" not in got:
+        chunk = s.recv(65536)
+        assert chunk, "the server closed a connection that was in use"
+        got += chunk
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head[:200]
+    length = int(next(line.split(b":", 1)[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    while len(body) < length:
+        body += s.recv(65536)
+
+
+def test_a_connection_in_use_outlives_the_head_timeout_and_is_closed_once_idle(server):
+    """The head timer counts from the last answer: a connection asking again and again stays open
+    well past NAVMCP_WEB_HEAD_TIMEOUT (2 s here), and once it falls silent it is closed within a
+    period and a tick of the timers' one-second grid, and not before its period is up."""
+    srv, _ = server
+    s = _connect(srv.port)
+    try:
+        started = time.monotonic()
+        while time.monotonic() - started < 5:  # two and a half head timeouts of requests, 0.2 s apart
+            _get_healthz(s)
+            time.sleep(0.2)
+        last_answer = time.monotonic()
+        closed, got = _closed_within(s, 6)
+        silent_for = time.monotonic() - last_answer
+    finally:
+        s.close()
+    assert closed and got == b"", got[:200]
+    assert 1.8 <= silent_for <= 2 + 1 + 1.5, f"closed {silent_for:.2f} s after its last answer"

@@ -65,12 +65,19 @@ class HeadTimeout:
     connection lives: idle without a whole request head → closed; an answer the client does not
     read (the write buffer did not shrink over a whole period) → aborted, which also frees a
     handler waiting to write; a request being served (its body has its own deadline) → checked
-    again later. Mixed in before the protocol class (it uses its `transport`, `loop`, `cycle`)."""
+    again later. Mixed in before the protocol class (it uses its `transport`, `loop`, `cycle`).
+
+    A response moves the deadline on without touching the timer: one armed for an earlier deadline
+    moves itself on when it falls due (once a period, where re-arming it cost a timer per request)."""
 
     head_timeout = HEAD_TIMEOUT
     transport: Any  # the protocol's, as are these two
     loop: Any
     cycle: Any
+    _head_timer: Any = None
+    _deadline = 0.0  # loop time by which a whole request head must have come (or a request be served)
+    _armed_for = 0.0  # the deadline the timer was armed for
+    _pending = float("inf")  # bytes of our answers unread when the timer last fell due
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)  # type: ignore[misc]
@@ -78,7 +85,9 @@ class HeadTimeout:
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]
-        self._arm()
+        self._deadline, self._pending = self.loop.time() + self.head_timeout, float("inf")
+        if self._head_timer is None:
+            self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_timer()
@@ -87,19 +96,25 @@ class HeadTimeout:
     def _arm(self, pending: float = float("inf")) -> None:
         self._cancel_head_timer()
         self._pending = pending
+        self._deadline = self.loop.time() + self.head_timeout
+        self._arm_at(self._deadline)
+
+    def _arm_at(self, deadline: float) -> None:
         if not self.transport.is_closing():
-            self._head_timer = self.loop.call_at(sse.on_grid(self.loop.time() + self.head_timeout, self.head_timeout),
-                                                 self._head_timed_out)
+            self._armed_for = deadline
+            self._head_timer = self.loop.call_at(sse.on_grid(deadline, self.head_timeout), self._head_timed_out)
 
     def _cancel_head_timer(self) -> None:
-        timer = getattr(self, "_head_timer", None)
-        if timer is not None:
-            timer.cancel()
+        if self._head_timer is not None:
+            self._head_timer.cancel()
             self._head_timer = None
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
         if self.transport.is_closing():
+            return
+        if self._deadline > self._armed_for:  # a response completed since it was armed: due later
+            self._arm_at(self._deadline)
             return
         pending = self.transport.get_write_buffer_size()
         if pending and pending >= self._pending:  # nothing of our answer was read in a whole period
