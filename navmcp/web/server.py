@@ -65,7 +65,9 @@ class HeadTimeout:
     connection lives: idle without a whole request head → closed; an answer the client does not
     read (the write buffer did not shrink over a whole period) → aborted, which also frees a
     handler waiting to write; a request being served (its body has its own deadline) → checked
-    again later. Mixed in before the protocol class (it uses its `transport`, `loop`, `cycle`).
+    again later. A connection closed behind answers still unread is held to the same period:
+    asyncio keeps its socket until they are written, which a client that never reads would make
+    forever. Mixed in before the protocol class (it uses its `transport`, `loop`, `cycle`).
 
     A response moves the deadline on without touching the timer: one armed for an earlier deadline
     moves itself on when it falls due (once a period, where re-arming it cost a timer per request)."""
@@ -97,12 +99,12 @@ class HeadTimeout:
         self._cancel_head_timer()
         self._pending = pending
         self._deadline = self.loop.time() + self.head_timeout
-        self._arm_at(self._deadline)
+        if not self.transport.is_closing() or self.transport.get_write_buffer_size():
+            self._arm_at(self._deadline)
 
     def _arm_at(self, deadline: float) -> None:
-        if not self.transport.is_closing():
-            self._armed_for = deadline
-            self._head_timer = self.loop.call_at(sse.on_grid(deadline, self.head_timeout), self._head_timed_out)
+        self._armed_for = deadline
+        self._head_timer = self.loop.call_at(sse.on_grid(deadline, self.head_timeout), self._head_timed_out)
 
     def _cancel_head_timer(self) -> None:
         if self._head_timer is not None:
@@ -111,14 +113,17 @@ class HeadTimeout:
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
+        pending = self.transport.get_write_buffer_size()
+        if pending and pending >= self._pending:  # nothing of our answers was read in a whole period
+            self.transport.abort()
+            return
         if self.transport.is_closing():
+            if pending:  # closed behind answers still unread: they get a period to be read
+                self._pending = pending
+                self._arm_at(self.loop.time() + self.head_timeout)
             return
         if self._deadline > self._armed_for:  # a response completed since it was armed: due later
             self._arm_at(self._deadline)
-            return
-        pending = self.transport.get_write_buffer_size()
-        if pending and pending >= self._pending:  # nothing of our answer was read in a whole period
-            self.transport.abort()
             return
         busy = self.cycle is not None and not self.cycle.response_complete
         if busy or pending:
