@@ -192,14 +192,14 @@ def _discover(token: str) -> bytes:
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 
 
-@pytest.mark.parametrize("asked", ["page", "mcp"])
+@pytest.mark.parametrize("asked", ["get", "mcp"])
 def test_a_connection_in_use_outlives_the_head_timeout_and_is_closed_once_idle(server, asked):
-    """The head timer counts from the last answer: a connection asking again and again (a page from
-    uvicorn's request cycle; a stateless /mcp request answered at once) stays open well past
+    """The head timer counts from the last answer: a connection asking again and again (a GET, served
+    by uvicorn's request cycle; a stateless /mcp request, answered at once) stays open well past
     NAVMCP_WEB_HEAD_TIMEOUT (2 s here), and once it falls silent it is closed within that period and
     a tick of the timers' grid (a tenth of the period), not before."""
     srv, w = server
-    request = (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" if asked == "page"
+    request = (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" if asked == "get"
                else _discover(w.tokens["author"]))
     s = _connect(srv.port)
     try:
