@@ -129,6 +129,20 @@ def test_a_request_being_served_is_looked_at_again_later():
     assert transport.closing and not transport.aborted
 
 
+def test_a_stream_found_with_nothing_unread_is_not_aborted_for_what_it_writes_next():
+    """A request being served that writes as it goes (an event stream): all taken at one look, some
+    unread at the next, taken later: the client reads, and is not cut off."""
+    clock, transport, conn = _connected()
+    conn.cycle = type("Cycle", (), {"response_complete": False})()
+    clock.advance(PERIOD)  # nothing unread
+    transport.pending = 300  # a heartbeat on its way
+    clock.advance(2 * PERIOD)
+    assert not transport.closing
+    transport.pending = 0
+    clock.advance(3 * PERIOD)
+    assert not transport.closing
+
+
 def test_a_client_that_reads_nothing_of_its_answers_is_aborted_after_a_period():
     clock, transport, conn = _connected()
     clock.advance(1)

@@ -127,7 +127,7 @@ class HeadTimeout:
             return
         busy = self.cycle is not None and not self.cycle.response_complete
         if busy or pending:
-            self._arm(pending)
+            self._arm(pending or float("inf"))  # nothing unread now: the next look starts afresh
             return
         self.transport.close()  # no whole request head in time
 
