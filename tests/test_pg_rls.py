@@ -562,6 +562,28 @@ def _seeded_as_navmcp_seed_does(owner_url: str) -> tuple[dict[str, str], dict[st
     return urls, counts
 
 
+def _counts_kept(owner_url: str, sql: str):
+    """A reader of each item's (count kept in its row, count of its rows) by `sql`, which selects the
+    item's id and the two, read as the owner."""
+    def read() -> dict[str, tuple[int, int]]:
+        with psycopg.connect(owner_url) as owner:
+            return {i: (kept, n) for i, kept, n in owner.execute(sql)}
+    return read
+
+
+@contextlib.contextmanager
+def _as_old_member(tmp_path, app_url: str):
+    """(workspace, a member of the seeded studio "old"), the app connected as navmcp_app: row-level
+    security on, as in production."""
+    app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
+    try:
+        with app.store.read() as tx:
+            member = tx.find_user("old-member-01")
+        yield app.workspace, member
+    finally:
+        app.store.close()
+
+
 @contextlib.contextmanager
 def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
     """A throwaway database with every migration before `version` applied, and the later ones named
@@ -642,9 +664,7 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path, 
         urls, counts = _seeded_as_navmcp_seed_does(owner_url)
         assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version]
 
-        def kept_and_counted() -> dict[str, tuple[int, int]]:
-            with psycopg.connect(owner_url) as owner:
-                return {i: (kept, n) for i, kept, n in owner.execute(PARTICIPANT_COUNTS)}
+        kept_and_counted = _counts_kept(owner_url, PARTICIPANT_COUNTS)
         rows = kept_and_counted()
         assert len(rows) == 303 and all(kept == n for kept, n in rows.values())
         assert sum(kept for kept, _ in rows.values()) == counts["participants"]
@@ -652,16 +672,11 @@ def test_the_participant_count_migration_counts_existing_participants(tmp_path, 
 
         commitment = urls["commitment"]
         before = rows[commitment.rsplit("/", 1)[1]][0]
-        app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
-        try:
-            with app.store.read() as tx:
-                member = tx.find_user("old-member-01")
-            app.workspace.execute(member, commitment, "join_commitment", {})
+        with _as_old_member(tmp_path, app_url) as (workspace, member):
+            workspace.execute(member, commitment, "join_commitment", {})
             assert kept_and_counted()[commitment.rsplit("/", 1)[1]] == (before + 1, before + 1)
-            app.workspace.execute(member, commitment, "leave_commitment", {})
+            workspace.execute(member, commitment, "leave_commitment", {})
             assert kept_and_counted()[commitment.rsplit("/", 1)[1]] == (before, before)
-        finally:
-            app.store.close()
 
 
 def test_the_option_count_migration_counts_existing_options(tmp_path, pg_database):
@@ -675,23 +690,16 @@ def test_the_option_count_migration_counts_existing_options(tmp_path, pg_databas
         urls, counts = _seeded_as_navmcp_seed_does(owner_url)
         assert migrate(owner_url) == [v for v, _, _ in postgres_migrations() if v >= version]
 
-        def kept_and_counted() -> dict[str, tuple[int, int]]:
-            with psycopg.connect(owner_url) as owner:
-                return {i: (kept, n) for i, kept, n in owner.execute(counted)}
+        kept_and_counted = _counts_kept(owner_url, counted)
         rows = kept_and_counted()
         assert len(rows) == 303 and all(kept == n for kept, n in rows.values())
         assert sum(kept for kept, _ in rows.values()) == counts["options"] > 0
 
         decision = urls["decision"]
         before = rows[decision.rsplit("/", 1)[1]][0]
-        app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
-        try:
-            with app.store.read() as tx:
-                member = tx.find_user("old-member-01")
-            app.workspace.execute(member, decision, "add_option", {"title": "One more way"})
+        with _as_old_member(tmp_path, app_url) as (workspace, member):
+            workspace.execute(member, decision, "add_option", {"title": "One more way"})
             assert kept_and_counted()[decision.rsplit("/", 1)[1]] == (before + 1, before + 1)
-        finally:
-            app.store.close()
 
 
 def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path, pg_database):
@@ -707,15 +715,10 @@ def test_the_tag_order_migration_copies_every_tag_rows_item(tmp_path, pg_databas
             assert tag_copies_exact(owner.execute(TAG_COPIES).fetchall())
             tagged = owner.execute("""SELECT i.id FROM items i JOIN item_tags t ON t.item_id = i.id
                                        WHERE t.tag = 'q1' ORDER BY i.updated_at DESC, i.seq DESC""").fetchall()
-        app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
-        try:
-            with app.store.read() as tx:
-                member = tx.find_user("old-member-01")
-            page = app.workspace.page(member, "/studios/old/tags/q1")
+        with _as_old_member(tmp_path, app_url) as (workspace, member):
+            page = workspace.page(member, "/studios/old/tags/q1")
             assert [i["id"] for i in page.data["items"]] == [r["id"] for r in tagged][:20] != []
             assert page.data["pager"]["total"] == len(tagged)
-        finally:
-            app.store.close()
 
 
 SUPABASE_API_ROLES = ("anon", "authenticated")  # the Data API's roles on every Supabase project
