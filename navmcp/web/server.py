@@ -99,7 +99,7 @@ class HeadTimeout:
         self._cancel_head_timer()
         self._pending = pending
         self._deadline = self.loop.time() + self.head_timeout
-        if not self.transport.is_closing() or self.transport.get_write_buffer_size():
+        if not self.transport.is_closing():
             self._arm_at(self._deadline)
 
     def _arm_at(self, deadline: float) -> None:
