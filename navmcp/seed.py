@@ -5,8 +5,7 @@ mix of notes, decisions (with options and votes) and commitments (with participa
 the past year, with comments, tags and read confirmations, written by a few dozen members. All rows
 go in with `executemany` inside one write transaction; the full-text indexes, the item counts,
 each commitment's participant count and each decision's option count are kept by their triggers in
-the same transaction. Generation
-is deterministic for a given `--seed`.
+the same transaction. Generation is deterministic for a given `--seed`.
 
 A few "fixture" items are created last, by the local owner: an open note, an open decision with
 three options and an open commitment, each with two comments. Their URLs are printed (`--json`)
@@ -129,11 +128,10 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
     ids and timestamp formats as on SQLite, in one transaction: the rows go in with COPY; the item,
     participant and option counter triggers are switched off for the load (in this transaction
     only), and `studio_item_counts`, the commitments' `participant_count` and the decisions'
-    `option_count` set from one count each (one update per item, not one per participant or
-    option); the generated `tsvector` columns fill
-    themselves; ANALYZE at the end. The local owner (settings 'owner', as `ensure_owner` makes it)
-    is the studio's admin, and every seeded member a member, so the items are visible to them
-    under RLS."""
+    `option_count` set from one count each (one update per item, not one per participant or option);
+    the generated `tsvector` columns fill themselves; ANALYZE at the end. The local owner (settings
+    'owner', as `ensure_owner` makes it) is the studio's admin, and every seeded member a member, so
+    the items are visible to them under RLS."""
     import psycopg
     from psycopg.rows import dict_row
 
