@@ -14,6 +14,8 @@ import secrets
 import subprocess
 import sys
 
+import pytest
+
 from bench.run import FIGURES
 from tests.conftest import ROOT
 
@@ -183,3 +185,48 @@ def test_the_do_nothing_servers_answer_alike_with_and_without_asgi():
     assert (status, kind) == (200, "application/json") and json.loads(body)["id"] == 7
     assert answers["--serve"][1] == answers["--serve"][0] and answers["--serve"][2][0] == 202
     assert answers["--serve-raw"] == answers["--serve"]
+
+
+@pytest.mark.skipif(len(getattr(os, "sched_getaffinity", lambda _: ())(0)) < 2, reason="needs Linux and two CPUs")
+def test_placement_pins_client_and_every_server_thread():
+    """`bench.placement` puts the client (this process) and every thread of a server where each
+    layout says, threads started before the pinning included, and `free` gives back every CPU."""
+    from types import SimpleNamespace
+
+    from bench.placement import place
+
+    allowed = os.sched_getaffinity(0)
+    first, second = sorted(allowed)[:2]
+    # A server stand-in with a second thread already running, as the SDK's worker threads are.
+    proc = subprocess.Popen([sys.executable, "-c", "import threading, time; threading.Thread(target=time.sleep, "
+                             "args=(60,)).start(); print(flush=True); time.sleep(60)"], stdout=subprocess.PIPE)
+    try:
+        proc.stdout.readline()
+        tasks = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task")]
+        assert len(tasks) == 2
+        servers = {"stand-in": SimpleNamespace(proc=proc)}
+        for layout, client, server in (("same", {first}, {first}), ("apart", {first}, {second}),
+                                       ("free", allowed, allowed)):
+            place(layout, servers, allowed)
+            assert os.sched_getaffinity(0) == client, layout
+            assert [os.sched_getaffinity(t) for t in tasks] == [server, server], layout
+    finally:
+        os.sched_setaffinity(0, allowed)
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def test_the_placement_bench_runs_small(tmp_path):
+    """`python -m bench.placement` measures all three servers in every layout and prints the table."""
+    done = subprocess.run([sys.executable, "-m", "bench.placement", "--rounds", "1", "--calls", "5", "--size", "40",
+                           "--workdir", str(tmp_path / "work")],
+                          capture_output=True, cwd=ROOT, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"})
+    if len(os.sched_getaffinity(0)) < 2:
+        assert done.returncode != 0 and b"two CPUs" in done.stderr
+        return
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    rows = [line.split("|") for line in done.stdout.decode().splitlines() if line.startswith("| ") and "x |" in line]
+    assert [row[1].strip() for row in rows] == ["fresh", "same", "apart", "free"]
+    assert all(float(cell) > 0 for row in rows for cell in row[2:5])
