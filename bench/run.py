@@ -444,10 +444,11 @@ def cpu_seconds(pid: int) -> float:
 
 
 def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: str | None,
-                 era: str = "legacy") -> dict[str, float]:
+                 era: str = "legacy", cpus: set[int] | None = None) -> dict[str, float]:
     """Requests per second over `sessions` concurrent clients on /mcp, each navigating in a loop,
     and the server's CPU milliseconds per request meanwhile. The SDK serves the modern era in its
-    stateless JSON mode (`--stateless`), navmcp the same `navmcp web` in both."""
+    stateless JSON mode (`--stateless`), navmcp the same `navmcp web` in both. With `cpus`, the
+    server runs on those CPUs only (`bench.placement`; the client threads inherit this thread's)."""
     port = free_port()
     command = [part.replace("{port}", str(port)) for part in SERVERS[name]["http"]]
     if era == "modern" and name == "sdk":
@@ -456,6 +457,8 @@ def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: s
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
                                 env=server_env(fx), cwd=ROOT)
     try:
+        if cpus:  # before the interpreter has started a thread: every thread it starts inherits it
+            os.sched_setaffinity(proc.pid, cpus)
         wait_for_port(port, proc)
         sessions = [HttpSession(port, token if name == "navmcp" else None, era) for _ in range(settings.sessions)]
         for s in sessions:  # warm-up
