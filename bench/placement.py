@@ -8,19 +8,22 @@ read, the server wakes, answers and sleeps in its read. When the two sit on diff
 hand-over wakes an idle CPU (on a virtual machine: a vCPU the host has to schedule again); on one
 CPU it is a context switch. The SDK's server hands every request from its event loop to a worker
 thread and back, so the same holds inside it. `python -m bench` leaves the placement to the
-scheduler, as an MCP client and a deployment do; this measures the same figures with it fixed.
+scheduler, as an MCP client does; this measures the same figures with it fixed. The order of the
+servers alternates from round to round; the layouts run in the order below.
 
-stdio (navigate p50 of `--calls` sequential navigates over the bench's five URLs, after the bench's
-warm-up): each round starts a new process of each server and leaves it where the scheduler puts it
-(`fresh`: the bench's own figure); then it pins this process (the client) to the first allowed CPU
-and every thread of each long-running server to the same CPU (`same`) or to another (`apart`), and
-lets them all run anywhere again (`free`: where Linux leaves them after that). The bare loop
-(`bench/bare_server.py`) is the floor any server's stack could reach: its ratio in a placement is
-the most any server could show there.
+stdio, legacy era (each server's p50 of `--calls` sequential navigates over the bench's five URLs,
+after a navigate of each): each round starts a new process of each server and leaves it where the
+scheduler puts it (`fresh`: the bench's own figure); then it pins this process (the client) to the
+first allowed CPU and every thread of one long-running process of each server (started once, in
+the first round) to the same CPU (`same`) or to another (`apart`), and lets them all run anywhere
+again (`free`: where Linux leaves them after `apart`). The bare loop (`bench/bare_server.py`) is the
+floor any server's stack could reach: its ratio in a placement is the most any server could show
+there.
 
 http (the bench's `/mcp` figure: 4 concurrent clients, `--requests` navigates each, and the
-server's CPU time per request, both eras): `free` as the bench runs it, and `apart` with the server
-confined to one CPU and the client threads to another.
+server's CPU time per request, both eras, a new server process each time): `free` as the bench
+runs it, `confined` with the server on one CPU and the client threads anywhere, `apart` with the
+server on one CPU and the client threads on another.
 
 Linux only (`os.sched_setaffinity`), two CPUs or more.
 """
@@ -48,24 +51,27 @@ from bench.run import (
 
 LAYOUTS = ("fresh", "same", "apart", "free")
 NAMES = ("navmcp", "bare", "sdk")
-HTTP_LAYOUTS = ("free", "apart")
+HTTP_LAYOUTS = ("free", "confined", "apart")
 
 
 def pin(pid: int, cpus: set[int]) -> None:
-    """Every thread of process `pid` onto `cpus` (threads it starts later inherit their creator's)."""
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            os.sched_setaffinity(int(task), cpus)
-        except ProcessLookupError:  # a thread that ended meanwhile
-            pass
+    """Every thread of process `pid` onto `cpus`, until no thread is left that is not (a thread
+    started meanwhile by one not yet pinned would have escaped; later ones inherit the mask)."""
+    done: set[str] = set()
+    while tasks := set(os.listdir(f"/proc/{pid}/task")) - done:
+        for task in tasks:
+            try:
+                os.sched_setaffinity(int(task), cpus)
+            except ProcessLookupError:  # a thread that ended meanwhile
+                pass
+        done |= tasks
 
 
 def cpus_of(layout: str, allowed: set[int]) -> tuple[set[int], set[int]]:
     """The client's CPUs and the servers' in `layout`."""
     first, second = sorted(allowed)[:2]
-    if layout == "free":
-        return allowed, allowed
-    return {first}, {first} if layout == "same" else {second}
+    return {"same": ({first}, {first}), "apart": ({first}, {second}), "confined": (allowed, {second}),
+            "free": (allowed, allowed)}[layout]
 
 
 def place(layout: str, servers: dict[str, StdioServer], allowed: set[int]) -> None:
@@ -102,7 +108,8 @@ def measure_stdio(rounds: int, settings: Settings, out=sys.stdout) -> dict[str, 
                     p50["fresh"][name].append(p50_of(server))
                 finally:
                     server.close()
-            servers = servers or {name: started(name) for name in NAMES}
+            for name in NAMES:  # the long-running ones, started once (one by one: all are closed if one fails)
+                servers[name] = servers.get(name) or started(name)
             for layout in LAYOUTS[1:]:
                 place(layout, servers, allowed)
                 for name in order:
@@ -143,14 +150,16 @@ def measure_mcp(rounds: int, settings: Settings, out=sys.stdout) -> dict[tuple[s
 
 
 def stdio_table(p50: dict[str, dict[str, list[float]]]) -> str:
+    """Medians of the p50s and, as in the bench, the median of the rounds' ratios."""
     lines = ["| placement | navmcp p50 (ms) | bare p50 (ms) | sdk p50 (ms) | navmcp ÷ sdk | bare ÷ sdk "
-             "| per-round navmcp ÷ sdk |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+             "| per-round navmcp ÷ sdk | per-round bare ÷ sdk |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     for layout, figures in p50.items():
         median = {name: statistics.median(values) for name, values in figures.items()}
-        rounds = ", ".join(f"{a / b:.3f}" for a, b in zip(figures["navmcp"], figures["sdk"]))
+        ratios = {name: [a / b for a, b in zip(figures[name], figures["sdk"])] for name in ("navmcp", "bare")}
         lines.append(f"| {layout} | {median['navmcp']:.3f} | {median['bare']:.3f} | {median['sdk']:.3f} "
-                     f"| {median['navmcp'] / median['sdk']:.3f}x | {median['bare'] / median['sdk']:.3f}x | {rounds} |")
+                     f"| {statistics.median(ratios['navmcp']):.3f}x | {statistics.median(ratios['bare']):.3f}x "
+                     f"| {', '.join(f'{x:.3f}' for x in ratios['navmcp'])} | {', '.join(f'{x:.3f}' for x in ratios['bare'])} |")
     return "\n".join(lines)
 
 
@@ -171,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.placement", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--parts", default="stdio,http", help="comma-separated: stdio, http")
-    parser.add_argument("--calls", type=int, default=300, help="sequential navigates per stdio p50")
+    parser.add_argument("--calls", type=int, default=200, help="sequential navigates per stdio p50 (the bench's 200)")
     parser.add_argument("--requests", type=int, default=500, help="navigates per /mcp client")
     parser.add_argument("--size", type=int, default=1000, help="items in the database")
     parser.add_argument("--workdir", help="where the seeded databases are kept (default: the bench's)")

@@ -16,6 +16,7 @@ Every loop is bounded; servers bind 127.0.0.1 only and are killed at the end of 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -443,27 +444,54 @@ def cpu_seconds(pid: int) -> float:
     return total / 1e9
 
 
+@contextlib.contextmanager
+def forking_on(cpus: set[int] | None):
+    """Processes started inside run on `cpus` from their first instruction (a child inherits the
+    CPU mask of the thread that forks it, and its threads their creator's); this thread's own
+    mask is put back after."""
+    if not cpus:
+        yield
+        return
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
+def thread_cpus(pid: int) -> set[frozenset[int]]:
+    """The CPU masks of a process's live threads."""
+    masks = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            masks.add(frozenset(os.sched_getaffinity(int(task))))
+        except ProcessLookupError:  # a thread that ended just now
+            pass
+    return masks
+
+
 def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: str | None,
                  era: str = "legacy", cpus: set[int] | None = None) -> dict[str, float]:
     """Requests per second over `sessions` concurrent clients on /mcp, each navigating in a loop,
     and the server's CPU milliseconds per request meanwhile. The SDK serves the modern era in its
     stateless JSON mode (`--stateless`), navmcp the same `navmcp web` in both. With `cpus`, the
-    server runs on those CPUs only (`bench.placement`; the client threads inherit this thread's)."""
+    server runs on those CPUs only (`bench.placement`; the client threads run where this one may)."""
     port = free_port()
     command = [part.replace("{port}", str(port)) for part in SERVERS[name]["http"]]
     if era == "modern" and name == "sdk":
         command.append("--stateless")
-    with open(log, "ab") as stderr:
+    with open(log, "ab") as stderr, forking_on(cpus):
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
                                 env=server_env(fx), cwd=ROOT)
     try:
-        if cpus:  # before the interpreter has started a thread: every thread it starts inherits it
-            os.sched_setaffinity(proc.pid, cpus)
         wait_for_port(port, proc)
         sessions = [HttpSession(port, token if name == "navmcp" else None, era) for _ in range(settings.sessions)]
         for s in sessions:  # warm-up
             for url in fx.urls:
                 s.call("navigate", navigate_args(url))
+        if cpus and thread_cpus(proc.pid) != {frozenset(cpus)}:
+            raise RuntimeError(f"{name}'s threads are not all on CPUs {sorted(cpus)}: {thread_cpus(proc.pid)}")
         barrier = threading.Barrier(len(sessions) + 1)
         errors: list[BaseException] = []
 
