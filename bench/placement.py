@@ -89,9 +89,13 @@ def measure_stdio(rounds: int, settings: Settings, out=sys.stdout) -> dict[str, 
 
     def started(name: str) -> StdioServer:
         server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log)
-        server.initialize()
-        for url in fx.urls:  # warm-up, as in the bench
-            server.call("navigate", navigate_args(url))
+        try:
+            server.initialize()
+            for url in fx.urls:  # warm-up: a navigate of each URL
+                server.call("navigate", navigate_args(url))
+        except BaseException:
+            server.close()
+            raise
         return server
 
     def p50_of(server: StdioServer) -> float:

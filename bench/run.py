@@ -449,7 +449,7 @@ def forking_on(cpus: set[int] | None):
     """Processes started inside run on `cpus` from their first instruction (a child inherits the
     CPU mask of the thread that forks it, and its threads their creator's); this thread's own
     mask is put back after."""
-    if not cpus:
+    if cpus is None:
         yield
         return
     mine = os.sched_getaffinity(0)
@@ -490,7 +490,7 @@ def measure_http(name: str, fx: Fixture, settings: Settings, log: Path, token: s
         for s in sessions:  # warm-up
             for url in fx.urls:
                 s.call("navigate", navigate_args(url))
-        if cpus and thread_cpus(proc.pid) != {frozenset(cpus)}:
+        if cpus is not None and thread_cpus(proc.pid) != {frozenset(cpus)}:
             raise RuntimeError(f"{name}'s threads are not all on CPUs {sorted(cpus)}: {thread_cpus(proc.pid)}")
         barrier = threading.Barrier(len(sessions) + 1)
         errors: list[BaseException] = []
