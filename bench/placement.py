@@ -37,16 +37,15 @@ import sys
 
 from bench.run import (
     ERAS,
-    SERVERS,
     Settings,
     StdioServer,
     machine,
     measure_http,
     mint_token,
-    navigate_args,
+    navigate_p50,
     navigate_times,
     prepare,
-    server_env,
+    warmed_up,
 )
 
 LAYOUTS = ("fresh", "same", "apart", "free")
@@ -87,17 +86,6 @@ def measure_stdio(rounds: int, settings: Settings, out=sys.stdout) -> dict[str, 
     fx = prepare(settings.sizes[0], settings)
     log = settings.workdir / "servers.log"
 
-    def started(name: str) -> StdioServer:
-        server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log)
-        try:
-            server.initialize()
-            for url in fx.urls:  # warm-up: a navigate of each URL
-                server.call("navigate", navigate_args(url))
-        except BaseException:
-            server.close()
-            raise
-        return server
-
     def p50_of(server: StdioServer) -> float:
         return statistics.median(navigate_times(server, fx, settings))
 
@@ -107,13 +95,9 @@ def measure_stdio(rounds: int, settings: Settings, out=sys.stdout) -> dict[str, 
         for r in range(rounds):
             order = NAMES if r % 2 == 0 else NAMES[::-1]
             for name in order:
-                server = started(name)
-                try:
-                    p50["fresh"][name].append(p50_of(server))
-                finally:
-                    server.close()
+                p50["fresh"][name].append(navigate_p50(fx, settings, log, name))
             for name in NAMES:  # the long-running ones, started once (one by one: all are closed if one fails)
-                servers[name] = servers.get(name) or started(name)
+                servers[name] = servers.get(name) or warmed_up(name, fx, log)
             for layout in LAYOUTS[1:]:
                 place(layout, servers, allowed)
                 for name in order:

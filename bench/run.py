@@ -313,13 +313,25 @@ def navigate_times(server: StdioServer, fx: Fixture, settings: Settings) -> list
     return [server.call_timed("navigate", navigate_args(fx.urls[n % len(fx.urls)])) for n in range(settings.sequential)]
 
 
-def navigate_p50(fx: Fixture, settings: Settings, log: Path) -> float:
-    """navmcp's sequential navigate p50 on its own, warmed up as in `measure_stdio` (the scale rounds)."""
-    server = StdioServer(SERVERS["navmcp"]["stdio"], server_env(fx), log)
+def warmed_up(name: str, fx: Fixture, log: Path) -> StdioServer:
+    """A new stdio process of server `name`, initialized and past one navigate of each benchmarked
+    URL (closed again if any of that fails)."""
+    server = StdioServer(SERVERS[name]["stdio"], server_env(fx), log)
     try:
         server.initialize()
         for url in fx.urls:
             server.call("navigate", navigate_args(url))
+    except BaseException:
+        server.close()
+        raise
+    return server
+
+
+def navigate_p50(fx: Fixture, settings: Settings, log: Path, name: str = "navmcp") -> float:
+    """A server's sequential navigate p50 on its own, in a new process warmed up as in
+    `measure_stdio` (navmcp's: the scale rounds)."""
+    server = warmed_up(name, fx, log)
+    try:
         return statistics.median(navigate_times(server, fx, settings))
     finally:
         server.close()
