@@ -127,6 +127,41 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, due, {"add_comment"})
     check(carol, c, {"add_comment"})
 
+    # decision kinds (navmcp/kinds): each offers its own actions, and no other kind's
+    proposal = act(ws, bob, STUDIO, "create_decision", {"question": "P?", "kind": "consent",
+                                                        "deadline": "2100-01-01"}).url
+    check(bob, proposal, {"add_comment", "consent", "object", "amend"})  # not everyone has a stance: no close
+    check(carol, proposal, {"add_comment", "consent", "object"})
+    check(owner, proposal, {"add_comment", "consent", "object"})
+    for user in (owner, bob):
+        act(ws, user, proposal, "consent")
+    act(ws, carol, proposal, "object", {"reason": "not before the release"})
+    check(bob, proposal, {"add_comment", "consent", "object", "amend", "close_decision"})  # everyone has one
+    check(owner, proposal, {"add_comment", "consent", "object", "close_decision"})  # an admin may close
+    check(carol, proposal, {"add_comment", "consent", "object"})
+    act(ws, owner, proposal, "close_decision")
+    check(bob, proposal, {"add_comment"})
+    undated = act(ws, carol, STUDIO, "create_decision", {"question": "U?", "kind": "consent"}).url
+    check(carol, undated, {"add_comment", "consent", "object", "amend", "close_decision"})  # no deadline to wait for
+
+    dotted = act(ws, bob, STUDIO, "create_decision", {"question": "D?", "kind": "dots"}).url
+    check(bob, dotted, {"add_comment", "add_option", "close_decision"})
+    act(ws, carol, dotted, "add_option", {"title": "one"})
+    check(carol, dotted, {"add_comment", "add_option", "allocate"})
+    act(ws, carol, dotted, "allocate", {"dots": [{"option": 1, "dots": 2}]})
+    act(ws, bob, dotted, "close_decision")
+    check(carol, dotted, {"add_comment"})
+
+    poll = act(ws, bob, STUDIO, "create_decision", {"question": "T?", "kind": "times"}).url
+    check(bob, poll, {"add_comment", "add_time", "close_poll"})
+    check(carol, poll, {"add_comment", "add_time"})
+    act(ws, carol, poll, "add_time", {"start": "2100-01-05T10:00+01:00"})
+    check(carol, poll, {"add_comment", "add_time", "answer"})
+    check(owner, poll, {"add_comment", "add_time", "answer", "close_poll"})
+    act(ws, carol, poll, "answer", {"times": [{"option": 1, "answer": "yes"}]})
+    act(ws, bob, poll, "close_poll")
+    check(carol, poll, {"add_comment"})
+
     # every action was offered (and accepted) somewhere
     assert set(seen) == set(ALL_ACTIONS)
 
@@ -149,7 +184,7 @@ def test_actions_of_other_pages_are_refused_with_the_valid_ones(ws, people):
         act(ws, people["owner"], STUDIO, "vote", {"votes": [{"option": "x"}]})
     assert "vote is not an action of /studios/team" in e.value.message
     assert ("Available here: create_note(title, body, tags?), create_decision(question, description?, options?,"
-            " deadline?, tags?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
+            " deadline?, tags?, kind?, quorum?, dots?, max_objections?, duration_minutes?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
             in e.value.message)  # with what each needs (? marks an optional parameter)
     assert e.value.available == ["create_note", "create_decision", "create_commitment"]
     with pytest.raises(ActionUnavailable, match="No actions are available here"):

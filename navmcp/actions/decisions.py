@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from navmcp import domain
+from navmcp import domain, kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import OptionRef, Title
@@ -133,9 +133,7 @@ def open_with_options(req: Request) -> str | None:
 
 def close_decision(req: Request, p: Params) -> Outcome:
     domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now())
-    result = domain.winners(domain.tally(req.tx, req.item["id"]))
-    said = " / tie with ".join(quoted(o["title"]) for o in result) if result else "no option was accepted"
-    return Outcome(f"Decision closed. Result: {said}.", req.path)
+    return Outcome(kinds.kind_of(req.item).close_message(req), req.path)  # the result as its kind decides
 
 
 ACTIONS = [

@@ -176,7 +176,7 @@ ROUTES: list[PageSpec] = [
     PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note,
              ("page", "part", "comment", "full")),
     PageSpec("decision", "/studios/{studio}/d/{item}", items.resolve_decision, items.view_decision,
-             ("page", "part", "comment", "full")),
+             ("page", "part", "comment", "full", "tz")),
     PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
              ("page", "part", "comment", "full")),
     PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle,

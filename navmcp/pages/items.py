@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import domain
+from navmcp import domain, kinds
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls
@@ -201,10 +201,14 @@ def view_decision(req: Request) -> dict[str, Any]:
     data["numbered_options"] = sorted(options, key=_oldest_first)
     data["voters"], data["members"] = counts["voters"], counts["members"]
     data["former_voters"] = counts["former_voters"]
-    # Your vote is in the tally (its `my_` columns), in the options' own order here, oldest first.
-    data["your_votes"] = [{"title": o["title"], "accept": o["my_accept"], "prefer": o["my_prefer"]}
-                          for o in sorted(options, key=_oldest_first) if o["my_accept"] is not None]
-    data["result"] = None if data["open"] else domain.winners(options)
+    # How it is decided (navmcp.kinds): the kind's own data, and its result once closed.
+    kind, settings = kinds.kind_of(item), kinds.settings_of(item)
+    kind.view(req, data)
+    data["decision_kind"] = {"name": kind.name, "label": kind.describe(settings), "settings": settings,
+                             "responded_label": kind.responded_label, "quorum": item.get("quorum"),
+                             "quorum_needed": kinds.quorum_needed(item.get("quorum"), data["members"])}
+    data["verdict"] = None if data["open"] else vars(
+        kinds.quorum_result(item, data["responded"], data["members"], kind.result(req, data)))
     data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data
 
