@@ -186,12 +186,12 @@ def create_note(req: Request, p: CreateNote) -> Outcome:
 class CreateDecision(Params):
     question: Title = Field(description="the question to decide")
     description: ShortText = Field("", description="what it is about; a consent proposal's text")
-    options: Options = Field([], description="initial option titles (at most 20); a time poll's times")
+    options: Options = Field([], description="initial option titles (at most 20)")
     deadline: Deadline | None = None
     tags: Tags = []
     kind: Literal["acceptance", "consent", "dots", "times"] = Field("acceptance", description=(
         "how it is decided: acceptance (accept options, prefer one), consent (a proposal that passes unless "
-        "objected to), dots (spread dots across options), times (a time poll)"))
+        "objected to), dots (spread dots across options), times (a time poll: its options are times)"))
     quorum: Annotated[str, BeforeValidator(lambda v: str(v) if type(v) is int else v),
                       AfterValidator(kinds.quorum_text)] | None = Field(
         None, max_length=10, description="members who must respond for a result: a number (3) or a share (50%)")
@@ -212,7 +212,8 @@ class CreateDecision(Params):
 def create_decision(req: Request, p: CreateDecision) -> Outcome:
     kind = kinds.KINDS[p.kind]
     item = domain.insert_item(req.tx, req.studio, req.user, "decision", p.question, p.description, p.tags,
-                              deadline=p.deadline, decision_kind=p.kind, quorum=p.quorum,
+                              deadline=p.deadline, quorum=p.quorum,
+                              decision_kind=None if p.kind == kinds.DEFAULT else p.kind,
                               kind_settings=json.dumps(p._settings, sort_keys=True) if p._settings else None)
     for title in p.options:
         domain.insert_option(req.tx, req.user, item["id"], title)
