@@ -5,8 +5,6 @@ rules say. The listing of every kind's actions against their execution is in tes
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from mcp_rpc import Rpc
