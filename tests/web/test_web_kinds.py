@@ -33,7 +33,7 @@ def test_consent_and_objection_forms(browser, api, seeded):
     assert SCRIPT not in page  # user text is escaped everywhere
     assert 'id="action-consent"' in page and re.search(r'<textarea[^>]*name="reason"', page)
     refused = browser.post(url + "/actions/object", data={"csrf_token": csrf_of(page), "reason": "no"})
-    assert refused.status_code == 200 and "at least 10 characters" in refused.text  # shown beside its form
+    assert refused.status_code == 422 and "at least 10 characters" in refused.text  # shown beside its form
     assert browser.post(url + "/actions/object", data={"csrf_token": csrf_of(page),
                                                        "reason": f"It breaks the build {SCRIPT}"}).status_code == 303
     shown = browser.get(url).text
@@ -59,7 +59,7 @@ def test_dots_are_given_with_a_number_per_option(browser, api, seeded):
     assert "Your dots: #1 Alpha ×1; #2 Beta ×3 (4 of 4 used)." in md
     assert 'value="3"' in browser.get(url).text  # the form shows your dots
     over = browser.post(url + "/actions/allocate", data={**form, f"dots.dots.{ids[2]}": "2"})
-    assert over.status_code == 200 and "you have 4 dots and gave 6" in over.text
+    assert over.status_code == 422 and "you have 4 dots and gave 6" in over.text
 
 
 def test_a_time_poll_is_answered_in_its_grid(browser, api, seeded):
