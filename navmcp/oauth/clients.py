@@ -3,10 +3,11 @@ and Client ID Metadata Documents (the client id is an HTTPS URL; the document th
 checked and cached for a while). Both become a `Client`, which Authlib's grants ask the OAuth
 questions: which redirect URIs, grant types, scopes and authentication method it may use.
 
-Fetching a metadata document is a request to a URL anyone can name, so it is fenced: HTTPS only,
-to a public address (the name is resolved once and that address is the one connected to, so a
-second answer can't point it elsewhere), no redirects, a short timeout and a size limit. Loopback
-`http://` ids (a client under development on this machine) are accepted only with
+Fetching a metadata document (`navmcp.oauth.documents`) is a request to a URL anyone can name, so
+it is fenced here: HTTPS only, to a public address (`connectable_address`: every IPv4 address
+embedded in an IPv6 one is judged in its place; the name is resolved once and that address is
+the one connected to, so a second answer can't point it elsewhere). Loopback `http://` ids (a
+client under development on this machine) are accepted only with
 NAVMCP_OAUTH_LOOPBACK_CLIENT_IDS=1.
 """
 
@@ -14,14 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import http.client
 import ipaddress
 import json
 import os
-import socket
-import ssl
-import threading
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,9 +29,6 @@ from navmcp.oauth import SCOPES
 from navmcp.store import Store
 
 LOOPBACK_NAMES = ("127.0.0.1", "::1", "localhost")
-DOCUMENT_MAX_BYTES = 64 * 1024
-DOCUMENT_TIMEOUT = 5.0  # seconds, for connecting and for each read
-DOCUMENT_TTL = 300.0  # seconds a fetched document is believed (less if its Cache-Control says so)
 NAME_MAX = 100
 REDIRECT_URIS_MAX = 10
 _REFUSED_SCHEMES = {"javascript", "data", "file", "vbscript", "about", "blob"}
@@ -182,39 +175,6 @@ def is_document_id(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
 
 
-class DocumentCache:
-    """Fetched and validated metadata documents, by URL, each believed for a while."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._clients: dict[str, tuple[Client, float]] = {}
-
-    def client(self, url: str, server_metadata: dict[str, Any]) -> Client:
-        """The client whose id is `url`; InvalidClientError saying why it can't be used."""
-        known = self._clients.get(url)
-        if known is not None and known[1] > time.monotonic():
-            return known[0]
-        data, ttl = fetch_document(url)
-        if data.get("client_id") != url:
-            raise InvalidClientError(description="the client metadata document's client_id is not its own URL")
-        if not data.get("client_name"):
-            raise InvalidClientError(description="the client metadata document has no client_name")
-        method = data.get("token_endpoint_auth_method") or "none"
-        if method != "none":
-            raise InvalidClientError(description=f"token_endpoint_auth_method {method!r} is not supported for "
-                                                 "metadata-document clients (only 'none')")
-        try:
-            metadata = validate_metadata({**data, "token_endpoint_auth_method": "none"}, server_metadata)
-        except ValueError as e:
-            raise InvalidClientError(description=f"the client metadata document is invalid: {e}") from None
-        client = Client(url, metadata)
-        with self._lock:
-            if len(self._clients) >= 1024:
-                self._clients.clear()
-            self._clients[url] = (client, time.monotonic() + ttl)
-        return client
-
-
 def check_document_url(url: str) -> tuple[str, str, int]:
     """(scheme, host, port) of an acceptable metadata document URL; InvalidClientError otherwise."""
     try:
@@ -232,75 +192,35 @@ def check_document_url(url: str) -> tuple[str, str, int]:
     return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
-def _address(host: str, port: int) -> str:
-    """The one address to connect to: public, or loopback under the development setting."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise InvalidClientError(description=f"the client metadata document's host {host!r} does not resolve") from None
-    for info in infos:
-        ip = ipaddress.ip_address(info[4][0])
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-            ip = ip.ipv4_mapped
-        if ip.is_global:
+def connectable_address(addresses: list[str]) -> str | None:
+    """The first of a name's addresses that may be connected to: a public one (every IPv4
+    address embedded in an IPv6 one unwrapped and judged in its place), or loopback under the
+    development setting; None when there is none."""
+    for text in addresses:
+        ip = ipaddress.ip_address(text.split("%", 1)[0])
+        judged = embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+        if (judged or ip).is_global and not (judged or ip).is_multicast:
             return str(ip)
-        if ip.is_loopback and loopback_ids_allowed():
+        if (judged or ip).is_loopback and loopback_ids_allowed():
             return str(ip)
-    raise InvalidClientError(description="the client metadata document's host is not a public address")
+    return None
 
 
-class _PinnedHTTPS(http.client.HTTPSConnection):
-    """HTTPS to one resolved address, with the certificate checked for the URL's host name."""
-
-    def __init__(self, host: str, address: str, port: int, timeout: float):
-        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
-        self._address = address
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+_MAPPED_OR_TRANSLATED = (ipaddress.IPv6Network("::ffff:0:0/96"), ipaddress.IPv6Network("::ffff:0:0:0/96"))
 
 
-def fetch_document(url: str) -> tuple[dict[str, Any], float]:
-    """GET a client metadata document: (the JSON object, seconds to believe it)."""
-    scheme, host, port = check_document_url(url)
-    address = _address(host, port)
-    parts = urlsplit(url)
-    target = parts.path + ("?" + parts.query if parts.query else "")
-    if scheme == "https":
-        conn: http.client.HTTPConnection = _PinnedHTTPS(host, address, port, DOCUMENT_TIMEOUT)
-    else:
-        conn = http.client.HTTPConnection(address, port, timeout=DOCUMENT_TIMEOUT)
-    try:
-        conn.request("GET", target, headers={"Host": parts.netloc, "Accept": "application/json",
-                                             "User-Agent": "navmcp-oauth"})
-        reply = conn.getresponse()
-        if reply.status != 200:
-            raise InvalidClientError(description=f"the client metadata document answered HTTP {reply.status}")
-        body = reply.read(DOCUMENT_MAX_BYTES + 1)
-        if len(body) > DOCUMENT_MAX_BYTES:
-            raise InvalidClientError(description=f"the client metadata document is larger than "
-                                                 f"{DOCUMENT_MAX_BYTES} bytes")
-        cache_control = reply.getheader("cache-control") or ""
-    except (OSError, http.client.HTTPException) as e:
-        raise InvalidClientError(description=f"the client metadata document could not be fetched "
-                                             f"({type(e).__name__})") from None
-    finally:
-        conn.close()
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidClientError(description="the client metadata document is not JSON") from None
-    if not isinstance(data, dict):
-        raise InvalidClientError(description="the client metadata document is not a JSON object")
-    return data, _ttl(cache_control)
-
-
-def _ttl(cache_control: str) -> float:
-    for part in cache_control.lower().split(","):
-        name, _, value = part.strip().partition("=")
-        if name in ("no-store", "no-cache"):
-            return 0.0
-        if name == "max-age" and value.strip().isdigit():
-            return min(float(value.strip()), 3600.0)
-    return DOCUMENT_TTL
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries, in any form that reaches it: IPv4-mapped and
+    IPv4-translated (`::ffff:a.b.c.d`, `::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), 6to4
+    (`2002:AABB:CCDD::/48`), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/48`), Teredo (the client's address)."""
+    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if any(ip in net for net in _MAPPED_OR_TRANSLATED) or any(ip in net for net in _NAT64):
+        return low32
+    if int(ip) >> 32 == 0 and int(ip) > 1:  # ::a.b.c.d (:: and ::1 are IPv6's own)
+        return low32
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    return None

@@ -5,13 +5,16 @@ consent page, on the person's web sign-in), /token, /register, /revoke, and /con
 from __future__ import annotations
 
 import json
+import weakref
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from authlib.common.urls import add_params_to_uri
-from authlib.oauth2.rfc6749 import OAuth2Error
+from authlib.oauth2.rfc6749 import InvalidClientError, OAuth2Error
+from authlib.oauth2.rfc6749.util import extract_basic_authorization
 
 from navmcp.oauth import SCOPES, clients, grants, metadata
+from navmcp.oauth.documents import Busy, Documents, FetchFailed
 from navmcp.oauth.server import Answer, FormRequest, OAuthServer, RegistrationRequest
 from navmcp.web import auth, html
 from navmcp.web.renditions import RENDITIONS, error_response
@@ -22,7 +25,8 @@ if TYPE_CHECKING:
     from navmcp.web.site import Site
 
 REGISTRATION_MAX_BYTES = 16 * 1024
-_documents = clients.DocumentCache()  # metadata documents are public: one cache for the process
+# Metadata documents are public: one cache per web app (the process has one; tests make several).
+_documents: weakref.WeakKeyDictionary[Site, Documents] = weakref.WeakKeyDictionary()
 
 
 def issuer_of(req: Request) -> str:
@@ -30,7 +34,62 @@ def issuer_of(req: Request) -> str:
 
 
 def _server(site: Site, req: Request) -> OAuthServer:
-    return OAuthServer(site.app, issuer_of(req), _documents)
+    return OAuthServer(site.app, issuer_of(req), req.prepared or {})
+
+
+def documents_of(site: Site) -> Documents:
+    found = _documents.get(site)
+    if found is None:
+        found = _documents[site] = Documents()
+    return found
+
+
+# --- before the handler: the client's metadata document, fetched on the loop ------------------------
+
+
+async def prepare(site: Site, req: Request) -> Response | None:
+    """Fetch the metadata documents a request names as its client (`navmcp.oauth.documents`), on
+    the event loop before the request is handled: waiting holds no thread, and the handler only
+    reads what was fetched. A refusal when fetches are at their bound; else None."""
+    urls = await _document_ids(req)
+    if not urls:
+        return None
+    documents, server_metadata = documents_of(site), metadata.authorization_server(issuer_of(req))
+    prepared: dict[str, clients.Client | FetchFailed] = {}
+    for url in urls:
+        try:
+            clients.check_document_url(url)
+        except InvalidClientError as e:  # judged on every request: not worth remembering
+            prepared[url] = FetchFailed(e.description or "the client id is not an acceptable URL")
+            continue
+        outcome = await documents.prepare(url, req.client_ip, server_metadata)
+        if isinstance(outcome, Busy):
+            headers = [("retry-after", str(outcome.retry_after)), ("cache-control", "no-store")]
+            message = f"{outcome.reason}: retry in {outcome.retry_after} seconds"
+            if req.path == "/authorize":
+                return error_response("html", 429, message, headers=headers)
+            return json_response(429, {"error": "temporarily_unavailable", "error_description": message}, headers)
+        prepared[url] = outcome
+    req.prepared = prepared
+    return None
+
+
+async def _document_ids(req: Request) -> list[str]:
+    """The client ids of a request that are metadata documents' URLs: the query's on /authorize;
+    the form's and HTTP Basic's at /token and /revoke."""
+    if req.path == "/authorize":
+        named = parse_qs(req.query_string, keep_blank_values=True).get("client_id", [])
+    elif req.method == "POST":
+        form = await _form(req)
+        named = (form or {}).get("client_id", [])[:1]
+        try:
+            basic, _ = extract_basic_authorization({"Authorization": req.header("authorization") or ""})
+        except ValueError:  # not UTF-8
+            basic = None
+        named = [*named, *([basic] if basic else [])]
+    else:
+        return []
+    return list(dict.fromkeys(n for n in named[:2] if clients.is_document_id(n)))
 
 
 def _json_answer(answer: Answer) -> Response:

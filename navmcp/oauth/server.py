@@ -11,10 +11,12 @@ where things are stored, what a token is, and who the user is (the web app's sig
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, InvalidGrantError, OAuth2Error, grants as authlib_grants
+from authlib.oauth2.rfc6749.errors import InvalidClientError
 from authlib.oauth2.rfc6749.requests import JsonPayload, JsonRequest, OAuth2Payload, OAuth2Request
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
@@ -25,6 +27,7 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 from navmcp.errors import AuthError
 from navmcp.identity import Access, is_access_token, mint_access_token, verify_access_token
 from navmcp.oauth import ACCESS_TOKEN_SECONDS, SCOPES, clients, grants, metadata
+from navmcp.oauth.documents import FetchFailed
 
 if TYPE_CHECKING:
     from navmcp.app import App
@@ -322,9 +325,11 @@ class _Issuer(IssuerParameter):
 
 
 class OAuthServer(AuthorizationServer):
-    """One request's authorization server (the issuer is the request's origin, see `metadata`)."""
+    """One request's authorization server (the issuer is the request's origin, see `metadata`).
+    `documents` are the metadata documents fetched for this request before it was handled
+    (`navmcp.oauth.documents`): a client id that is a URL is looked up there, never fetched here."""
 
-    def __init__(self, app: App, issuer: str, documents: clients.DocumentCache):
+    def __init__(self, app: App, issuer: str, documents: Mapping[str, clients.Client | FetchFailed]):
         super().__init__(scopes_supported=list(SCOPES))
         self.app, self.issuer, self.documents = app, issuer, documents
         self.resource = metadata.resource(issuer)
@@ -337,7 +342,13 @@ class OAuthServer(AuthorizationServer):
 
     def query_client(self, client_id: str) -> clients.Client | None:
         if clients.is_document_id(client_id):
-            return self.documents.client(client_id, metadata.authorization_server(self.issuer))
+            outcome = self.documents.get(client_id)
+            if outcome is None:
+                raise InvalidClientError(description="the client metadata document was not fetched for this "
+                                                     "request: send the client id where OAuth says to")
+            if isinstance(outcome, FetchFailed):
+                raise InvalidClientError(description=outcome.description)
+            return outcome
         return clients.load_registered(self.app.store, client_id)
 
     def save_token(self, token: dict[str, Any], request: OAuth2Request) -> None:

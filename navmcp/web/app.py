@@ -100,6 +100,9 @@ class WebApp:
         refusal = self.origins.check(req) or self.site.limits.before(req)
         if refusal:
             return self.refuse(req, refusal)
+        prepare = routing.PREPARE.get(req.path)
+        if prepare is not None and (early := await prepare(self.site, req)) is not None:
+            return early
         pool = self.workers.pool(self.workers.costly is not None and await self._is_costly(req))
         handler = handler or routing.workspace_page
         if pool is None:

@@ -34,6 +34,12 @@ def _oauth(name: str) -> Handler:
     return handler
 
 
+def _oauth_prepare(site: Site, req: Request) -> Awaitable[Response | None]:
+    from navmcp.oauth import endpoints
+
+    return endpoints.prepare(site, req)
+
+
 async def workspace_page(site: Site, req: Request) -> Response:
     """A page of the workspace in its rendition, or its action API: who asks, their rate limit,
     then the page, its action list, or the action."""
@@ -87,6 +93,10 @@ ROUTES: dict[str, Handler] = {
     **{f"/{name.replace('_', '-')}": _oauth(name)
        for name in ("authorize", "token", "register", "revoke", "connected_apps")},
 }
+# A step run on the event loop before the handler, wherever the handler runs: what it waits for
+# (a client's metadata document, fetched from anywhere) holds no thread. A response ends the request.
+PREPARE: dict[str, Callable[[Site, Request], Awaitable[Response | None]]] = {
+    path: _oauth_prepare for path in ("/authorize", "/token", "/revoke")}
 PREFIXES: tuple[tuple[str, Handler], ...] = (
     ("/static/", static.asset),
     ("/.well-known/", _oauth("well_known")),  # JSON, never a login page
