@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, InvalidGrantError, OAuth2Error, grants as authlib_grants
-from authlib.oauth2.rfc6749.errors import InvalidClientError
+from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestError
 from authlib.oauth2.rfc6749.requests import JsonPayload, JsonRequest, OAuth2Payload, OAuth2Request
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
@@ -179,12 +179,8 @@ class S256Challenge(CodeChallenge):
     def validate_code_challenge(self, grant: Any, redirect_uri: str) -> None:
         data = grant.request.payload.data
         if not data.get("code_challenge"):
-            from authlib.oauth2.rfc6749 import InvalidRequestError
-
             raise InvalidRequestError("PKCE is required: send code_challenge with code_challenge_method=S256")
         if data.get("code_challenge_method") != "S256":
-            from authlib.oauth2.rfc6749 import InvalidRequestError
-
             raise InvalidRequestError("code_challenge_method must be S256")
         super().validate_code_challenge(grant, redirect_uri)
 
@@ -230,12 +226,25 @@ class RefreshGrant(authlib_grants.RefreshTokenGrant):
     INCLUDE_NEW_REFRESH_TOKEN = True  # rotation: every refresh spends the old token and issues a new one
     server: OAuthServer
 
-    def authenticate_refresh_token(self, refresh_token: str) -> _Issued:
-        return _Issued(_grant_of(grants.spend_refresh_token(self.server.app.store, refresh_token), "refresh token"))
-
     def validate_token_request(self) -> None:
-        super().validate_token_request()
-        _check_resource(self.request, self.request.refresh_token.grant.resource)
+        """Authlib's checks, in the order that spends the token last: the client and its grant
+        type, then the token's client, scope and resource judged in the transaction that spends
+        it (`grants.spend_refresh_token`), so a refused request leaves the token as it was."""
+        client = self._validate_request_client()
+        self.request.client = client
+        presented = self.request.form.get("refresh_token")
+        if not presented:
+            raise InvalidRequestError("Missing 'refresh_token' in request.")
+
+        def check(row: dict[str, Any]) -> None:
+            issued = _Issued(_grant_of(row, "refresh token"))
+            if not issued.check_client(client):
+                raise InvalidGrantError(description="this refresh token was issued to another client")
+            self._validate_token_scope(issued)
+            _check_resource(self.request, issued.grant.resource)
+
+        row = grants.spend_refresh_token(self.server.app.store, presented, check)
+        self.request.refresh_token = _Issued(_grant_of(row, "refresh token"))
 
     def authenticate_user(self, refresh_token: _Issued) -> Grantee:
         return Grantee(refresh_token.grant)
