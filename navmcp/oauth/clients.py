@@ -25,7 +25,7 @@ from authlib.oauth2.rfc6749 import ClientMixin, InvalidClientError
 from authlib.oauth2.rfc7591 import ClientMetadataClaims
 from joserfc.errors import JoseError
 
-from navmcp.oauth import SCOPES
+from navmcp.oauth import SCOPES, metadata
 from navmcp.store import Store
 
 LOOPBACK_NAMES = ("127.0.0.1", "::1", "localhost")
@@ -93,49 +93,98 @@ def redirect_uri_allowed(registered: list[str], presented: str) -> bool:
     return False
 
 
+def uri_characters_ok(uri: str) -> bool:
+    """Is every character one a URI may hold as it is (RFC 3986: printable ASCII but space, `"`,
+    `<`, `>`, `\\`, `^`, `` ` ``, `{`, `|`, `}`; anything else percent-encoded)? A tab, CR/LF, a
+    backslash or a raw non-ASCII letter is read differently by different parsers."""
+    return all("!" <= c <= "~" and c not in _NOT_IN_URIS for c in uri)
+
+
+_NOT_IN_URIS = frozenset('"<>\\^`{|}')
+
+
+def shown(value: str, limit: int = 120) -> str:
+    """A value quoted in an OAuth error description, which may hold only printable ASCII but `"`
+    and `\\` (RFC 6749 §5.2; Authlib refuses to build an error holding any other)."""
+    return "'" + metadata.header_text(value, limit) + "'"
+
+
 def check_redirect_uri(uri: Any) -> str | None:
-    """Why a redirect URI can't be registered, or None: absolute, no fragment, and plain `http`
-    only to a loopback address (RFC 8252); private-use schemes (`myapp://cb`) are allowed."""
+    """Why a redirect URI can't be registered, or None: URI characters only, absolute, no fragment,
+    and plain `http` only to a loopback address (RFC 8252); private-use schemes (`myapp://cb`)
+    are allowed."""
     if not isinstance(uri, str) or not uri or len(uri) > 2000:
         return "a redirect URI must be a string of up to 2000 characters"
+    if not uri_characters_ok(uri):
+        return (f"{shown(uri)} holds a character a URI can't hold as it is (a space, control character, "
+                "backslash or non-ASCII letter): percent-encode it")
     try:
         parts = urlsplit(uri)
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
-        return f"{uri!r} is not a valid URI"
+        return f"{shown(uri)} is not a valid URI"
     if not parts.scheme or parts.scheme.lower() in _REFUSED_SCHEMES:
-        return f"{uri!r} is not an absolute URI of an allowed scheme"
+        return f"{shown(uri)} is not an absolute URI of an allowed scheme"
     if parts.fragment or "#" in uri:
-        return f"{uri!r} has a fragment"
+        return f"{shown(uri)} has a fragment"
     if parts.scheme == "http" and parts.hostname not in LOOPBACK_NAMES:
-        return f"{uri!r}: plain http is allowed only to a loopback address (127.0.0.1, [::1], localhost)"
+        return f"{shown(uri)}: plain http is allowed only to a loopback address (127.0.0.1, [::1], localhost)"
     if parts.scheme in ("http", "https") and not parts.hostname:
-        return f"{uri!r} names no host"
+        return f"{shown(uri)} names no host"
     return None
+
+
+class InvalidMetadata(ValueError):
+    """Why client metadata can't be used; `redirect_uri` when a redirect URI is the reason
+    (RFC 7591 §3.2.2 names two errors)."""
+
+    def __init__(self, problem: str, *, redirect_uri: bool = False):
+        super().__init__(problem)
+        self.redirect_uri = redirect_uri
+
+
+# RFC 7591 §2's fields and their types; keys (`jwks`, `jwks_uri`) and software statements are not
+# used here (clients authenticate with none or a secret), so they are not registered.
+_FIELD_TYPES: dict[str, type] = {
+    "redirect_uris": list, "token_endpoint_auth_method": str, "grant_types": list, "response_types": list,
+    "client_name": str, "client_uri": str, "logo_uri": str, "scope": str, "contacts": list, "tos_uri": str,
+    "policy_uri": str, "software_id": str, "software_version": str}
+_IGNORED_FIELDS = frozenset({"jwks", "jwks_uri", "software_statement"})
 
 
 def validate_metadata(data: dict[str, Any], server_metadata: dict[str, Any]) -> dict[str, Any]:
     """Client metadata checked by RFC 7591's rules (Authlib's claims) and ours; the registered claims.
-    ValueError with the reason."""
+    InvalidMetadata with the reason."""
+    data = {k: v for k, v in data.items() if k not in _IGNORED_FIELDS}
+    for field, kind in _FIELD_TYPES.items():  # Authlib's claim checks fail on a value of another type
+        value = data.get(field)
+        if value is not None and not (isinstance(value, str) if kind is str else
+                                      isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise InvalidMetadata(f"{field} must be {'a string' if kind is str else 'a list of strings'}",
+                                  redirect_uri=field == "redirect_uris")
+    uris = data.get("redirect_uris")
+    if isinstance(uris, list):  # ours first: Authlib's claim check says only "Invalid claim"
+        for uri in uris[:REDIRECT_URIS_MAX + 1]:
+            problem = check_redirect_uri(uri)
+            if problem:
+                raise InvalidMetadata(problem, redirect_uri=True)
     claims = ClientMetadataClaims(data, {}, ClientMetadataClaims.get_claims_options(server_metadata), server_metadata)
     try:
         claims.validate()
     except JoseError as e:
-        raise ValueError(e.description or str(e)) from None
+        raise InvalidMetadata(e.description or str(e), redirect_uri=getattr(e, "claim_name", "") == "redirect_uris") \
+            from None
     metadata = dict(claims.get_registered_claims())
     uris = metadata.get("redirect_uris")
     if not isinstance(uris, list) or not uris:
-        raise ValueError("redirect_uris is required: the authorization code flow redirects to one of them")
+        raise InvalidMetadata("redirect_uris is required: the authorization code flow redirects to one of them",
+                              redirect_uri=True)
     if len(uris) > REDIRECT_URIS_MAX:
-        raise ValueError(f"at most {REDIRECT_URIS_MAX} redirect_uris")
-    for uri in uris:
-        problem = check_redirect_uri(uri)
-        if problem:
-            raise ValueError(problem)
+        raise InvalidMetadata(f"at most {REDIRECT_URIS_MAX} redirect_uris", redirect_uri=True)
     name = metadata.get("client_name")
     if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX
                              or any(ord(c) < 32 or c == "\x7f" for c in name)):
-        raise ValueError(f"client_name must be one line of up to {NAME_MAX} characters")
+        raise InvalidMetadata(f"client_name must be one line of up to {NAME_MAX} characters")
     return metadata
 
 

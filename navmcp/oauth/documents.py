@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from navmcp.oauth import clients
+from navmcp.oauth import clients, metadata
 
 DEADLINE = 5.0  # seconds for the whole fetch: resolution, connection, head and body
 MAX_BYTES = 5 * 1024  # a document's body; its head is held to 4 KiB
@@ -54,7 +54,7 @@ class FetchFailed(Exception):
 
     def __init__(self, description: str):
         super().__init__(description)
-        self.description = description
+        self.description = metadata.header_text(description, 300)  # it becomes an OAuth error description
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,21 @@ def _authorization_request(req: Request, issuer: str, method: str) -> FormReques
     return FormRequest(method, issuer + req.url, req.headers, parse_qs(req.query_string, keep_blank_values=True))
 
 
+def _grammar_problem(query: dict[str, list[str]]) -> str | None:
+    """What in an authorization request breaks RFC 6749's grammar (Appendix A: every value is
+    printable ASCII; `redirect_uri` a URI, `response_type` names), or None. Such a request is
+    answered with a page before Authlib reads it: it can't name a redirect URI of its client."""
+    for name, values in query.items():
+        for value in values:
+            if not all(" " <= c <= "~" for c in value):
+                return f"{clients.shown(name)} holds a character outside printable ASCII: percent-encode it"
+    if not all(clients.uri_characters_ok(uri) for uri in query.get("redirect_uri", [])):
+        return "redirect_uri holds a character a URI can't hold as it is (a space or a backslash)"
+    if not all(c.isalnum() or c in "_ " for t in query.get("response_type", []) for c in t):
+        return "response_type names no response type"
+    return None
+
+
 def _refused(issuer: str, error: OAuth2Error) -> Response:
     """An authorization request refused. To the client's redirect URI once that URI is known to be
     the client's (RFC 6749 §4.1.2.1), with `iss` (RFC 9207); else a page for the person."""
@@ -153,6 +168,9 @@ async def authorize(site: Site, req: Request) -> Response:
         return error_response("html", 405, "open the authorization link with GET", headers=[("allow", "GET, POST")])
     server = _server(site, req)
     request = _authorization_request(req, server.issuer, "POST" if req.method == "POST" else "GET")
+    problem = _grammar_problem(request.payload.datalist)
+    if problem:
+        return error_response("html", 400, f"This app's sign-in request is not valid (invalid_request): {problem}")
     try:
         grant = server.get_consent_grant(request, end_user=None)
     except OAuth2Error as e:
@@ -204,8 +222,23 @@ async def _form(req: Request) -> dict[str, list[str]] | None:
     return await req.form()
 
 
+def _unreadable_credentials(req: Request) -> Response | None:
+    """A 401 for an `Authorization: Basic` header that isn't base64 of UTF-8 `id:secret` (Authlib
+    would fail on it), else None."""
+    header = req.header("authorization")
+    if header is None:
+        return None
+    try:
+        extract_basic_authorization({"Authorization": header})
+    except ValueError:
+        return json_response(401, {"error": "invalid_client", "error_description": "the Authorization header is "
+                                   "not HTTP Basic credentials of UTF-8 text"},
+                             [("cache-control", "no-store"), ("www-authenticate", 'Basic realm="navmcp"')])
+    return None
+
+
 async def token(site: Site, req: Request) -> Response:
-    refused = _method(req, "POST")
+    refused = _method(req, "POST") or _unreadable_credentials(req)
     if refused:
         return refused
     form = await _form(req)
@@ -216,7 +249,7 @@ async def token(site: Site, req: Request) -> Response:
 
 
 async def revoke(site: Site, req: Request) -> Response:
-    refused = _method(req, "POST")
+    refused = _method(req, "POST") or _unreadable_credentials(req)
     if refused:
         return refused
     form = await _form(req)
@@ -236,7 +269,7 @@ async def register(site: Site, req: Request) -> Response:
         return _oauth_error(400, "invalid_client_metadata", f"client metadata larger than {REGISTRATION_MAX_BYTES} bytes")
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
         return _oauth_error(400, "invalid_client_metadata", "the body must be a JSON object of client metadata")
     if not isinstance(data, dict):
         return _oauth_error(400, "invalid_client_metadata", "the body must be a JSON object of client metadata")

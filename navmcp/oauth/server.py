@@ -20,7 +20,7 @@ from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestErro
 from authlib.oauth2.rfc6749.requests import JsonPayload, JsonRequest, OAuth2Payload, OAuth2Request
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
-from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError
+from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError, InvalidRedirectURIError
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc9207 import IssuerParameter
 
@@ -305,13 +305,9 @@ class Registration(ClientRegistrationEndpoint):
         data.setdefault("response_types", ["code"])
         try:
             return clients.validate_metadata(data, self.get_server_metadata())
-        except ValueError as e:
-            problem = str(e)
-            if "redirect" in problem:
-                from authlib.oauth2.rfc7591.errors import InvalidRedirectURIError
-
-                raise InvalidRedirectURIError(problem) from None
-            raise InvalidClientMetadataError(problem) from None
+        except clients.InvalidMetadata as e:
+            problem = metadata.header_text(str(e), 300)
+            raise (InvalidRedirectURIError if e.redirect_uri else InvalidClientMetadataError)(problem) from None
 
     def generate_client_info(self, request: Any) -> dict[str, Any]:
         info = super().generate_client_info(request)

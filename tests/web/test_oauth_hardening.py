@@ -4,10 +4,14 @@ OAuth error body, registration refuses what can't be shown or followed safely, a
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
+from urllib.parse import quote
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+from adversarial import figures
 from navmcp.identity import add_user
 from navmcp.web import create_app
 from oauthflow import authorization_url, consent, exchange, pkce, refresh, register
@@ -55,3 +59,96 @@ def test_a_refused_refresh_leaves_the_token_for_the_corrected_retry(oauth):
     # and reuse is still reuse: the spent token revokes the family
     reused = refresh(oauth.anon, client["client_id"], tokens["refresh_token"])
     assert reused.status_code == 400 and "already used" in reused.json()["error_description"]
+
+
+# --- item 6: no anonymous 500 on the OAuth endpoints (fuzzed) -----------------------------------
+
+_NASTY = st.sampled_from(["\\", "\t", "\r\n", "\x00", "\"", "é", "\u202e", "%", "%00", "'", " ", "#", "\x7f",
+                          "https://a.example/cb", "http://127.0.0.1:9999/callback", "read write", "code", "S256",
+                          "authorization_code", "refresh_token", "none", "[", "{}", "\ud800x"[1:]])
+_VALUE = st.one_of(st.text(max_size=40), _NASTY, st.lists(_NASTY, max_size=4).map("".join))
+_PARAMS = ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
+           "resource", "grant_type", "code", "code_verifier", "refresh_token", "token", "token_type_hint",
+           "client_secret", "x"]
+_FORM = st.lists(st.tuples(st.sampled_from(_PARAMS), _VALUE), max_size=8)
+_JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), _VALUE),
+                     lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                             st.dictionaries(st.sampled_from(
+                                                 ["client_name", "redirect_uris", "grant_types", "response_types",
+                                                  "token_endpoint_auth_method", "scope", "client_uri", "logo_uri",
+                                                  "contacts", "jwks", "software_id", "x"]), inner, max_size=6)),
+                     max_leaves=12)
+FUZZ = settings(max_examples=figures.pick(80, 2000), deadline=None, derandomize=False,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                       HealthCheck.data_too_large])
+
+
+def _well_formed(reply, path: str) -> None:
+    assert reply.status_code < 500, (path, reply.status_code, reply.text[:300])
+    if path == "/authorize":
+        assert reply.status_code in (200, 302, 303, 400, 401, 403, 405, 429), reply.status_code
+        return
+    if reply.status_code >= 400:
+        body = reply.json()
+        assert isinstance(body, dict) and isinstance(body.get("error"), str), (path, reply.text[:300])
+
+
+@FUZZ
+@given(form=_FORM, basic=st.one_of(st.none(), st.binary(max_size=30), _VALUE.map(str.encode)),
+       path=st.sampled_from(["/authorize", "/token", "/revoke"]), signed_in=st.booleans())
+def test_fuzzed_authorize_token_and_revoke_never_answer_500(oauth, logged_errors, form, basic, path, signed_in):
+    import base64
+
+    http = oauth.browser if signed_in else oauth.anon
+    if path == "/authorize":
+        query = "&".join(f"{quote(k)}={quote(v, safe='')}" for k, v in form)
+        replies = [http.get(f"/authorize?{query}")]
+        if signed_in:
+            replies.append(http.post(f"/authorize?{query}", data={"decision": "allow", "csrf_token": "x"},
+                                     headers={"Origin": "http://127.0.0.1"}))
+    else:
+        headers = {"Authorization": "Basic " + base64.b64encode(basic).decode()} if basic is not None else {}
+        replies = [http.post(path, content="&".join(f"{quote(k)}={quote(v, safe='')}" for k, v in form),
+                             headers={"Content-Type": "application/x-www-form-urlencoded", **headers})]
+    for reply in replies:
+        _well_formed(reply, path)
+    assert not logged_errors
+
+
+@FUZZ
+@given(body=st.one_of(_JSON.map(lambda v: json.dumps(v, ensure_ascii=False)),
+                      st.integers(1, 3000).map(lambda n: '{"client_name": ' + "[" * n + "]" * n + "}"),
+                      st.integers(1, 3000).map(lambda n: "{\"x\": " * n + "1" + "}" * n),
+                      st.binary(max_size=60).map(lambda b: b.decode("latin-1"))),
+       uri=st.one_of(st.none(), _VALUE))
+def test_fuzzed_registration_never_answers_500(oauth, logged_errors, body, uri):
+    if uri is not None:
+        body = json.dumps({"client_name": "Fuzz", "redirect_uris": [uri], "token_endpoint_auth_method": "none"})
+    reply = oauth.anon.post("/register", content=body.encode("utf-8", "surrogatepass"),
+                            headers={"Content-Type": "application/json"})
+    _well_formed(reply, "/register")
+    assert not logged_errors
+
+
+@pytest.mark.parametrize("uri", ["https://a.example/c\tb", "https://a.example/c\\b", "http://127.0.0.1:99\\x/cb",
+                                 "https://a.example/c\r\nb", "https://a.example/c\nb", "https://a.example/c b"])
+def test_registration_refuses_a_redirect_uri_with_a_control_character_or_backslash(oauth, uri):
+    reply = oauth.anon.post("/register", json={"client_name": "X", "redirect_uris": [uri],
+                                               "token_endpoint_auth_method": "none"})
+    assert reply.status_code == 400 and reply.json()["error"] == "invalid_redirect_uri", reply.text
+
+
+def test_deeply_nested_registration_json_is_a_400(oauth):
+    body = '{"client_name": ' + "[" * 5000 + "]" * 5000 + ', "redirect_uris": ["https://a.example/cb"]}'
+    reply = oauth.anon.post("/register", content=body, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 400 and reply.json()["error"] == "invalid_client_metadata", reply.text
+
+
+@pytest.mark.parametrize("redirect_uri", ["https://a.example\\cb", "https://a.example/cb\\", "http://127.0.0.1:99\\@e/cb",
+                                          "https://a.example/cb\r\n", "https://a.example/é"])
+def test_authorize_with_a_backslash_in_redirect_uri_is_a_page_not_a_500(oauth, redirect_uri):
+    client = register(oauth.anon, redirect_uri="https://a.example/cb")
+    for http in (oauth.anon, oauth.browser):
+        reply = http.get(authorization_url(client["client_id"], pkce()[1], redirect_uri=redirect_uri))
+        assert reply.status_code == 400 and "location" not in reply.headers, reply.text[:300]
+        assert "invalid_request" in reply.text
