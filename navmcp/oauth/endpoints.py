@@ -154,11 +154,17 @@ def _grammar_problem(query: dict[str, list[str]]) -> str | None:
     return None
 
 
-def _refused(issuer: str, error: OAuth2Error) -> Response:
-    """An authorization request refused. To the client's redirect URI once that URI is known to be
-    the client's (RFC 6749 §4.1.2.1), with `iss` (RFC 9207); else a page for the person."""
-    if error.redirect_uri:
-        return redirect(add_params_to_uri(error.redirect_uri, [*error.get_body(), ("iss", issuer)]))
+def _refused(site: Site, req: Request, issuer: str, client_id: str | None, error: OAuth2Error) -> Response:
+    """An authorization request refused. Back to the client's redirect URI, with `iss` (RFC 9207),
+    only when that URI is known to be the client's (RFC 6749 §4.1.2.1) and the person signed in
+    here has approved that client before: anyone can register a client whose redirect URI is any
+    site, and an error sent there without a sign-in in between is an open redirect (RFC 9700
+    §4.11.2). Else a page for the person. (`error.redirect_uri` is set only once Authlib has
+    found the client and its redirect URI, so `client_id` is that client's.)"""
+    if error.redirect_uri and client_id:
+        session = site.web_session(req)
+        if session is not None and grants.has_approved(site.app.store, session.user["id"], client_id):
+            return redirect(add_params_to_uri(error.redirect_uri, [*error.get_body(), ("iss", issuer)]))
     return error_response("html", 400, f"This app's sign-in request is not valid ({error.error}): "
                                        f"{error.get_error_description()}")
 
@@ -174,7 +180,7 @@ async def authorize(site: Site, req: Request) -> Response:
     try:
         grant = server.get_consent_grant(request, end_user=None)
     except OAuth2Error as e:
-        return _refused(server.issuer, e)
+        return _refused(site, req, server.issuer, request.payload.data.get("client_id"), e)
     session = site.web_session(req)
     if session is None:  # sign in first, then come back here
         if req.method == "POST":

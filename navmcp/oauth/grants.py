@@ -191,6 +191,13 @@ def revoke_client(store: Store, user_id: str, client_id: str) -> int:
     return len(ids)
 
 
+def has_approved(store: Store, user_id: str, client_id: str) -> bool:
+    """Has `user_id` ever pressed Allow for `client_id` (a grant, live or not)?"""
+    with store.read(user_id=user_id) as tx:
+        return tx.one("SELECT 1 AS yes FROM oauth_grants WHERE user_id = ? AND client_id = ? LIMIT 1",
+                      (user_id, client_id)) is not None
+
+
 def connected_apps(store: Store, user_id: str) -> list[dict[str, Any]]:
     """The clients holding a live grant of `user_id`'s: name, scopes, when approved and last used."""
     with store.read(user_id=user_id) as tx:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from adversarial import figures
 from navmcp.identity import add_user
 from navmcp.web import create_app
-from oauthflow import authorization_url, consent, exchange, pkce, refresh, register
+from oauthflow import authorization_url, consent, exchange, pkce, redirect_query, refresh, register
 from webclient import Client, sign_in
 
 
@@ -152,3 +152,27 @@ def test_authorize_with_a_backslash_in_redirect_uri_is_a_page_not_a_500(oauth, r
         reply = http.get(authorization_url(client["client_id"], pkce()[1], redirect_uri=redirect_uri))
         assert reply.status_code == 400 and "location" not in reply.headers, reply.text[:300]
         assert "invalid_request" in reply.text
+
+
+# --- item 7: errors go back only to a client the person has seen ----------------------------------
+
+
+def test_an_error_redirects_only_to_a_client_the_signed_in_person_allowed_before(oauth):
+    trap = "https://attacker.example/landing"
+    client = register(oauth.anon, redirect_uri=trap)
+    no_pkce = authorization_url(client["client_id"], None, redirect_uri=trap, code_challenge_method=None)
+    bad_scope = authorization_url(client["client_id"], pkce()[1], redirect_uri=trap, scope="admin")
+    for url in (no_pkce, bad_scope):
+        for http in (oauth.anon, oauth.browser):  # nobody signed in; signed in but never allowed it
+            reply = http.get(url)
+            assert reply.status_code == 400 and "location" not in reply.headers, reply.text[:300]
+            assert "attacker.example" not in reply.text
+    consent(oauth.browser, authorization_url(client["client_id"], pkce()[1], redirect_uri=trap))  # allowed once
+    back = oauth.browser.get(no_pkce)
+    assert back.status_code == 303 and back.headers["location"].startswith(trap + "?")
+    assert redirect_query(back)["error"] == "invalid_request" and redirect_query(back)["iss"] == "http://127.0.0.1"
+    assert oauth.anon.get(no_pkce).status_code == 400  # still a page for anyone not signed in
+    # Deny on the consent page goes back to the client: the person saw it there
+    other = register(oauth.anon, name="Denied App", redirect_uri=trap)
+    denied = consent(oauth.browser, authorization_url(other["client_id"], pkce()[1], redirect_uri=trap), "deny")
+    assert denied["error"] == "access_denied"
