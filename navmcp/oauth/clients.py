@@ -25,13 +25,16 @@ from authlib.oauth2.rfc6749 import ClientMixin, InvalidClientError
 from authlib.oauth2.rfc7591 import ClientMetadataClaims
 from joserfc.errors import JoseError
 
+from navmcp import text
 from navmcp.oauth import SCOPES, metadata
+from navmcp.render import DIRECTION_CONTROLS
 from navmcp.store import Store
 
 LOOPBACK_NAMES = ("127.0.0.1", "::1", "localhost")
 NAME_MAX = 100
 REDIRECT_URIS_MAX = 10
 _REFUSED_SCHEMES = {"javascript", "data", "file", "vbscript", "about", "blob"}
+_NO_DIRECTION = dict.fromkeys(map(ord, DIRECTION_CONTROLS))
 
 
 def loopback_ids_allowed() -> bool:
@@ -41,7 +44,7 @@ def loopback_ids_allowed() -> bool:
 class Client(ClientMixin):
     def __init__(self, client_id: str, metadata: dict[str, Any], secret_hash: str | None = None):
         self.client_id, self.metadata, self.secret_hash = client_id, metadata, secret_hash
-        self.name = str(metadata.get("client_name") or client_id)[:NAME_MAX]
+        self.name = shown_name(str(metadata.get("client_name") or client_id))
         self.auth_method = metadata.get("token_endpoint_auth_method") or "client_secret_basic"
 
     def get_client_id(self) -> str:
@@ -182,10 +185,47 @@ def validate_metadata(data: dict[str, Any], server_metadata: dict[str, Any]) -> 
     if len(uris) > REDIRECT_URIS_MAX:
         raise InvalidMetadata(f"at most {REDIRECT_URIS_MAX} redirect_uris", redirect_uri=True)
     name = metadata.get("client_name")
-    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX
-                             or any(ord(c) < 32 or c == "\x7f" for c in name)):
-        raise InvalidMetadata(f"client_name must be one line of up to {NAME_MAX} characters")
+    if name is not None:
+        metadata["client_name"] = check_client_name(name)
     return metadata
+
+
+def check_client_name(name: Any) -> str:
+    """A client's name as stored, by the rules of titles (`text.normalized`: NFC, characters that
+    render as nothing dropped); InvalidMetadata for one that is not one visible line or holds a
+    text-direction control (one could reverse how the consent page's sentence reads)."""
+    if not isinstance(name, str):
+        raise InvalidMetadata("client_name must be a string")
+    value = text.normalized(name)
+    if any(ord(c) < 32 or c == "\x7f" for c in value):
+        raise InvalidMetadata(f"client_name must be one line of up to {NAME_MAX} characters")
+    value = " ".join(value.split())
+    if not value or len(value) > NAME_MAX:
+        raise InvalidMetadata(f"client_name must be one line of up to {NAME_MAX} characters")
+    if any(c in DIRECTION_CONTROLS for c in value):
+        raise InvalidMetadata("client_name must not contain text-direction controls (U+202A to U+202E, U+2066 "
+                              "to U+2069)")
+    if not any(c.isprintable() and not c.isspace() for c in value):
+        raise InvalidMetadata("client_name must contain a visible character")
+    return value
+
+
+def shown_name(name: str) -> str:
+    """A stored client name as pages show it: one line, no direction control nor invisible
+    character (names stored before the rule above)."""
+    return " ".join(text.normalized(name).translate(_NO_DIRECTION).split())[:NAME_MAX]
+
+
+def imitates_latin(name: str) -> bool:
+    """Does a word of the name mix Latin letters with letters of other alphabets that look like
+    Latin ones (`text.look_alike_key`'s table): "Сlaude" with a Cyrillic С? The consent page says
+    so. A word wholly of another alphabet ("Ёлка") is not flagged."""
+    if name.isascii():
+        return False
+    return any(any(c.isascii() and c.isalpha() for c in word)
+               and any(not c.isascii() and text.look_alike_key(c) != c and text.look_alike_key(c).isascii()
+                       for c in word)
+               for word in name.split())
 
 
 # --- registered clients (RFC 7591) -------------------------------------------------------------
@@ -193,7 +233,7 @@ def validate_metadata(data: dict[str, Any], server_metadata: dict[str, Any]) -> 
 
 def save_registered(store: Store, client_id: str, secret: str | None, metadata: dict[str, Any]) -> None:
     secret_hash = hashlib.sha256(secret.encode()).hexdigest() if secret else None
-    name = str(metadata.get("client_name") or client_id)[:NAME_MAX]
+    name = shown_name(str(metadata.get("client_name") or client_id))
     body = json.dumps(metadata, ensure_ascii=False)
     with store.write() as tx:
         if store.hosted:  # nobody is known yet: the function inserts this one row
@@ -245,8 +285,8 @@ def connectable_address(addresses: list[str]) -> str | None:
     """The first of a name's addresses that may be connected to: a public one (every IPv4
     address embedded in an IPv6 one unwrapped and judged in its place), or loopback under the
     development setting; None when there is none."""
-    for text in addresses:
-        ip = ipaddress.ip_address(text.split("%", 1)[0])
+    for written in addresses:
+        ip = ipaddress.ip_address(written.split("%", 1)[0])
         judged = embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
         if (judged or ip).is_global and not (judged or ip).is_multicast:
             return str(ip)

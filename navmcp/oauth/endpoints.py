@@ -208,6 +208,7 @@ def _consent_page(site: Site, req: Request, server: OAuthServer, grant: Any,
     origin = f"{target.scheme}://{target.netloc}" if target.scheme in ("http", "https") else f"{target.scheme}:"
     page = html.render("oauth_consent.html.j2", {
         "client": client, "document": clients.is_document_id(client.client_id), "scopes": scopes,
+        "lookalike": clients.imitates_latin(client.name),
         "user": session.user, "redirect": f"{target.scheme}://{target.netloc}" if target.netloc else target.scheme + ":",
         "action": req.url, "csrf": auth.csrf_token(site.app.secret, session.id)})
     # The buttons' answer redirects to the client: a form's redirect is held to form-action too.
@@ -311,6 +312,7 @@ async def connected_apps(site: Site, req: Request) -> Response:
     flash = auth.take_flash(store, session)
     apps = grants.connected_apps(store, user["id"])
     for a in apps:
+        a["client_name"] = clients.shown_name(a["client_name"])
         a["scopes"] = [s for s in SCOPES if s in a["scopes"]]
         a["document"] = clients.is_document_id(a["client_id"])
     page = html.render("oauth_apps.html.j2", {"apps": apps, "user": user, "flash": flash, "scope_text": SCOPES,

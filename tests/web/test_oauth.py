@@ -76,7 +76,7 @@ def test_consent_page_names_the_client_the_scopes_and_the_person(anon, browser, 
     verifier, challenge = pkce()
     page = browser.get(authorization_url(client["client_id"], challenge))
     assert page.status_code == 200
-    assert "Allow Nice &lt;b&gt;App&lt;/b&gt; to use navmcp as @" + owner["handle"] in page.text
+    assert "Allow <bdi>Nice &lt;b&gt;App&lt;/b&gt;</bdi> to use navmcp as @" + owner["handle"] in page.text
     assert "<strong>read</strong>" in page.text and "<strong>write</strong>" in page.text
     assert ">Allow</button>" in page.text and ">Deny</button>" in page.text
     assert "form-action 'self' http://127.0.0.1:9999" in page.headers["content-security-policy"]

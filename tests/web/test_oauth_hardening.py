@@ -176,3 +176,23 @@ def test_an_error_redirects_only_to_a_client_the_signed_in_person_allowed_before
     other = register(oauth.anon, name="Denied App", redirect_uri=trap)
     denied = consent(oauth.browser, authorization_url(other["client_id"], pkce()[1], redirect_uri=trap), "deny")
     assert denied["error"] == "access_denied"
+
+
+# --- item 10: names that can't pretend to be another app -------------------------------------------
+
+
+def test_a_client_name_is_stored_as_titles_are_and_look_alikes_are_flagged(oauth):
+    for name in ("Cl\u202eedua", "Claude\u2066", "\u200b\u2060"):
+        reply = oauth.anon.post("/register", json={"client_name": name, "redirect_uris": ["https://a.example/cb"],
+                                                   "token_endpoint_auth_method": "none"})
+        assert reply.status_code == 400 and reply.json()["error"] == "invalid_client_metadata", (name, reply.text)
+    hidden = register(oauth.anon, name="Cla\u200bu\u00adde  Desktop")
+    assert hidden["client_name"] == "Claude Desktop"
+    page = oauth.browser.get(authorization_url(hidden["client_id"], pkce()[1])).text
+    assert "Allow <bdi>Claude Desktop</bdi> to use navmcp" in page and "\u200b" not in page
+    assert "imitating another app" not in page
+    fake = register(oauth.anon, name="\u0421laude")  # a Cyrillic С
+    page = oauth.browser.get(authorization_url(fake["client_id"], pkce()[1])).text
+    assert "imitating another app" in page
+    honest = register(oauth.anon, name="Café Ёлка")
+    assert "imitating another app" not in oauth.browser.get(authorization_url(honest["client_id"], pkce()[1])).text
