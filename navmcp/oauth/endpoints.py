@@ -140,9 +140,10 @@ def _authorization_request(req: Request, issuer: str, method: str) -> FormReques
 
 
 def _grammar_problem(query: dict[str, list[str]]) -> str | None:
-    """What in an authorization request breaks RFC 6749's grammar (Appendix A: every value is
-    printable ASCII; `redirect_uri` a URI, `response_type` names), or None. Such a request is
-    answered with a page before Authlib reads it: it can't name a redirect URI of its client."""
+    """What in an OAuth request breaks RFC 6749's grammar (Appendix A: every value is printable
+    ASCII; `redirect_uri` a URI, `response_type` names), or None. Such a request is refused before
+    Authlib or the database reads it (at /authorize with a page: it can't name a redirect URI of
+    its client)."""
     for name, values in query.items():
         for value in values:
             if not all(" " <= c <= "~" for c in value):
@@ -236,10 +237,12 @@ def _unreadable_credentials(req: Request) -> Response | None:
     if header is None:
         return None
     try:
-        extract_basic_authorization({"Authorization": header})
+        credentials = extract_basic_authorization({"Authorization": header})
+        if any(part and not all(" " <= c <= "~" for c in part) for part in credentials):
+            raise ValueError("not printable ASCII")
     except ValueError:
         return json_response(401, {"error": "invalid_client", "error_description": "the Authorization header is "
-                                   "not HTTP Basic credentials of UTF-8 text"},
+                                   "not HTTP Basic credentials of printable ASCII"},
                              [("cache-control", "no-store"), ("www-authenticate", 'Basic realm="navmcp"')])
     return None
 
@@ -251,6 +254,9 @@ async def token(site: Site, req: Request) -> Response:
     form = await _form(req)
     if form is None:
         return _oauth_error(400, "invalid_request", "POST the token request as application/x-www-form-urlencoded")
+    problem = _grammar_problem(form)
+    if problem:
+        return _oauth_error(400, "invalid_request", problem)
     server = _server(site, req)
     return _json_answer(server.create_token_response(FormRequest("POST", server.issuer + "/token", req.headers, form)))
 
@@ -262,6 +268,9 @@ async def revoke(site: Site, req: Request) -> Response:
     form = await _form(req)
     if form is None:
         return _oauth_error(400, "invalid_request", "POST the revocation request as application/x-www-form-urlencoded")
+    problem = _grammar_problem(form)
+    if problem:
+        return _oauth_error(400, "invalid_request", problem)
     server = _server(site, req)
     return _json_answer(server.create_endpoint_response(
         "revocation", FormRequest("POST", server.issuer + "/revoke", req.headers, form)))

@@ -117,8 +117,8 @@ def test_fuzzed_authorize_token_and_revoke_never_answer_500(oauth, logged_errors
 
 @FUZZ
 @given(body=st.one_of(_JSON.map(lambda v: json.dumps(v, ensure_ascii=False)),
-                      st.integers(1, 3000).map(lambda n: '{"client_name": ' + "[" * n + "]" * n + "}"),
-                      st.integers(1, 3000).map(lambda n: "{\"x\": " * n + "1" + "}" * n),
+                      st.integers(1, 1200).map(lambda n: '{"client_name": ' + "[" * n + "]" * n + "}"),
+                      st.integers(1, 1200).map(lambda n: "{\"x\": " * n + "1" + "}" * n),
                       st.binary(max_size=60).map(lambda b: b.decode("latin-1"))),
        uri=st.one_of(st.none(), _VALUE))
 def test_fuzzed_registration_never_answers_500(oauth, logged_errors, body, uri):
@@ -196,3 +196,18 @@ def test_a_client_name_is_stored_as_titles_are_and_look_alikes_are_flagged(oauth
     assert "imitating another app" in page
     honest = register(oauth.anon, name="Café Ёлка")
     assert "imitating another app" not in oauth.browser.get(authorization_url(honest["client_id"], pkce()[1])).text
+
+
+def test_a_nul_or_non_ascii_value_at_token_and_revoke_is_invalid_request(oauth):
+    import base64
+
+    for path, form in (("/token", {"grant_type": "refresh_token", "refresh_token": "x\x00", "client_id": "c"}),
+                       ("/revoke", {"token": "\x00", "client_id": "c"}), ("/revoke", {"token": "t", "client_id": "é"})):
+        reply = oauth.anon.post(path, data=form)
+        assert reply.status_code == 400 and reply.json()["error"] == "invalid_request", (path, reply.text)
+    for credentials in (b"\xff\xfe:x", b"nocolon", b"a\x00:b"):
+        reply = oauth.anon.post("/revoke", data={"token": "t"},
+                                headers={"Authorization": "Basic " + base64.b64encode(credentials).decode()})
+        assert reply.status_code in (400, 401) and reply.json()["error"] in ("invalid_client", "invalid_request"), \
+            reply.text
+    assert oauth.anon.post("/revoke", data={"token": "t"}, headers={"Authorization": "Basic "}).status_code == 401
