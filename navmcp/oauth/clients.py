@@ -55,11 +55,13 @@ class Client(ClientMixin):
         return uris[0] if len(uris) == 1 else None  # with several, the request must name one
 
     def get_allowed_scope(self, scope: str | None) -> str | None:
-        """The scopes granted of those asked for (all of ours when none are named), within the
-        client's registered `scope`; None (invalid_scope) when that leaves none."""
-        allowed = set((self.metadata.get("scope") or " ".join(SCOPES)).split()) & set(SCOPES)
-        wanted = scope.split() if scope else list(SCOPES)
-        return " ".join(s for s in SCOPES if s in wanted and s in allowed) or None
+        """The scopes asked for, of ours (when none are named: those the client registered, else
+        all of ours); None (invalid_scope) when that leaves none. A registered `scope` is the
+        client's own claim, not a ceiling: a client that comes back for more (step-up, after a 403
+        `insufficient_scope`) gets what it asks for once the person allows it on the consent page,
+        which names every scope asked for."""
+        wanted = scope.split() if scope else (self.metadata.get("scope") or " ".join(SCOPES)).split()
+        return " ".join(s for s in SCOPES if s in wanted) or None
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
         return redirect_uri_allowed(self.metadata.get("redirect_uris") or [], redirect_uri)

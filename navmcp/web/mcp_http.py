@@ -84,7 +84,8 @@ def _insufficient_scope(issuer: str, needed: frozenset[str], id_: Any) -> Respon
     scope = " ".join(s for s in SCOPES if s in needed)
     challenge = oauth_metadata.challenge(issuer, error="insufficient_scope", scope=scope,
                                          description=f"this request needs the scope {scope}")
-    return fault(403, f"Forbidden: this request needs the scope {scope!r}: authorize this app again with it",
+    return fault(403, f"Forbidden: this request needs the scope {scope!r}: ask for it in a new authorization "
+                      "request; the person sees it on the consent page and may allow it",
                  [("www-authenticate", challenge)], id_=id_)
 
 

@@ -211,3 +211,35 @@ def test_a_nul_or_non_ascii_value_at_token_and_revoke_is_invalid_request(oauth):
         assert reply.status_code in (400, 401) and reply.json()["error"] in ("invalid_client", "invalid_request"), \
             reply.text
     assert oauth.anon.post("/revoke", data={"token": "t"}, headers={"Authorization": "Basic "}).status_code == 401
+
+
+# --- item 9: scope step-up -----------------------------------------------------------------------------
+
+
+def test_a_client_registered_for_read_steps_up_to_write_when_the_person_allows_it(oauth):
+    from oauthflow import mcp
+
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_action", "arguments": {"action": "create_studio", "url": "/",
+                                                "params": {"handle": "stepped", "name": "Stepped"}}}}
+
+    def act(access_token: str):
+        session = mcp(oauth.anon, access_token).headers["mcp-session-id"]
+        return mcp(oauth.anon, access_token, call, session)
+
+    client = register(oauth.anon, scope="read")
+    verifier, challenge = pkce()
+    first = exchange(oauth.anon, client["client_id"],
+                     consent(oauth.browser, authorization_url(client["client_id"], challenge, scope=None))["code"],
+                     verifier).json()
+    assert first["scope"] == "read"  # asked for nothing: what it registered
+    refused = act(first["access_token"])
+    assert refused.status_code == 403 and "consent page" in refused.text
+    verifier, challenge = pkce()
+    url = authorization_url(client["client_id"], challenge, scope="read write")
+    page = oauth.browser.get(url).text
+    assert "<strong>write</strong>" in page  # the person sees what they would allow
+    stepped = exchange(oauth.anon, client["client_id"], consent(oauth.browser, url)["code"], verifier).json()
+    assert stepped["scope"] == "read write", stepped
+    done = act(stepped["access_token"])
+    assert done.status_code == 200 and done.json()["result"]["isError"] is False, done.text
