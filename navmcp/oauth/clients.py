@@ -32,7 +32,9 @@ from navmcp.store import Store
 
 LOOPBACK_NAMES = ("127.0.0.1", "::1", "localhost")
 NAME_MAX = 100
-REDIRECT_URIS_MAX = 10
+REDIRECT_URIS_MAX = 5
+UNUSED_CLIENT_HOURS = 24.0  # a registered client no grant names is deleted after this (NAVMCP_OAUTH_UNUSED_CLIENT_HOURS)
+PRUNE_MOST = 100  # expired clients deleted per registration (each registration adds one)
 _REFUSED_SCHEMES = {"javascript", "data", "file", "vbscript", "about", "blob"}
 _NO_DIRECTION = dict.fromkeys(map(ord, DIRECTION_CONTROLS))
 
@@ -233,16 +235,32 @@ def imitates_latin(name: str) -> bool:
 # --- registered clients (RFC 7591) -------------------------------------------------------------
 
 
+def unused_client_hours() -> float:
+    """Hours a registered client that never obtained a grant is kept (NAVMCP_OAUTH_UNUSED_CLIENT_HOURS)."""
+    configured = os.environ.get("NAVMCP_OAUTH_UNUSED_CLIENT_HOURS", "").strip()
+    try:
+        return max(float(configured), 0.0) if configured else UNUSED_CLIENT_HOURS
+    except ValueError:
+        return UNUSED_CLIENT_HOURS
+
+
 def save_registered(store: Store, client_id: str, secret: str | None, metadata: dict[str, Any]) -> None:
+    """Store a newly registered client; in the same transaction, delete up to PRUNE_MOST of the
+    clients registered before `unused_client_hours()` that no grant names (they expired)."""
+    from navmcp.clock import ago, now
+
     secret_hash = hashlib.sha256(secret.encode()).hexdigest() if secret else None
     name = shown_name(str(metadata.get("client_name") or client_id))
     body = json.dumps(metadata, ensure_ascii=False)
+    before = ago(unused_client_hours() * 3600)
     with store.write() as tx:
-        if store.hosted:  # nobody is known yet: the function inserts this one row
+        if store.hosted:  # nobody is known yet: the functions prune and insert these rows only
+            tx.one("SELECT navmcp.oauth_prune_clients(?, ?) AS gone", (before, PRUNE_MOST))
             tx.one("SELECT navmcp.oauth_register_client(?, ?, ?, ?) AS done", (client_id, secret_hash, name, body))
         else:
-            from navmcp.clock import now
-
+            tx.execute("DELETE FROM oauth_clients WHERE client_id IN (SELECT c.client_id FROM oauth_clients c"
+                       " WHERE c.created_at < ? AND NOT EXISTS (SELECT 1 FROM oauth_grants g"
+                       " WHERE g.client_id = c.client_id) ORDER BY c.created_at LIMIT ?)", (before, PRUNE_MOST))
             tx.execute("INSERT INTO oauth_clients (client_id, secret_hash, name, metadata, created_at)"
                        " VALUES (?, ?, ?, ?, ?)", (client_id, secret_hash, name, body, now()))
 

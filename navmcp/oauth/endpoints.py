@@ -5,7 +5,10 @@ consent page, on the person's web sign-in), /token, /register, /revoke, and /con
 from __future__ import annotations
 
 import json
+import math
+import os
 import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -13,6 +16,8 @@ from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import InvalidClientError, OAuth2Error
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
 
+from navmcp import ratelimit
+from navmcp.errors import RateLimited
 from navmcp.oauth import SCOPES, clients, grants, metadata
 from navmcp.oauth.documents import Busy, Documents, FetchFailed
 from navmcp.oauth.server import Answer, FormRequest, OAuthServer, RegistrationRequest
@@ -24,9 +29,13 @@ if TYPE_CHECKING:
     from navmcp.web.request import Request
     from navmcp.web.site import Site
 
-REGISTRATION_MAX_BYTES = 16 * 1024
-# Metadata documents are public: one cache per web app (the process has one; tests make several).
-_documents: weakref.WeakKeyDictionary[Site, Documents] = weakref.WeakKeyDictionary()
+REGISTRATION_MAX_BYTES = 4 * 1024  # a client's metadata, as JSON
+# Registrations per client address and in all, per process (`ratelimit` specs; "off" for none).
+REGISTRATIONS_PER_ADDRESS = "20/1h"  # NAVMCP_OAUTH_REGISTRATIONS_PER_ADDRESS
+REGISTRATIONS_IN_ALL = "500/1h"  # NAVMCP_OAUTH_REGISTRATIONS
+# What the OAuth endpoints keep per web app (the process has one; tests make several): the
+# metadata documents (public: one cache) and the registration limits.
+_per_site: weakref.WeakKeyDictionary[Site, _PerSite] = weakref.WeakKeyDictionary()
 
 
 def issuer_of(req: Request) -> str:
@@ -37,11 +46,25 @@ def _server(site: Site, req: Request) -> OAuthServer:
     return OAuthServer(site.app, issuer_of(req), req.prepared or {})
 
 
-def documents_of(site: Site) -> Documents:
-    found = _documents.get(site)
+@dataclass
+class _PerSite:
+    documents: Documents
+    per_address: ratelimit.RateLimiter | None
+    in_all: ratelimit.RateLimiter | None
+
+
+def _of(site: Site) -> _PerSite:
+    found = _per_site.get(site)
     if found is None:
-        found = _documents[site] = Documents()
+        env = os.environ.get
+        found = _per_site[site] = _PerSite(
+            Documents(), ratelimit.parse(env("NAVMCP_OAUTH_REGISTRATIONS_PER_ADDRESS") or REGISTRATIONS_PER_ADDRESS),
+            ratelimit.parse(env("NAVMCP_OAUTH_REGISTRATIONS") or REGISTRATIONS_IN_ALL))
     return found
+
+
+def documents_of(site: Site) -> Documents:
+    return _of(site).documents
 
 
 # --- before the handler: the client's metadata document, fetched on the loop ------------------------
@@ -280,6 +303,19 @@ async def register(site: Site, req: Request) -> Response:
     refused = _method(req, "POST")
     if refused:
         return refused
+    limits = _of(site)
+    for limiter, key, whose in ((limits.per_address, "ip:" + req.client_ip, "this address"),
+                                (limits.in_all, "all", "this server")):
+        if limiter is None:
+            continue
+        try:
+            limiter.check(key)
+        except RateLimited as e:
+            seconds = max(1, math.ceil(e.retry_after))
+            return json_response(429, {"error": "temporarily_unavailable", "error_description":
+                                       f"too many client registrations from {whose} ({limiter.describe()}): "
+                                       f"retry in {seconds} seconds, or reuse the client you registered"},
+                                 [("retry-after", str(seconds)), ("cache-control", "no-store")])
     body = await req.body()
     if len(body) > REGISTRATION_MAX_BYTES:
         return _oauth_error(400, "invalid_client_metadata", f"client metadata larger than {REGISTRATION_MAX_BYTES} bytes")

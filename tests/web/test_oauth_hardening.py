@@ -121,7 +121,8 @@ def test_fuzzed_authorize_token_and_revoke_never_answer_500(oauth, logged_errors
                       st.integers(1, 1200).map(lambda n: "{\"x\": " * n + "1" + "}" * n),
                       st.binary(max_size=60).map(lambda b: b.decode("latin-1"))),
        uri=st.one_of(st.none(), _VALUE))
-def test_fuzzed_registration_never_answers_500(oauth, logged_errors, body, uri):
+def test_fuzzed_registration_never_answers_500(oauth, logged_errors, monkeypatch, body, uri):
+    monkeypatch.setenv("NAVMCP_OAUTH_REGISTRATIONS_PER_ADDRESS", "off")  # every example reaches the checks
     if uri is not None:
         body = json.dumps({"client_name": "Fuzz", "redirect_uris": [uri], "token_endpoint_auth_method": "none"})
     reply = oauth.anon.post("/register", content=body.encode("utf-8", "surrogatepass"),
@@ -139,7 +140,7 @@ def test_registration_refuses_a_redirect_uri_with_a_control_character_or_backsla
 
 
 def test_deeply_nested_registration_json_is_a_400(oauth):
-    body = '{"client_name": ' + "[" * 5000 + "]" * 5000 + ', "redirect_uris": ["https://a.example/cb"]}'
+    body = '{"client_name": ' + "[" * 1500 + "]" * 1500 + ', "redirect_uris": ["https://a.example/cb"]}'
     reply = oauth.anon.post("/register", content=body, headers={"Content-Type": "application/json"})
     assert reply.status_code == 400 and reply.json()["error"] == "invalid_client_metadata", reply.text
 
@@ -243,3 +244,71 @@ def test_a_client_registered_for_read_steps_up_to_write_when_the_person_allows_i
     assert stepped["scope"] == "read write", stepped
     done = act(stepped["access_token"])
     assert done.status_code == 200 and done.json()["result"]["isError"] is False, done.text
+
+
+# --- item 2: registration bounds ------------------------------------------------------------------------
+
+
+def _from(web, address: str):
+    """An in-process client whose requests come from `address`."""
+    import httpx
+
+    client = Client(web)
+    client.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=web, client=(address, 4321)),
+                                    base_url="http://127.0.0.1")
+    return client
+
+
+def _metadata(**extra) -> dict:
+    return {"client_name": "Bounded", "redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "none",
+            **extra}
+
+
+def test_registration_metadata_is_capped(oauth):
+    big = oauth.anon.post("/register", json=_metadata(client_uri="https://a.example/" + "x" * 4200))
+    assert big.status_code == 400 and big.json()["error"] == "invalid_client_metadata" and "4096" in big.text
+    many = oauth.anon.post("/register", json=_metadata(redirect_uris=[f"https://a.example/cb{i}" for i in range(6)]))
+    assert many.status_code == 400 and many.json()["error"] == "invalid_redirect_uri" and "at most 5" in many.text
+    unknown = oauth.anon.post("/register", json=_metadata(jwks={"keys": []}, extra_field="x" * 100))
+    assert unknown.status_code == 201 and "jwks" not in unknown.json() and "extra_field" not in unknown.json()
+
+
+def test_registrations_are_limited_per_address_and_in_all(oauth, monkeypatch):
+    monkeypatch.setenv("NAVMCP_OAUTH_REGISTRATIONS_PER_ADDRESS", "3/1h")
+    monkeypatch.setenv("NAVMCP_OAUTH_REGISTRATIONS", "5/1h")
+    web = create_app(oauth.app)
+    one, two, three = _from(web, "10.0.0.1"), _from(web, "10.0.0.2"), _from(web, "10.0.0.3")
+    try:
+        assert [one.post("/register", json=_metadata()).status_code for _ in range(4)] == [201, 201, 201, 429]
+        refused = one.post("/register", json=_metadata())
+        assert refused.json()["error"] == "temporarily_unavailable" and int(refused.headers["retry-after"]) >= 1
+        assert "this address" in refused.json()["error_description"]
+        assert [two.post("/register", json=_metadata()).status_code for _ in range(3)] == [201, 201, 429]
+        in_all = three.post("/register", json=_metadata())
+        assert in_all.status_code == 429 and "this server" in in_all.json()["error_description"]
+    finally:
+        for c in (one, two, three):
+            c.close()
+
+
+def test_a_client_that_never_got_a_grant_expires(oauth, store_kind, request):
+    from navmcp.oauth import clients
+
+    unused = register(oauth.anon, name="Never Used")
+    used, _ = _tokens(oauth)
+    fresh = register(oauth.anon, name="Fresh")
+    stale = "2020-01-01T00:00:00.000000Z"
+    ids = (unused["client_id"], used["client_id"])
+    if store_kind == "postgres":  # the app role reaches oauth_clients only through its functions
+        import psycopg
+
+        with psycopg.connect(request.getfixturevalue("pg_database").admin_url, autocommit=True) as conn:
+            conn.execute("UPDATE oauth_clients SET created_at = %s WHERE client_id = ANY(%s)", (stale, list(ids)))
+    else:
+        with oauth.app.store.write() as tx:
+            for client_id in ids:
+                tx.execute("UPDATE oauth_clients SET created_at = ? WHERE client_id = ?", (stale, client_id))
+    register(oauth.anon, name="Next")  # registering prunes the expired
+    assert clients.load_registered(oauth.app.store, unused["client_id"]) is None
+    assert clients.load_registered(oauth.app.store, used["client_id"]) is not None  # a grant names it
+    assert clients.load_registered(oauth.app.store, fresh["client_id"]) is not None  # not 24 hours old
