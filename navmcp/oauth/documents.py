@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
 import socket
 import ssl
 import threading
@@ -47,6 +48,7 @@ FETCHES_AT_ONCE = 8
 WAITING_PER_ADDRESS = 2
 WAITING_AT_ONCE = 64
 CACHED_MAX = 1024
+log = logging.getLogger("navmcp.oauth")
 
 
 class FetchFailed(Exception):
@@ -140,6 +142,9 @@ class Documents:
             except (OSError, ssl.SSLError, h11.ProtocolError) as e:
                 outcome, seconds = FetchFailed(f"the client metadata document could not be fetched "
                                                f"({type(e).__name__})"), FAILURE_SECONDS
+            except Exception:  # a fault of ours: the waiters still get an answer, the log the details
+                log.exception("fetching the client metadata document %s", url)
+                outcome, seconds = FetchFailed("the client metadata document could not be read"), FAILURE_SECONDS
             if isinstance(outcome, FetchFailed):
                 seconds = FAILURE_SECONDS
             self._remember(url, outcome, seconds)
@@ -194,7 +199,7 @@ class Documents:
             raise FetchFailed("the client metadata document's server closed the connection without an answer")
         try:
             data = json.loads(bytes(body))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
             raise FetchFailed("the client metadata document is not JSON") from None
         if not isinstance(data, dict):
             raise FetchFailed("the client metadata document is not a JSON object")

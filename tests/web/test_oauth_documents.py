@@ -313,3 +313,13 @@ def test_a_host_resolving_to_loopback_through_6to4_or_nat64_is_not_fetched(anon,
     for host in ("sixtofour.example", "nat64.example", "compat.example"):
         reply = anon.get(authorization_url(f"https://{host}/client.json", pkce()[1]))
         assert reply.status_code == 400 and "not a public address" in reply.text, (host, reply.text[:300])
+
+
+def test_a_document_nested_past_the_parsers_depth_is_invalid_client(anon, dev):
+    docs = Documents()
+    try:
+        url = docs.raw("/deep.json", 200, b"[" * 2500 + b"]" * 2500)
+        reply = anon.get(authorization_url(url, pkce()[1]))
+        assert reply.status_code == 400 and "not JSON" in reply.text, reply.text[:300]
+    finally:
+        docs.close()
