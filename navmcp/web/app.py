@@ -57,7 +57,7 @@ class WebApp:
         if read is not None and len(read[0]) <= self.max_body:
             req._body, req._message = read
         handler = routing.fixed(req.path)
-        req.target = target(req, handler is not None)
+        req.target = target(req, handler is not None, req.path in routing.JSON_ONLY)
         if req.path not in routing.ROUTES and live.wants_events(req.method, req.header("accept")):
             return await self._events(req, receive, send)
         try:

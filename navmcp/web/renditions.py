@@ -47,10 +47,14 @@ class Target:
     costly: bool = False  # a page whose read may cost more than one page of data (pages.is_costly)
 
 
-def target(req: Request, fixed: bool) -> Target:
-    """The target of `req`; `fixed`: its path is one of the app's own routes, not a workspace page."""
+def target(req: Request, fixed: bool, json_only: bool = False) -> Target:
+    """The target of `req`; `fixed`: its path is one of the app's own routes, not a workspace page;
+    `json_only`: a route that answers JSON whatever is asked (the OAuth token, registration and
+    revocation endpoints), its faults too."""
     if req.path == JSON_RPC_PATH:
         return Target("jsonrpc", "json", req.path)
+    if json_only:
+        return Target("json", "json", req.path)
     path = req.path
     if path.endswith(".json"):
         negotiated, path = "json", path[:-5] or "/"

@@ -97,6 +97,8 @@ ROUTES: dict[str, Handler] = {
 # (a client's metadata document, fetched from anywhere) holds no thread. A response ends the request.
 PREPARE: dict[str, Callable[[Site, Request], Awaitable[Response | None]]] = {
     path: _oauth_prepare for path in ("/authorize", "/token", "/revoke")}
+# Routes answered in JSON whatever the request asks, their faults (413, 408, 500) included.
+JSON_ONLY = frozenset({"/token", "/register", "/revoke"})
 PREFIXES: tuple[tuple[str, Handler], ...] = (
     ("/static/", static.asset),
     ("/.well-known/", _oauth("well_known")),  # JSON, never a login page

@@ -312,3 +312,11 @@ def test_a_client_that_never_got_a_grant_expires(oauth, store_kind, request):
     assert clients.load_registered(oauth.app.store, unused["client_id"]) is None
     assert clients.load_registered(oauth.app.store, used["client_id"]) is not None  # a grant names it
     assert clients.load_registered(oauth.app.store, fresh["client_id"]) is not None  # not 24 hours old
+
+
+def test_the_json_endpoints_answer_their_faults_in_json(oauth):
+    for path, kind in (("/register", "application/json"), ("/token", "application/x-www-form-urlencoded"),
+                       ("/revoke", "application/x-www-form-urlencoded")):
+        reply = oauth.anon.post(path, content=b"x" * (3 * 1024 * 1024), headers={"Content-Type": kind})
+        assert reply.status_code == 413 and reply.headers["content-type"] == "application/json", (path, reply.text[:200])
+        assert isinstance(reply.json()["error"], str)
