@@ -77,7 +77,7 @@ def trickle():
 # --- the attack on a real server, both stores ---------------------------------------------------
 
 
-def _attack(base: str, token: str, trickle: Trickle, anonymous: int = 12, seconds: float = 8.0) -> dict:
+def _attack(base: str, token: str, trickle: Trickle, anonymous: int = 20, seconds: float = 8.0) -> dict:
     """`anonymous` clients, each from an address of its own (127.0.0.2, …), ask /authorize for
     trickled documents in a loop (half the same URL, half a URL of their own each time) while a
     person reads a page and /healthz. Every answer's time; the person's answers must all be 200."""
