@@ -76,6 +76,7 @@ class Documents:
         self._flying: dict[str, asyncio.Future[clients.Client | FetchFailed]] = {}
         self._waiting: dict[str, int] = {}  # client address → its requests waiting on a fetch
         self._resolver: ThreadPoolExecutor | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self.fetches = 0  # fetches begun (tests and figures read it)
 
     # --- what a handler reads ------------------------------------------------------------------
@@ -116,7 +117,9 @@ class Documents:
             flying = loop.create_future()
             self._flying[url] = flying
             self.fetches += 1
-            loop.create_task(self._fetch(url, server_metadata, flying))
+            task = loop.create_task(self._fetch(url, server_metadata, flying))
+            self._tasks.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(self._tasks.discard)
         self._waiting[address] = waiting + 1
         try:
             return await asyncio.shield(flying)
