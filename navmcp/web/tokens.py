@@ -56,7 +56,7 @@ class VerifiedTokens:
             user, access = auth.verify_access(self._app, token, resource)
         else:
             user, access = self._app.authenticate(token), None
-        expires = _expiry(token)
+        expires = expiry(token)
         if expires is not None:
             if len(self._known) >= REMEMBERED:
                 self._known.clear()
@@ -106,7 +106,7 @@ class VerifiedTokens:
         return user, None, False, access
 
 
-def _expiry(token: str) -> float | None:
+def expiry(token: str) -> float | None:
     """The `exp` of a token already verified by `App.authenticate` (read, not checked, here)."""
     import jwt
 
