@@ -79,6 +79,18 @@ class Site:
         session = self.web_session(req)
         return Caller(session.user, session, "web") if session is not None else None
 
+    def who(self, req: Request) -> str:
+        """Whose turn a request waits for in the worker threads (`workers.FairPool`), judged without
+        the database: the user of a Bearer token verified before, else the cookie session, else
+        the client's address (an unknown token too: a new token per request gains no turns)."""
+        header = req.header("authorization")
+        token = auth.bearer_token(header) if header is not None else None
+        user_id = self.tokens.user_of(token) if token else None
+        if user_id is not None:
+            return "user:" + user_id
+        session_id = auth.cookie_value(req.header("cookie"), self.cookie_name(req)) if header is None else None
+        return "session:" + auth.session_hash(session_id) if session_id else "address:" + req.client_ip
+
     def standing(self, req: Request, caller: Caller) -> Standing:
         """What `caller` showed (`caller(req)`), on which a stream they open stands."""
         if caller.session is not None:

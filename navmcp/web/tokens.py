@@ -34,6 +34,12 @@ class VerifiedTokens:
         """Forget every verified token: the next use of each is checked in full again."""
         self._known.clear()
 
+    def user_of(self, token: str) -> str | None:
+        """The user id of a token verified before and not yet expired; None for any other (no check
+        is made here: an answer for choosing whose turn a request waits for, not for access)."""
+        known = self._known.get(token)
+        return known[0] if known is not None and known[1] > time.time() else None
+
     def authenticate(self, token: str, resource: str | None = None) -> dict[str, Any]:
         """`App.authenticate` for a Bearer token, remembering a verified token until it expires.
         `resource`: this server's /mcp when the token is presented there, the one place an OAuth
