@@ -3,7 +3,7 @@
 Workspace calls are synchronous. On the embedded store they run on the event loop, where its calls
 take well under a millisecond. On the hosted store every call is a network round trip, so each
 request is handled in a worker thread (as many as the store's connection pool has connections;
-`NAVMCP_WEB_THREADS` overrides, 0 keeps them on the loop). Costly requests (a batch, a search) are
+`NAVMCP_WEB_THREADS` overrides, 0 keeps them on the loop). Costly requests (a batch, a search, a cycle page) are
 handled in COSTLY_THREADS threads of their own on either store, each thread with its own
 connection (SQLite in WAL mode lets them read beside the loop's connection), so however many a
 client sends, the event loop (hence /healthz and every request on the embedded store) and the

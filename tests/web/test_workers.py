@@ -99,3 +99,13 @@ def test_one_users_flood_of_searches_delays_another_users_search_by_one_turn(any
     assert set(asyncio.run(run())) == {200}
     assert served.index("bob") == 2  # after the search running and one waiting of alice's (both her tokens)
     assert len(served) == 9
+
+
+def test_cycle_pages_are_served_in_the_costly_threads_in_turn():
+    """A cycle page counts its window's votes and joins, which grows with the studio's activity: it
+    is served apart, with searches, in each user's turn, never on the loop or the common threads."""
+    from navmcp.pages import costly
+
+    for cycle in ("today", "yesterday", "this-week", "last-week", "this-month"):
+        assert costly(f"/studios/team/cycles/{cycle}") and costly(f"/studios/team/cycles/{cycle}?closed=2")
+    assert not costly("/studios/team") and not costly("/awaiting") and not costly("/studios/team/tags/x")
