@@ -245,6 +245,8 @@ def _listen(site: Site, token: str, user_id: str, session: Session, value: dict[
     slot = admitted
     response = connection.receive(value, headers)
     if response is None:
+        if slot.ended is not None:  # ended while the listen was being set up: end it now
+            connection.end_subscriptions(slot.ended)
         return stream
     closed()
     return _json(MODERN_STATUS.get(response["error"]["code"], 200), response)

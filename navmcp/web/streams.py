@@ -44,6 +44,11 @@ class Slot:
     standing: Standing
     end: Callable[[str], None]
     active: float = field(default_factory=time.monotonic)  # when it last had an event (or opened)
+    ended: str | None = None  # why the registry ended it, once it did
+
+    def finish(self, reason: str) -> None:
+        self.ended = reason
+        self.end(reason)
 
     @property
     def user_id(self) -> str:
@@ -94,7 +99,7 @@ class Streams:
                 self._thread = threading.Thread(target=self._run, name="navmcp-streams", daemon=True)
                 self._thread.start()
         if evicted is not None:
-            evicted.end(MADE_ROOM)
+            evicted.finish(MADE_ROOM)
         return slot
 
     def release(self, slot: Slot) -> None:
@@ -149,7 +154,7 @@ class Streams:
                 reason = gone.get(slot.standing)
                 if reason is not None:
                     self.release(slot)
-                    slot.end(reason)
+                    slot.finish(reason)
             for slot, deliver in told:
                 if slot.standing not in gone:
                     deliver()
