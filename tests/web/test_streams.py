@@ -56,3 +56,34 @@ def test_the_stream_ended_is_the_longest_idle_one_of_whoever_holds_the_most(monk
     assert all(o.ended is None for o in small)
     registry.release(big[2].slot)  # the stream, ended, lets its place go: a second release is harmless
     assert registry.total == 6 and registry.held("big") == 3
+
+
+def test_a_live_page_ended_to_make_room_is_told_why(monkeypatch):
+    """The stream ended for a newcomer is a live page's: it gets `gone` with the reason (the browser
+    says it and stops updating), and leaves the change feed."""
+    import json
+    from types import SimpleNamespace
+
+    from navmcp.changes import Interest
+    from navmcp.web import live
+
+    class Feed:
+        def __init__(self):
+            self.watchers = set()
+
+        def add(self, watcher):
+            self.watchers.add(watcher)
+
+        def remove(self, watcher):
+            self.watchers.discard(watcher)
+
+    monkeypatch.setattr(streams, "MAX_STREAMS", 2)
+    app, registry = SimpleNamespace(feed=Feed()), streams.Streams()
+    first, second = (live.open_stream(app, registry, Standing("big"), "/studios/team", Interest("big", "s1"))
+                     for _ in range(2))
+    newcomer = live.open_stream(app, registry, Standing("new"), "/studios/team", Interest("new", "s1"))
+    assert not isinstance(newcomer, str) and len(app.feed.watchers) == 2
+    text, last = first._pending[-1]
+    assert last and text == "event: gone\ndata: " + json.dumps(streams.MADE_ROOM) + "\n\n"
+    assert not second._pending[-1][1]  # the other one still watches
+    assert "your share" in live.open_stream(app, registry, Standing("big"), "/studios/team", Interest("big", "s1"))
