@@ -110,6 +110,10 @@ class ToolHost(Protocol):
         """Watch the page a resource URI names (`navmcp.subscriptions`): `notify` on each change,
         `end` when it can no longer be watched. A handle for `unwatch` (None: nothing to watch)."""
     def unwatch(self, handle: Any) -> None: ...
+    def position(self) -> str:
+        """Where the change feed stands now, as a token."""
+    def missed(self, position: str, handle: Any) -> bool:
+        """Whether a change after `position` may concern the watched page `handle`."""
 
 
 def negotiate(requested: Any) -> str:

@@ -274,6 +274,12 @@ class Session:
         if handle is not None:
             self.app.feed.remove(handle)
 
+    def position(self) -> str:
+        return self.app.feed.position()
+
+    def missed(self, position: str, handle) -> bool:
+        return self.app.feed.missed(position, handle.interest)
+
     def list_prompts(self) -> dict[str, Any]:
         from navmcp import prompts
 

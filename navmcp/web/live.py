@@ -3,7 +3,9 @@ EventSource sends) is a stream of server-sent events that says when the page's f
 
 The stream carries no page content, only `changed` (read the page again), `gone` (you may no
 longer see it; the stream ends) and `bye` (the stream's time is up; EventSource reconnects by
-itself). Whether a change concerns the page, and whether the watcher may still see it, is judged
+itself). Every event's id is the change feed's position (`navmcp.changes`): EventSource sends the
+last one back as `Last-Event-ID` when it reconnects, and the new stream begins with `changed` if the
+page changed meanwhile. Whether a change concerns the page, and whether the watcher may still see it, is judged
 by the change feed (`navmcp.changes`); the stream itself is an `sse.EventStream`.
 """
 
@@ -57,9 +59,12 @@ class Streams:
                 self.per_user.pop(user_id, None)
 
 
-def open_stream(app, streams: Streams, user_id: str, url: str, wanted: Interest) -> EventStream | str:
+def open_stream(app, streams: Streams, user_id: str, url: str, wanted: Interest,
+                last_event_id: str | None = None) -> EventStream | str:
     """The stream of `url`'s changes as `user_id` sees the page (already shown to be visible), or
-    why it can't open (too many open)."""
+    why it can't open (too many open). Every event carries the change feed's position as its id;
+    a stream opened again with that id (`Last-Event-ID`, which EventSource sends when it
+    reconnects by itself) begins with `changed` if the page changed meanwhile."""
     full = streams.admit(user_id)
     if full:
         return full
@@ -69,9 +74,17 @@ def open_stream(app, streams: Streams, user_id: str, url: str, wanted: Interest)
         streams.release(user_id)
 
     stream = EventStream(on_close=closed, on_timeout=lambda: stream.put(BYE, last=True))
-    watcher = Watcher(wanted, lambda change: stream.put(changed),
+    watcher = Watcher(wanted, lambda change: stream.put(f"id: {change.position}\n" + changed),
                       lambda reason: stream.put("event: gone\ndata: " + json.dumps(reason) + "\n\n", last=True))
     changed = "event: changed\ndata: " + json.dumps(url) + "\n\n"
-    stream.put("retry: 3000\n: watching " + json.dumps(url) + "\n\n")
-    app.feed.add(watcher)
+    try:
+        app.feed.add(watcher)
+        position = app.feed.position()
+        missed = bool(last_event_id) and app.feed.missed(last_event_id, wanted)
+    except BaseException:
+        closed()
+        raise
+    stream.put(f"retry: 3000\nid: {position}\n: watching " + json.dumps(url) + "\n\n")
+    if missed:
+        stream.put(f"id: {position}\n" + changed)
     return stream
