@@ -10,11 +10,11 @@ from typing import Any
 
 from navmcp import actions as action_table
 from navmcp.codec import decode
-from navmcp.errors import NavError
+from navmcp.errors import Busy, NavError
 from navmcp.jsonrpc import ParseError
 from navmcp.web import auth, html
 from navmcp.web.pages import show
-from navmcp.web.renditions import Target, error_response
+from navmcp.web.renditions import Target, error_response, retry_after
 from navmcp.web.request import Request
 from navmcp.web.response import Response, json_response, redirect
 from navmcp.web.site import Caller, Site
@@ -27,7 +27,7 @@ def list_actions(site: Site, caller: Caller, url: str) -> Response:
     try:
         page = site.app.workspace.page(caller.user, url, caller.client)
     except NavError as e:
-        return error_response("json", e.status, e.message, url=e.url)
+        return error_response("json", e.status, e.message, url=e.url, headers=retry_after(e))
     return json_response(200, {"url": page.url, "actions": [a.public() for a in page.actions]},
                          [("cache-control", "no-store")])
 
@@ -70,7 +70,10 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
         result = app.workspace.execute(caller.user, url, name, params, caller.client)
     except NavError as e:
         if answer == "json":
-            return error_response("json", e.status, e.message, url=e.url or url, actions=e.available, fields=e.fields)
+            return error_response("json", e.status, e.message, url=e.url or url, actions=e.available, fields=e.fields,
+                                  headers=retry_after(e))
+        if isinstance(e, Busy):  # nothing to show the refusal beside: the page can't be read either
+            return error_response(answer, e.status, e.message, url=url, headers=retry_after(e))
         return show(site, caller, url, "html", error=e, action=name, form=await req.form() if is_form else None,
                     host=req.header("host"))
     if answer == "json":
