@@ -95,6 +95,12 @@ class RateLimited(NavError):
         self.retry_after = retry_after
 
 
+class IdempotencyKeyRefused(NavError):
+    """An idempotency key that is malformed, or names another call than the one it came with."""
+
+    status = 422
+
+
 class Busy(NavError):
     """The database could not do the call in time (a lock held elsewhere, a statement too slow);
     it was rolled back whole, so it is safe to send again (after `retry_after` seconds)."""
