@@ -49,7 +49,7 @@ class App:
         if not url:  # embedded
             self.store  # noqa: B018 — the file and its schema exist before the feed opens it
             return Feed(SqliteSource(self.config.home / "navmcp.db", self.store))
-        return Feed(PostgresSource(url, self.store))
+        return Feed(PostgresSource(self.config.feed_database_url or url, self.store))
 
     @functools.cached_property
     def supabase(self):

@@ -25,8 +25,11 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
   first loss starts a probe that connects every PROBE_SECONDS; while it fails, calls are refused at
   once (no wait for the pool), and when it connects the pool is made anew, so service returns
   within a probe of the database's return (the pool's own reconnection backs off to many seconds).
-- Behind a transaction-mode pooler (PgBouncer, Supabase's transaction port) prepared statements
-  must be off: `NAVMCP_PG_PREPARE=off`.
+- Behind a transaction-mode pooler (PgBouncer, Supabase's transaction port) a client's session
+  is not its own: `NAVMCP_PG_PREPARE=off` turns prepared statements off and sets the timeouts (and
+  the app role, given the owner's URL) in every transaction instead of once per connection. The
+  change feed LISTENs, which needs a session: `NAVMCP_FEED_DATABASE_URL` names a direct or
+  session-mode URL for it (`navmcp.changes`).
 
 The schema is `supabase/migrations/*.sql` (`navmcp.store.migrations`), applied by `navmcp migrate`
 (see `migrate`).
@@ -199,6 +202,8 @@ class PostgresStore:
         self.timeouts = (os.environ.get("NAVMCP_PG_LOCK_TIMEOUT") or "10s",
                          os.environ.get("NAVMCP_PG_STATEMENT_TIMEOUT") or "30s")
         self.prepare = prepare_threshold()
+        self.pooled = self.prepare is None  # behind a transaction pooler: every setting per transaction
+        self._local_role = False
         self.down_since: float | None = None  # monotonic time the database was found away, while it is
         self._probing = threading.Lock()
         self._closed = False
@@ -279,7 +284,10 @@ class PostgresStore:
                             " set_config('statement_timeout', %s, false),"
                             " set_config('synchronous_commit', 'on', false)", self.timeouts).fetchall()[0]["r"]
         if role != APP_ROLE:
-            conn.execute(f'SET ROLE "{APP_ROLE}"')
+            if self.pooled:  # a session setting would stay with the pooler's server connection: per transaction
+                self._local_role = True
+            else:
+                conn.execute(f'SET ROLE "{APP_ROLE}"')
 
     def _check_schema(self) -> None:
         with self.pool.connection() as conn:
@@ -341,7 +349,14 @@ class PostgresStore:
                 raise Unavailable(UNAVAILABLE) from e
             try:
                 conn.execute(begin)
-                conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
+                if self.pooled:  # behind a transaction pooler, the session's settings are not this one's
+                    if self._local_role:
+                        conn.execute(f'SET LOCAL ROLE "{APP_ROLE}"')
+                    conn.execute("SELECT set_config('request.jwt.claims', %s, true), set_config('lock_timeout', %s, true),"
+                                 " set_config('statement_timeout', %s, true), set_config('synchronous_commit', 'on', true)",
+                                 (claims, *self.timeouts))
+                else:
+                    conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
                 return lease, conn
             except psycopg.OperationalError as e:
                 with contextlib.suppress(psycopg.Error):
