@@ -2,7 +2,8 @@
 (`pg_cluster.OwnCluster`: initdb on another port; the shared server is never stopped): while the
 database is away calls are answered 503 with Retry-After at once (nothing applied, never a 500 or a
 wait for the pool), `/readyz` says so while `/healthz` stays 200, a live page's watcher stays and
-hears of what committed after the return, and service is back within moments of the database."""
+hears of what committed after the return, a write retried with its idempotency key after the
+outage is applied once, and service is back within moments of the database."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def test_a_database_outage_is_503_then_service_returns(cluster, tmp_path):
         for _ in range(3):
             reply = httpx.get(base + note + ".json", headers=auth, timeout=20)
             assert reply.status_code == 503 and reply.headers.get("retry-after"), reply.text
-        reply = httpx.post(base + note + "/actions/add_comment", json={"body": "sent while away"}, headers=auth,
+        keyed = {**auth, "Idempotency-Key": "retry-me"}
+        reply = httpx.post(base + note + "/actions/add_comment", json={"body": "sent while away"}, headers=keyed,
                            timeout=20)
         assert reply.status_code == 503 and reply.headers.get("retry-after") and reply.json()["ok"] is False
         events_reply = httpx.get(base + note, headers={**auth, "Accept": "text/event-stream"}, timeout=20)
@@ -87,10 +89,15 @@ def test_a_database_outage_is_503_then_service_returns(cluster, tmp_path):
             assert time.monotonic() - back < 30, "the web process did not come back"
             time.sleep(0.05)
         ready_after = time.monotonic() - back
-        reply = httpx.post(base + note + "/actions/add_comment", json={"body": "after the return"}, headers=auth,
+        reply = httpx.post(base + note + "/actions/add_comment", json={"body": "sent while away"}, headers=keyed,
                            timeout=20)
         assert reply.status_code == 200, reply.text
         served_after = time.monotonic() - back
+        again = httpx.post(base + note + "/actions/add_comment", json={"body": "sent while away"}, headers=keyed,
+                           timeout=20)
+        assert again.status_code == 200 and again.json() == reply.json()
+        page = httpx.get(base + note + ".md", headers=auth, timeout=20).text
+        assert page.count("sent while away") == 1  # the retried write, applied once
         print(f"\nready {ready_after:.2f} s and a write served {served_after:.2f} s after PostgreSQL was back")
         # This process recovers too, and its feed watcher is still there and hears of the write.
         deadline = time.monotonic() + 30
