@@ -48,7 +48,7 @@ class App:
         url = self.config.database_url
         if not url:  # embedded
             self.store  # noqa: B018 — the file and its schema exist before the feed opens it
-            return Feed(SqliteSource(self.config.home / "navmcp.db", self.store))
+            return Feed(SqliteSource(self.config.home / "navmcp.db"))
         return Feed(PostgresSource(self.config.feed_database_url or url, self.store))
 
     @functools.cached_property

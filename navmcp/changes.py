@@ -31,6 +31,7 @@ newly a member?). A watcher that may no longer see its page is ended with a reas
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -320,9 +321,8 @@ class SqliteSource(Source):
     """Changes in a SQLite file, read on a connection of the feed's own. Write transactions take
     turns, so a change numbered later also committed later: the position is the last number read."""
 
-    def __init__(self, path, store=None):
+    def __init__(self, path):
         self.path = path
-        self.store = store  # positions asked for from other threads are read through it
         self._conn: sqlite3.Connection | None = None
         self._inotify: int | None | bool = False  # False: not made yet
 
@@ -335,16 +335,17 @@ class SqliteSource(Source):
     # Every query here is read to its end (fetchall): a statement left mid-result would hold its
     # snapshot open on this connection.
     def last(self) -> int:
-        if self.store is not None:
-            with self.store.read() as tx:
-                return tx.scalar("SELECT coalesce(max(seq), 0) FROM changes")
-        return self.conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchall()[0][0]
+        # On a connection of its own: the feed's may be in use on its thread, and a store's
+        # connection may be inside a group whose writes are not committed yet.
+        with contextlib.closing(sqlite3.connect(self.path, timeout=10)) as conn:
+            return conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchall()[0][0]
 
     def parse(self, token: str) -> int | None:
         return int(token) if token.isdigit() and len(token) < 19 else None
 
     def since(self, position: int, most: int) -> list[Change] | None:
-        rows = self._read_after(position, most + 1, self.store)
+        with contextlib.closing(sqlite3.connect(self.path, timeout=10)) as conn:
+            rows = self._read_after(position, most + 1, conn)
         return None if len(rows) > most else rows
 
     def is_member(self, studio_id: str | None, user_id: str) -> bool:
@@ -414,13 +415,9 @@ class SqliteSource(Source):
     def _after(self, after: int) -> list[Change]:
         return self._read_after(after, BATCH)
 
-    def _read_after(self, after: int, most: int, store=None) -> list[Change]:
-        sql = "SELECT seq, studio_id, item_id, user_id FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
-        if store is not None:
-            with store.read() as tx:
-                rows = tx.tuples(sql, (after, most))
-        else:
-            rows = self.conn.execute(sql, (after, most)).fetchall()
+    def _read_after(self, after: int, most: int, conn: sqlite3.Connection | None = None) -> list[Change]:
+        rows = (conn or self.conn).execute("SELECT seq, studio_id, item_id, user_id FROM changes WHERE seq > ?"
+                                           " ORDER BY seq LIMIT ?", (after, most)).fetchall()
         return [Change(seq, studio, item, user, str(seq)) for seq, studio, item, user in rows]
 
     def reset(self) -> None:
