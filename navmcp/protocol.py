@@ -38,7 +38,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from navmcp.codec import Preencoded, decode, encode, preencoded
-from navmcp.errors import echo
+from navmcp.errors import Busy, echo
 from navmcp.idempotency import META_KEY
 from navmcp.jsonrpc import (
     BatchBudgetSpent,
@@ -49,6 +49,7 @@ from navmcp.jsonrpc import (
     JsonRpcError,
     MethodNotFound,
     ParseError,
+    ServerBusy,
     UnsupportedProtocolVersion,
     error_object,
 )
@@ -263,6 +264,9 @@ class Connection:
             return error_object(e, id_ if is_request else None)
         except JsonRpcError as e:
             return error_object(e, id_) if is_request else None
+        except Busy as e:  # the database busy or away, outside a tool call (whose result says it itself)
+            busy = ServerBusy(f"Server error: {e.message}", {"retryAfter": e.retry_after})
+            return error_object(busy, id_) if is_request else None
         except Exception:
             log.exception("internal error handling %r", msg.get("method"))
             return error_object(InternalError("Internal error (details are in the server log)"), id_) if is_request else None
