@@ -118,3 +118,81 @@ def test_a_database_outage_is_503_then_service_returns(cluster, tmp_path):
         app.feed.close()
         app.store.close()
     assert "internal error" not in stderr, stderr[-3000:]
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="needs Debian's chromium (.ci/run installs it)")
+def test_an_open_page_catches_up_across_a_database_outage(cluster, tmp_path):
+    """A person has a decision open. PostgreSQL stops, and the page's server is replaced by a new
+    process while it is away: the page's stream is refused (503, which ends an EventSource for good).
+    The page's script opens it again, with backoff, once the database is back, reads itself again,
+    and follows a vote cast after the return — without a reload."""
+    import re
+
+    from playwright.sync_api import sync_playwright
+
+    home = tmp_path / "home"
+    app = App(Config(home=home, database_url=cluster.app_url, token=None))
+    alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
+    ws = app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Lunch?",
+                                                                      "options": ["Pizza", "Soup"]}).url
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "NAVMCP_HOME": str(home), "NAVMCP_DATABASE_URL": cluster.app_url}
+    env.pop("NAVMCP_TOKEN", None)
+    link = subprocess.run([sys.executable, "-m", "navmcp", "login-link", "alice", "--base-url", base], env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+    def serve() -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert wait_until_healthy(base, proc, time.monotonic() + 30)
+        return proc
+
+    web = serve()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                         args=["--headless", "--no-sandbox", "--disable-gpu"])
+            try:
+                page = browser.new_page()
+                page.goto(link)
+                page.get_by_role("button", name=re.compile("^Sign in as")).click()
+                page.wait_for_url(base + "/")
+                page.goto(base + decision)
+                soup = page.locator(".ballot li", has_text="Soup").locator(".counts")
+                assert soup.inner_text() == "0 accept, 0 prefer"
+                page.wait_for_timeout(500)  # the page's event stream is open
+                cluster.stop()
+                web.terminate()
+                web.wait(timeout=10)
+                web.stderr.close()
+                web = serve()  # a new process while the database is away: the page's stream gets 503
+                refused = httpx.get(base + decision, headers={"Accept": "text/event-stream"}, timeout=20)
+                assert refused.status_code in (401, 503)  # (no cookie here: whoever asks, never a 500)
+                page.wait_for_timeout(5000)  # the page's own reconnect meets the 503 meanwhile
+                cluster.start()
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        ws.execute(bob, decision, "vote", {"votes": [{"option": "Soup", "accept": True}]})
+                        break
+                    except Unavailable:
+                        assert time.monotonic() < deadline
+                        time.sleep(0.1)
+                page.wait_for_function("() => document.querySelector('#live-mark') !== null", timeout=60_000)
+                page.wait_for_function("() => /1 accept/.test(document.querySelector('.ballot').innerText)",
+                                       timeout=60_000)
+                assert soup.inner_text() == "1 accept, 0 prefer"
+                assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+            finally:
+                browser.close()
+    finally:
+        web.terminate()
+        web.wait(timeout=10)
+        stderr = web.stderr.read()
+        web.stderr.close()
+        app.store.close()
+    assert "internal error" not in stderr, stderr[-3000:]

@@ -216,6 +216,8 @@ class PostgresStore:
                 self._configure(conn)
         except psycopg.errors.InvalidParameterValue as e:
             raise NavError(f"NAVMCP_PG_LOCK_TIMEOUT / NAVMCP_PG_STATEMENT_TIMEOUT: {str(e).strip()}") from None
+        except psycopg.OperationalError as e:  # unreachable (or refusing): a process started meanwhile says 503
+            raise Unavailable(f"cannot connect to PostgreSQL at {_redact(url)}: {str(e).strip()[:300]}") from None
         except psycopg.Error as e:
             raise NavError(f"cannot connect to PostgreSQL at {_redact(url)}: {str(e).strip()[:300]}") from None
         max_size = max_size or int(os.environ.get("NAVMCP_PG_POOL_SIZE", "5"))

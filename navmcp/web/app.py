@@ -128,9 +128,13 @@ class WebApp:
     async def _events(self, req: Request, receive, send) -> None:
         """A page's live stream (`events.open_events`), after the same checks as the page; opened
         in a worker thread on the hosted store, where the page's check is round trips."""
-        if self.workers.offload is None:
-            self._start()
-        refusal = self.origins.check(req) or self.site.limits.before(req)  # refused tokens count here too
+        refusal: Refusal | None = None
+        try:
+            if self.workers.offload is None:
+                self._start()
+        except Busy as e:  # the database away since this process started: try again, not a 500
+            refusal = Refusal(e.status, e.message, tuple(retry_after(e)))
+        refusal = refusal or self.origins.check(req) or self.site.limits.before(req)  # refused tokens count here too
         response: Response | EventStream
         if refusal:
             response = self.refuse(req, refusal)
