@@ -11,6 +11,7 @@ import os
 import queue
 import subprocess
 import sys
+import threading
 import time
 
 import httpx
@@ -64,6 +65,23 @@ def test_a_database_outage_is_503_then_service_returns(cluster, tmp_path):
         assert httpx.get(base + "/readyz", timeout=10).status_code == 200
         assert httpx.get(base + note + ".json", headers=auth, timeout=10).status_code == 200
 
+        live: queue.Queue = queue.Queue()  # a live page open on the web process across the outage
+        opened = threading.Event()
+
+        def watch() -> None:
+            try:
+                with httpx.stream("GET", base + note, headers={**auth, "Accept": "text/event-stream"},
+                                  timeout=httpx.Timeout(10, read=120)) as reply:
+                    for line in reply.iter_lines():
+                        if line.startswith(": watching"):
+                            opened.set()
+                        elif line.startswith("event: "):
+                            live.put(line[7:])
+            except httpx.HTTPError as e:
+                live.put(f"closed: {e}")
+
+        threading.Thread(target=watch, daemon=True).start()
+        assert opened.wait(30)
         cluster.stop()
         # In this process: a read and a write are refused as Unavailable (503), not a driver error.
         with pytest.raises(Unavailable):
@@ -110,6 +128,7 @@ def test_a_database_outage_is_503_then_service_returns(cluster, tmp_path):
                 time.sleep(0.05)
         kind, _ = events.get(timeout=30)
         assert kind == "notify"
+        assert live.get(timeout=30) == "changed"  # the web process's live page stayed open and heard it
     finally:
         web.terminate()
         web.wait(timeout=10)
