@@ -367,9 +367,12 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765)")
     web.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                      help="another host name accepted in Host/Origin headers (DNS-rebinding protection)")
-    web.add_argument("--forwarded-allow-ips", metavar="IPS", default=os.environ.get("NAVMCP_FORWARDED_ALLOW_IPS", ""),
+    # FORWARDED_ALLOW_IPS is uvicorn's (and gunicorn's) own name for it: a hosting team's habit is honoured.
+    web.add_argument("--forwarded-allow-ips", metavar="IPS",
+                     default=os.environ.get("NAVMCP_FORWARDED_ALLOW_IPS") or os.environ.get("FORWARDED_ALLOW_IPS", ""),
                      help="comma-separated addresses of the reverse proxies whose X-Forwarded-For and "
-                          "X-Forwarded-Proto are believed (default: none, env NAVMCP_FORWARDED_ALLOW_IPS)")
+                          "X-Forwarded-Proto are believed (default: none; env NAVMCP_FORWARDED_ALLOW_IPS "
+                          "or FORWARDED_ALLOW_IPS)")
     web.set_defaults(func=cmd_web)
     link = sub.add_parser("login-link", help="print a one-time web login link for a user")
     link.add_argument("handle", help="the user the link signs in")

@@ -18,8 +18,8 @@ import base64
 import binascii
 from typing import TYPE_CHECKING, Any, Protocol
 
-from navmcp.errors import NavError
-from navmcp.jsonrpc import InvalidParams
+from navmcp.errors import Busy, NavError
+from navmcp.jsonrpc import InvalidParams, ServerBusy
 
 if TYPE_CHECKING:
     from navmcp.app import App
@@ -131,6 +131,8 @@ def page_of(session: Reader, uri: Any):
     url = url_of(uri)
     try:
         return session.page(url)
+    except Busy as e:
+        raise ServerBusy(f"Server error: {e.message}", {"retryAfter": e.retry_after}) from None
     except NavError as e:
         raise not_found(uri, f"Resource not found: {uri[:300]} ({e.message})") from None
 

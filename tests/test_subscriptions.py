@@ -238,3 +238,42 @@ def test_the_sdk_client_listens_over_streamable_http(home, world, web_on):
         voter.close()
         admin.close()
 
+
+
+def test_a_listen_that_names_its_last_position_hears_of_what_changed_meanwhile(app, owner):
+    """Every acknowledgement, notification and final result carries the change feed's position; a
+    client that listens again (its stream ended or dropped) with the position it last had is told at
+    once of each page that changed since, and of no other."""
+    from navmcp.subscriptions import POSITION
+
+    ws = app.workspace
+    ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
+    decision = ws.execute(owner, "/studios/team", "create_decision", {"question": "Lunch?", "options": ["A", "B"]}).url
+    note = ws.execute(owner, "/studios/team", "create_note", {"title": "Quiet", "body": "nothing new"}).url
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    uris = ["navmcp://" + decision, "navmcp://" + note]
+
+    def listen(request_id, after=None):
+        sent: list = []
+        connection = Connection(Session(app, None), name="navmcp", version="0", instructions="",
+                                outbound=sent.append, watchable=True)
+        params = {"_meta": {**meta, **({POSITION: after} if after else {})},
+                  "notifications": {"resourceSubscriptions": uris}}
+        assert connection.receive({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen",
+                                   "params": params}) is None
+        return connection, sent
+
+    first, sent = listen(1)
+    ack = sent[0]
+    assert ack["method"] == "notifications/subscriptions/acknowledged" and ack["params"]["_meta"][POSITION]
+    position = ack["params"]["_meta"][POSITION]
+    first.close()
+    ws.execute(owner, decision, "vote", {"votes": [{"option": "A", "accept": True}]})
+    again, sent = listen(2, after=position)
+    assert [m["method"] for m in sent] == ["notifications/subscriptions/acknowledged", "notifications/resources/updated"]
+    assert sent[1]["params"]["uri"] == "navmcp://" + decision
+    caught_up = sent[0]["params"]["_meta"][POSITION]
+    again.close()
+    third, sent = listen(3, after=caught_up)
+    assert [m["method"] for m in sent] == ["notifications/subscriptions/acknowledged"]
+    third.close()

@@ -15,7 +15,7 @@ from typing import Any
 
 from navmcp import pages
 from navmcp.codec import encode
-from navmcp.errors import FieldError, NotFound
+from navmcp.errors import Busy, FieldError, NavError, NotFound
 from navmcp.jsonrpc import InternalError, InvalidRequest, SessionNotFound, error_object
 from navmcp.render import inline, plain
 from navmcp.web import html
@@ -166,6 +166,12 @@ def error_response(rendition: str, status: int, message: str, *, url: str | None
     page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": html.people_words(message),
                                          "available": actions})
     return text(status, page, RENDITIONS["html"], headers=[*headers, ("content-security-policy", HTML_CSP)])
+
+
+def retry_after(error: NavError) -> list[tuple[str, str]]:
+    """The `Retry-After` of a fault that applied nothing and may be sent again (the database busy
+    or away), else none."""
+    return [("retry-after", str(error.retry_after))] if isinstance(error, Busy) else []
 
 
 def refused(req: Request, refusal: Refusal, url: str | None = None) -> Response:

@@ -23,6 +23,7 @@ from navmcp.web.sse import EventStream
 
 Handler = Callable[[Site, Request], Awaitable[Response | EventStream]]
 HEALTH = "/healthz"  # answered without the checks, the store or the worker threads
+READY = "/readyz"  # answered without the checks or the worker threads; asks the database
 
 
 def _oauth(name: str) -> Handler:
@@ -82,6 +83,7 @@ async def workspace_page(site: Site, req: Request) -> Response:
 # Exact paths; every other path is a page of the workspace.
 ROUTES: dict[str, Handler] = {
     HEALTH: static.healthz,
+    READY: static.readyz,
     "/favicon.ico": static.favicon,
     "/mcp": mcp_http.handle,
     "/login": signin.login,

@@ -201,13 +201,33 @@
       });
   }
 
-  var source = new EventSource(here);
-  source.addEventListener("changed", refresh);
+  // EventSource reconnects by itself after a dropped connection, sending the id of the last event it
+  // had (the server then says "changed" if anything changed meanwhile). An answer that is no stream
+  // (the server restarting, its database away: 503) ends it for good: then a new one is opened after
+  // a pause, growing to a minute, and the page is fetched again once it opens.
+  var source = null, pause = 1000, leaving = false, ended = false;
+  function watch(caughtUp) {
+    source = new EventSource(here);
+    source.addEventListener("open", function () {
+      pause = 1000;
+      if (!caughtUp) { caughtUp = true; refresh(); }
+    });
+    source.addEventListener("changed", refresh);
+    source.addEventListener("gone", function (event) {
+      ended = true;
+      source.close();
+      say(JSON.parse(event.data));
+    });
+    source.addEventListener("error", function () {
+      if (source.readyState !== EventSource.CLOSED || leaving || ended) return;
+      setTimeout(function () { if (!leaving) watch(false); }, pause);
+      pause = Math.min(pause * 2, 60000);
+    });
+  }
+  watch(true);
   // A form sent from this page leaves it: the change it makes must not refresh the page on its way
   // out, which would take the one-time message meant for the page the form lands on.
-  document.addEventListener("submit", function (event) { if (!event.defaultPrevented) source.close(); });
-  source.addEventListener("gone", function (event) {
-    source.close();
-    say(JSON.parse(event.data));
+  document.addEventListener("submit", function (event) {
+    if (!event.defaultPrevented) { leaving = true; source.close(); }
   });
 })();
