@@ -127,6 +127,14 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, due, {"add_comment"})
     check(carol, c, {"add_comment"})
 
+    # the inbox: bob's holds entries (added, a comment, critical mass, ...), unread until he reads them
+    check(people["eve"], "/inbox", set())  # in no studio: nothing concerns her
+    check(bob, "/inbox", {"mark_read", "dismiss"})
+    act(ws, bob, "/inbox", "mark_read", {"all": True})
+    check(bob, "/inbox", {"dismiss"})
+    act(ws, bob, "/inbox", "dismiss", {"all": True})
+    check(bob, "/inbox", set())
+
     # every action was offered (and accepted) somewhere
     assert set(seen) == set(ALL_ACTIONS)
 

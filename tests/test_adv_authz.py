@@ -32,6 +32,7 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
     "whoami": ("/whoami", ANYONE),
     "awaiting": ("/awaiting", ANYONE),  # anyone; they list only their own studios' items
     "near_mass": ("/near-mass", ANYONE),
+    "inbox": ("/inbox", ANYONE),  # anyone: their own entries only
     "studio": ("/studios/adv", MEMBERS),
     "members": ("/studios/adv/members", MEMBERS),
     "note": ("note", MEMBERS),
@@ -70,11 +71,14 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("commitment", "join_commitment"): ("commitment", {}, MEMBERS),
     ("commitment", "leave_commitment"): ("commitment", {}, MEMBERS),  # after joining (see SETUP)
     ("commitment", "close_commitment"): ("commitment", {}, {"author"}),
+    # whoever has entries: the admin added author and member to the studio (the outsider has none)
+    ("inbox", "mark_read"): ("/inbox", {"all": True}, {"author", "member"}),
+    ("inbox", "dismiss"): ("/inbox", {"all": True}, {"author", "member"}),
 }
 SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {})}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
-               "comments", "reads", "links")
+               "comments", "reads", "links", "inbox")
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +169,7 @@ def test_action_matrix(template, tmp_path, page, action):
                 assert digest(w.home) == before, f"refused {action} by {role} still wrote"
                 if role == "invalid":
                     assert text.startswith("authentication failed"), text
-                elif role == "outsider" and page != "home":
+                elif role == "outsider" and page not in ("home", "inbox"):  # pages of their own
                     assert "no page at" in text and "Adversarial" not in text, text
                 else:
                     assert "not available" in text, text
