@@ -71,7 +71,10 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, "/", {"create_studio"})
     check(owner, STUDIO, {"create_note", "create_decision", "create_commitment"})
     check(bob, STUDIO, {"create_note", "create_decision", "create_commitment"})
-    check(owner, f"{STUDIO}/members", {"add_member", "remove_member"})
+    check(owner, f"{STUDIO}/members", {"add_member", "remove_member", "create_invitation"})
+    check(bob, f"{STUDIO}/members", {"leave_studio"})
+    act(ws, owner, f"{STUDIO}/members", "create_invitation")  # an open invitation can be revoked
+    check(owner, f"{STUDIO}/members", {"add_member", "remove_member", "create_invitation", "revoke_invitation"})
     check(bob, f"{STUDIO}/members", {"leave_studio"})
     for url in ("/help", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
                 f"{STUDIO}/audit"):
@@ -245,7 +248,7 @@ def test_members_add_change_remove(ws, people):
     with pytest.raises(InvalidActionParams) as e:
         act(ws, owner, members, "remove_member", {"handle": "bob"})
     assert e.value.message == ("remove_member failed: 'handle': @bob is not a member of this studio. "
-                               "Available here: add_member, remove_member, leave_studio.")
+                               "Available here: add_member, remove_member, leave_studio, create_invitation.")
     with pytest.raises(InvalidActionParams, match=r"^add_member failed: 'handle': no such person you can add: @nobody\. .*Available here: "):
         act(ws, owner, members, "add_member", {"handle": "nobody"})
 

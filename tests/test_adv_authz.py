@@ -53,6 +53,8 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("whoami", "make_findable"): ("/whoami", {}, ANYONE),  # after make_unfindable (see SETUP)
     ("members", "add_member"): ("/studios/adv/members", {"handle": "outsider"}, {"admin"}),
     ("members", "remove_member"): ("/studios/adv/members", {"handle": "member"}, {"admin"}),
+    ("members", "create_invitation"): ("/studios/adv/members", {"role": "admin", "uses": 3}, {"admin"}),
+    ("members", "revoke_invitation"): ("/studios/adv/members", {"invitation": "w0rld1nv"}, {"admin"}),
     # the studio's only admin may not leave while others are in it
     ("members", "leave_studio"): ("/studios/adv/members", {}, {"author", "member"}),
     ("studio", "create_note"): ("/studios/adv", {"title": "T", "body": "B"}, MEMBERS),
@@ -78,7 +80,7 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
 SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {})}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
-               "comments", "reads", "links", "inbox")
+               "comments", "reads", "links", "inbox", "invitations")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,80 @@
+"""An invitation link in a browser (navmcp/web/invite.py): a person with no account creates one on
+the invitation's page and lands in the studio; a signed-in person joins with a button; a link that
+does not work is one page that adds nobody; nothing joins without a POST from the page itself."""
+
+from __future__ import annotations
+
+import re
+
+from navmcp import invitations
+from webclient import Client, csrf_of, sign_in
+
+
+def make_link(app, owner, **params) -> str:
+    ws = app.workspace
+    ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
+    said = ws.execute(owner, "/studios/team/members", "create_invitation", params).message
+    return re.search(r"`(/invite/[A-Za-z0-9_-]+)`", said).group(1)
+
+
+def members(app, owner) -> dict[str, str]:
+    return {m["handle"]: m["role"] for m in app.workspace.page(owner, "/studios/team/members").data["members"]}
+
+
+def test_a_newcomer_creates_an_account_and_lands_in_the_studio(app, owner, web, anon):
+    link = make_link(app, owner)
+    page = anon.get(link)
+    assert page.status_code == 200 and "Join Team" in page.text and "Create your account" in page.text
+    assert "bob" not in members(app, owner)  # opening it added nobody
+    assert anon.post(link, data={"handle": "bob", "name": "Bob"}).status_code == 403  # not from the page
+    taken = anon.post(link, data={"handle": owner["handle"], "name": "X"}, headers={"Origin": "http://127.0.0.1"})
+    assert taken.status_code == 422 and "already exists" in taken.text
+    joined = anon.post(link, data={"handle": "bob", "name": "Bob"}, headers={"Origin": "http://127.0.0.1"})
+    assert joined.status_code == 303 and joined.headers["location"] == "/studios/team"
+    assert members(app, owner)["bob"] == "member"
+    studio = anon.get("/studios/team")  # signed in by the cookie it set
+    assert studio.status_code == 200 and "@bob" in studio.text
+    used = Client(web)  # a second browser: the one-use link is used up
+    try:
+        gone = used.get(link)
+        assert gone.status_code == 404 and invitations.REFUSED in gone.text.replace("&#39;", "'")
+        assert used.post(link, data={"handle": "carol"}, headers={"Origin": "http://127.0.0.1"}).status_code == 404
+    finally:
+        used.close()
+    assert "carol" not in members(app, owner)
+
+
+def test_a_signed_in_person_joins_with_the_button(app, owner, web, make_user):
+    link = make_link(app, owner, role="admin")
+    carol, _ = make_user("carol")
+    browser = sign_in(web, app, carol["id"])
+    try:
+        page = browser.get(link)
+        assert "Join as @carol" in page.text and "an admin" in page.text
+        no_csrf = browser.post(link, data={}, headers={"Origin": "http://127.0.0.1"})
+        assert no_csrf.status_code == 403 and "carol" not in members(app, owner)
+        joined = browser.post(link, data={"csrf_token": csrf_of(page.text)}, headers={"Origin": "http://127.0.0.1"})
+        assert joined.status_code == 303 and members(app, owner)["carol"] == "admin"
+    finally:
+        browser.close()
+
+
+def test_a_revoked_or_unknown_link_is_one_page(app, owner, anon):
+    link = make_link(app, owner, uses=5)
+    [listed] = app.workspace.page(owner, "/studios/team/members").data["invitations"]
+    app.workspace.execute(owner, "/studios/team/members", "revoke_invitation", {"invitation": listed["id"]})
+    revoked, unknown = anon.get(link), anon.get("/invite/nothing-here")
+    assert revoked.status_code == unknown.status_code == 404 and revoked.text == unknown.text
+    assert anon.post(link, data={"handle": "bob"}, headers={"Origin": "http://127.0.0.1"}).status_code == 404
+    assert "bob" not in members(app, owner)
+
+
+def test_an_agent_gets_a_link_for_a_browser_only(app, owner):
+    link = make_link(app, owner)
+    from navmcp.errors import NotFound
+
+    try:
+        app.workspace.page(owner, link)
+        raise AssertionError("an invitation is no page an agent navigates to")
+    except NotFound:
+        pass
