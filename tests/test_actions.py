@@ -102,13 +102,14 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(owner, bare, {"add_comment", "add_option", "close_decision"})  # admin may close
     act(ws, carol, bare, "add_option", {"title": "Yes"})
     check(carol, bare, {"add_comment", "add_option", "vote"})
+    check(bob, bare, {"add_comment", "add_option", "vote", "close_decision", "remind"})
     act(ws, bob, bare, "close_decision")
     check(bob, bare, {"add_comment"})
     check(carol, bare, {"add_comment"})
 
     late = act(ws, owner, STUDIO, "create_decision", {"question": "Late?", "options": ["a"],
                                                      "deadline": "2100-01-01"}).url
-    check(owner, late, {"add_comment", "add_option", "vote", "close_decision"})
+    check(owner, late, {"add_comment", "add_option", "vote", "close_decision", "remind"})  # nobody has voted
     with app.store.write() as tx:  # the deadline passes without any write to the decision
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (late.rsplit("/", 1)[1],))
     check(owner, late, {"add_comment"})
@@ -160,7 +161,7 @@ def test_actions_of_other_pages_are_refused_with_the_valid_ones(ws, people):
         act(ws, people["owner"], STUDIO, "vote", {"votes": [{"option": "x"}]})
     assert "vote is not an action of /studios/team" in e.value.message
     assert ("Available here: create_note(title, body, tags?), create_decision(question, description?, options?,"
-            " deadline?, tags?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
+            " deadline?, tags?, anonymous?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
             in e.value.message)  # with what each needs (? marks an optional parameter)
     assert e.value.available == ["create_note", "create_decision", "create_commitment"]
     with pytest.raises(ActionUnavailable, match="No actions are available here"):

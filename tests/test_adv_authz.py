@@ -69,6 +69,7 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("decision", "add_option"): ("decision", {"title": "Green"}, MEMBERS),
     ("decision", "vote"): ("decision", {"votes": [{"option": "Red", "prefer": True}]}, MEMBERS),
     ("decision", "close_decision"): ("decision", {}, {"admin", "author"}),
+    ("decision", "remind"): ("decision", {}, {"admin", "author"}),
     ("commitment", "add_comment"): ("commitment", {"body": "hi"}, MEMBERS),
     ("commitment", "join_commitment"): ("commitment", {}, MEMBERS),
     ("commitment", "leave_commitment"): ("commitment", {}, MEMBERS),  # after joining (see SETUP)

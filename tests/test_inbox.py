@@ -195,3 +195,26 @@ def test_row_level_security_keeps_entries_to_their_owner(any_app, team):
         tx.note_inbox("2099", "mention", studio, None, alice["id"], "", [dave["id"]], False, "a")
     assert kinds(any_app, dave) == []
     assert [k for k, _, _ in kinds(any_app, bob)] == ["mention", "added"]
+
+
+def test_who_voted_and_remind(any_app, team):
+    ws, alice, bob, carol, dave = team
+    made = ws.execute(bob, "/studios/team", "create_decision", {"question": "Lunch?", "options": ["Pizza", "Soup"]}).url
+    ws.execute(carol, made, "vote", {"votes": [{"option": "Pizza", "prefer": True}, {"option": "Soup", "accept": False}]})
+    page = ws.page(alice, made)
+    assert page.data["ballots"] == [{"handle": "carol", "accepts": ["Pizza"], "prefers": ["Pizza"]}]
+    assert page.data["not_voted"] == ["alice", "bob"] and "- @carol: Pizza ★" in page.markdown
+    assert "Not voted yet (2): @alice, @bob." in page.markdown
+    assert "remind" in {a.name for a in page.actions}  # an admin
+    assert "remind" not in {a.name for a in ws.page(carol, made).actions}  # neither creator nor admin
+    done = ws.execute(bob, made, "remind", {})
+    assert done.message == "Reminded 1 member(s) who have not voted yet."  # alice; bob made it
+    assert ("reminder", "Lunch?", 1) in kinds(any_app, alice) and ("reminder", "Lunch?", 1) not in kinds(any_app, carol)
+    with pytest.raises(ActionUnavailable, match="less than a day ago"):
+        ws.execute(alice, made, "remind", {})
+    secret = ws.execute(bob, "/studios/team", "create_decision",
+                        {"question": "Raise?", "options": ["Yes"], "anonymous": True}).url
+    ws.execute(carol, secret, "vote", {"votes": [{"option": "Yes"}]})
+    hidden = ws.page(alice, secret)
+    assert hidden.data["ballots"] == [] and "@carol" not in hidden.markdown and "Anonymous" in hidden.markdown
+    assert "1 accept" in hidden.markdown

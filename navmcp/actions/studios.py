@@ -190,11 +190,12 @@ class CreateDecision(Params):
     options: Options = Field([], description="initial option titles (at most 20)")
     deadline: Deadline | None = None
     tags: Tags = []
+    anonymous: bool = Field(False, description="show only counts, never who voted how (to everyone, for good)")
 
 
 def create_decision(req: Request, p: CreateDecision) -> Outcome:
     item = domain.insert_item(req.tx, req.studio, req.user, "decision", p.question, p.description, p.tags,
-                              deadline=p.deadline)
+                              deadline=p.deadline, anonymous=p.anonymous)
     for title in p.options:
         domain.insert_option(req.tx, req.user, item["id"], title)
     _tell_mentioned(req, item["id"], p.description)
