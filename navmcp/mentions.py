@@ -56,6 +56,18 @@ def mentioned(tx: Tx, studio_id: str, role: str | None, text: str) -> list[str]:
         f" AND u.deleted_at IS NULL AND ({' OR '.join(where)}) ORDER BY u.id", args)]
 
 
+def members_named(tx: Tx, studio_id: str, texts: list[str]) -> list[str]:
+    """The handles of members of `studio_id` that `texts` mention (by handle; groups aside), sorted:
+    what a page links and lists as mentions. Anyone else named stays plain text."""
+    names = sorted({h for text in texts for h in handles(text)} - set(GROUPS))[:MOST]
+    if not names:
+        return []
+    return [r["handle"] for r in tx.all(
+        "SELECT u.handle FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.studio_id = ?"
+        f" AND u.deleted_at IS NULL AND u.handle IN ({', '.join('?' * len(names))}) ORDER BY u.handle",
+        (studio_id, *names))]
+
+
 def member_handles(tx: Tx, studio_id: str) -> list[str]:
     """The handles a mention in `studio_id` may name: its members', then the groups."""
     rows = tx.all("SELECT u.handle FROM memberships m JOIN users u ON u.id = m.user_id"

@@ -8,6 +8,7 @@ import pytest
 
 from navmcp import inbox, mentions, workspace
 from navmcp.errors import ActionUnavailable, InvalidActionParams
+from navmcp.web.html import render_page
 
 
 @pytest.fixture
@@ -49,9 +50,12 @@ def test_a_mention_of_a_member_notifies_them_and_a_non_member_nobody(any_app, te
     assert kinds(any_app, dave) == []  # not a member: no entry
     assert ("mention", "Plan", 1) not in kinds(any_app, alice)  # her own mention of herself
     assert ("mention", "Plan", 1) not in kinds(any_app, carol)
-    page = ws.page(alice, made.url).markdown
-    assert "@dave" in page  # left as plain text ...
-    assert "not a member" not in page and "no such" not in page  # ... with no hint either way
+    page = ws.page(alice, made.url)
+    assert "@dave" in page.markdown  # left as plain text ...
+    assert "not a member" not in page.markdown and "no such" not in page.markdown  # ... with no hint either way
+    assert "Mentions: @alice, @bob\n" in page.markdown  # the members it mentions, listed
+    html = render_page(page, csrf="", alternates={})  # and, for people, linked to the members page
+    assert '<a href="/studios/team/members">@bob</a> please look; @dave too' in html
     ws.execute(bob, "/studios/team", "create_decision", {"question": "Where?", "description": "thanks @carol-"})
     assert ("mention", "Where?", 1) in kinds(any_app, carol)
 

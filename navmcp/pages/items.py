@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import ballots, domain
+from navmcp import ballots, domain, mentions
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls
@@ -172,6 +172,8 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
             "from": counts["linked_from"] - len(linked_from)},
         "links_to": with_urls(req, links_to),
         "linked_from": with_urls(req, linked_from),
+        # the members its text and the comments shown mention (@handle): listed, and linked for people
+        "mentions": mentions.members_named(tx, req.studio["id"], [part, *(c["body"] for c in comments)]),
     }
     return data, counts
 
