@@ -78,3 +78,30 @@ def test_an_agent_gets_a_link_for_a_browser_only(app, owner):
         raise AssertionError("an invitation is no page an agent navigates to")
     except NotFound:
         pass
+
+
+def test_a_newcomer_joins_on_postgresql(tmp_path, pg_url):
+    """The same, on the hosted store: the link is read and spent through its SECURITY DEFINER
+    functions by someone who is no member yet (row-level security shows them nothing else)."""
+    from navmcp.app import App
+    from navmcp.config import Config
+    from navmcp.identity import add_user
+    from navmcp.web import create_app
+
+    app = App(Config(home=tmp_path / "pg", database_url=pg_url, token=None))
+    try:
+        alice = add_user(app.store, "alice")
+        link = make_link(app, alice, uses=2)
+        anon = Client(create_app(app))
+        try:
+            assert "Join Team" in anon.get(link).text
+            joined = anon.post(link, data={"handle": "bob", "name": "Bob"}, headers={"Origin": "http://127.0.0.1"})
+            assert joined.status_code == 303 and joined.headers["location"] == "/studios/team"
+            assert anon.get("/studios/team").status_code == 200
+        finally:
+            anon.close()
+        assert members(app, alice) == {"alice": "admin", "bob": "member"}
+        [listed] = app.workspace.page(alice, "/studios/team/members").data["invitations"]
+        assert (listed["uses"], listed["used_by"], listed["state"]) == (1, ["bob"], "open")
+    finally:
+        app.store.close()
