@@ -5,8 +5,13 @@ does not work is one page that adds nobody; nothing joins without a POST from th
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import httpx
+import pytest
 
 from navmcp import invitations
+from test_web_live import CHROMIUM_ARGS
 from webclient import Client, csrf_of, sign_in
 
 
@@ -105,3 +110,46 @@ def test_a_newcomer_joins_on_postgresql(tmp_path, pg_url):
         assert (listed["uses"], listed["used_by"], listed["state"]) == (1, ["bob"], "open")
     finally:
         app.store.close()
+
+
+def test_in_chromium_a_newcomer_joins_and_the_admins_members_page_shows_them_live(server):
+    """The admin creates a link on the members page; a second browser context with no account opens
+    it, creates the account and lands in the studio; the admin's open members page lists them
+    without a reload. The used-up link then shows the one refusal page."""
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("needs Debian's chromium (.ci/run installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        try:
+            admin = browser.new_context().new_page()
+            admin.goto(server.login_link)
+            admin.get_by_role("button", name=re.compile("^Sign in as")).click()
+            admin.wait_for_url(server.base + "/")
+            api = {"Authorization": f"Bearer {server.token()}"}
+            httpx.post(server.base + "/actions/create_studio", json={"handle": "team", "name": "Team"}, headers=api)
+            admin.goto(server.base + "/studios/team/members")
+            admin.get_by_role("button", name="Create invitation").first.click()
+            admin.get_by_role("dialog").get_by_role("button", name="Create invitation").click()
+            admin.wait_for_url(server.base + "/studios/team/members")
+            link = re.search(r"/invite/[A-Za-z0-9_-]+", admin.locator(".alert.flash").inner_text()).group(0)
+            admin.wait_for_timeout(500)  # its event stream is open
+
+            newcomer = browser.new_context().new_page()
+            newcomer.goto(server.base + link)
+            newcomer.get_by_label(re.compile("^Handle")).fill("bob")
+            newcomer.get_by_label("Display name").fill("Bob")
+            newcomer.get_by_role("button", name="Create my account and join").click()
+            newcomer.wait_for_url(server.base + "/studios/team")
+            assert "@bob" in newcomer.locator("header.shell").inner_text()
+
+            admin.wait_for_function("() => document.querySelector('main').innerText.includes('@bob')", timeout=10_000)
+            assert admin.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+
+            other = browser.new_context().new_page()
+            other.goto(server.base + link)
+            assert "does not work" in other.locator("main").inner_text()
+            assert other.get_by_role("button").count() == 0  # nothing to press: nobody is added
+        finally:
+            browser.close()
