@@ -34,6 +34,8 @@ def test_a_newcomer_creates_an_account_and_lands_in_the_studio(app, owner, web, 
     assert anon.post(link, data={"handle": "bob", "name": "Bob"}).status_code == 403  # not from the page
     taken = anon.post(link, data={"handle": owner["handle"], "name": "X"}, headers={"Origin": "http://127.0.0.1"})
     assert taken.status_code == 422 and "already exists" in taken.text
+    mailed = anon.post(link, data={"handle": "bob", "name": "bob@example.com"}, headers={"Origin": "http://127.0.0.1"})
+    assert mailed.status_code == 422 and "leave out the e-mail address" in mailed.text  # a name is no address
     joined = anon.post(link, data={"handle": "bob", "name": "Bob"}, headers={"Origin": "http://127.0.0.1"})
     assert joined.status_code == 303 and joined.headers["location"] == "/studios/team"
     assert members(app, owner)["bob"] == "member"
