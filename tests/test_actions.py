@@ -79,12 +79,16 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     for url in ("/help", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
                 f"{STUDIO}/audit"):
         check(owner, url, set())
-    check(owner, "/whoami", {"make_unfindable"})  # accounts made by `navmcp user add` start findable
+    check(owner, "/whoami", {"make_unfindable", "set_email"})  # accounts made by `navmcp user add` start findable
     act(ws, owner, "/whoami", "make_unfindable")
     with app.store.read() as tx:  # the row as the next call reads it
         unfindable = user_by_id(tx, owner["id"])
-    check(unfindable, "/whoami", {"make_findable"})
+    check(unfindable, "/whoami", {"make_findable", "set_email"})
     act(ws, unfindable, "/whoami", "make_findable")
+    act(ws, owner, "/whoami", "set_email", {"email": "me@example.org"})
+    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_off"})
+    act(ws, owner, "/whoami", "digest_off")
+    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_on"})
 
     note = act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url
     check(owner, note, {"add_comment", "confirm_read", "edit_note", "pin"})

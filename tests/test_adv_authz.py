@@ -51,6 +51,9 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     # the world's accounts are `navmcp user add`'s, findable: each may stop being so, and be again
     ("whoami", "make_unfindable"): ("/whoami", {}, ANYONE),
     ("whoami", "make_findable"): ("/whoami", {}, ANYONE),  # after make_unfindable (see SETUP)
+    ("whoami", "set_email"): ("/whoami", {"email": "me@example.org"}, ANYONE),  # their own address
+    ("whoami", "digest_off"): ("/whoami", {}, ANYONE),  # after set_email (see SETUP)
+    ("whoami", "digest_on"): ("/whoami", {}, ANYONE),  # after set_email and digest_off (see SETUP)
     ("members", "add_member"): ("/studios/adv/members", {"handle": "outsider"}, {"admin"}),
     ("members", "remove_member"): ("/studios/adv/members", {"handle": "member"}, {"admin"}),
     ("members", "create_invitation"): ("/studios/adv/members", {"role": "admin", "uses": 3}, {"admin"}),
@@ -78,10 +81,12 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("inbox", "mark_read"): ("/inbox", {"all": True}, {"author", "member"}),
     ("inbox", "dismiss"): ("/inbox", {"all": True}, {"author", "member"}),
 }
-SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {})}
+SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {}),
+         ("whoami", "digest_off"): ("set_email", {"email": "me@example.org"}),
+         ("whoami", "digest_on"): [("set_email", {"email": "me@example.org"}), ("digest_off", {})]}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
-               "comments", "reads", "links", "inbox", "invitations")
+               "comments", "reads", "links", "inbox", "invitations", "mail_settings")
 
 
 @pytest.fixture(scope="module")
@@ -156,9 +161,10 @@ def test_action_matrix(template, tmp_path, page, action):
             session = Session(app, token_of(w, role))
             url = url_of(w, key)
             if (page, action) in SETUP and role in allowed:
-                before_name, before_params = SETUP[(page, action)]
-                assert not session.call_tool("execute_action", {"action": before_name, "params": before_params,
-                                                                "url": url})["isError"]
+                steps = SETUP[(page, action)]
+                for before_name, before_params in steps if isinstance(steps, list) else [steps]:
+                    assert not session.call_tool("execute_action", {"action": before_name, "params": before_params,
+                                                                    "url": url})["isError"]
             before = digest(w.home)
             result = session.call_tool("execute_action", {"action": action, "params": params, "url": url})
             text = result["content"][0]["text"]

@@ -29,7 +29,8 @@ EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
-    "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind",
+    "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
+    "digest_on",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
                    "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass", "inbox"}

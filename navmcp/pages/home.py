@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import inbox
+from navmcp import inbox, mail
 from navmcp.clock import now
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
@@ -168,7 +168,7 @@ def view_near_mass(req: Request) -> dict[str, Any]:
 
 
 def resolve_whoami(req: Request) -> None:
-    pass
+    req.facts["mail"] = mail.settings(req.tx, req.user["id"])  # your digest's address, yours alone
 
 
 def view_whoami(req: Request) -> dict[str, Any]:
@@ -177,6 +177,7 @@ def view_whoami(req: Request) -> dict[str, Any]:
         "breadcrumb": [HOME, ("Who am I", "/whoami")],
         "studios": your_studios(req),
         "client": req.client,
+        "mail": req.facts["mail"],
     }
 
 
