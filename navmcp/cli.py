@@ -223,6 +223,26 @@ def cmd_login_link(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_digest(args: argparse.Namespace) -> int:
+    """Send the e-mail digests that are due (run it once a day); needs NAVMCP_SMTP_URL."""
+    from navmcp.mail import SMTP_ENV, Smtp, send_digests
+
+    url = os.environ.get(SMTP_ENV)
+    if not url:
+        print(f"navmcp: no e-mail is sent without {SMTP_ENV} (smtp://[user:password@]host[:port][?from=address])",
+              file=sys.stderr)
+        return 1
+    try:
+        smtp = Smtp.from_url(url)
+    except ValueError as e:
+        print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    app = _app()
+    base = args.base_url or running_base_url(app.config.home) or DEFAULT_BASE_URL
+    print(f"{send_digests(app.store, smtp, base)} digest(s) sent.")
+    return 0
+
+
 def _command_path() -> str:
     """How to run this navmcp again: plain `navmcp` when it is on PATH, else its full path."""
     import shutil
@@ -380,6 +400,10 @@ def build_parser() -> argparse.ArgumentParser:
                       f"serving this NAVMCP_HOME while it runs, else {DEFAULT_BASE_URL})")
     link.add_argument("--minutes", type=_positive, default=LINK_MINUTES, help="how long the link stays valid")
     link.set_defaults(func=cmd_login_link)
+    digest = sub.add_parser("digest", help="e-mail each person who wants it a digest of their unread inbox "
+                            "(once a day; needs NAVMCP_SMTP_URL)")
+    digest.add_argument("--base-url", help="where `navmcp web` is reached, for the links (default: as login-link)")
+    digest.set_defaults(func=cmd_digest)
     seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); "
                                        "on PostgreSQL connect as the owner")
     seed.add_argument("--items", type=int, required=True, help="how many notes, decisions and commitments")

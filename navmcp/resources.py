@@ -47,6 +47,8 @@ KINDS = {
     "workspace_search": ("Search", "Items of all your studios matching a query"),
     "help": ("Help", "How navigation works, the URL map, examples"),
     "help_topic": ("Help topic", "One topic of the help"),
+    "inbox": ("Inbox", "What concerns you: mentions, comments on your items, decisions and commitments you took part in; "
+                       "watch it to be told when an entry arrives"),
     "whoami": ("Who am I", "Your user, your studios, the client you are connected with"),
     "studio": ("Studio", "A studio's feed: pinned and recent items, counts"),
     "members": ("Members", "A studio's members and their roles"),

@@ -611,9 +611,11 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
     # membership, records changes, writes whether a user is findable and now and then prunes the
     # audit (every AUDIT_PRUNE_EVERY-th line of the process, so whether this test's lines include
     # one depends on the tests before it): those later migrations are applied beforehand too (none
-    # needs or touches studio_people).
+    # needs or touches studio_people). Adding a member writes an inbox entry; the members page
+    # counts invitations; a new item says whether it is anonymous.
     needed = tuple(v for v, name, _ in postgres_migrations()
-                   if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds"))
+                   if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds", "inbox",
+                   "invitations", "who_voted", "mail"))
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:

@@ -182,6 +182,13 @@ class PostgresTx:
         # the function records the acting user itself.
         self.conn.execute("SELECT navmcp.note_change(%s, %s, %s)", (at, studio_id, item_id))
 
+    def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
+                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+        # As the owner (migration 20261128000050): nobody writes another's entries directly; the
+        # function records the acting user itself and writes only for members of the studio.
+        self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s)",
+                          (at, kind, studio_id, item_id, client, list(user_ids), fold, expired))
+
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         # As the owner (migration 20261124000019): the votes and participants policies would scan
         # every item of the user's studios for each count.

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from navmcp.errors import AuthError
 from navmcp.oauth.metadata import WELL_KNOWN
-from navmcp.web import mcp_http, signin, static
+from navmcp.web import invite, mcp_http, signin, static
 from navmcp.web.actions import list_actions, run_action
 from navmcp.web.pages import show
 from navmcp.web.renditions import error_response, refused
@@ -104,6 +104,7 @@ JSON_ONLY = frozenset({"/token", "/register", "/revoke"})
 PREFIXES: tuple[tuple[str, Handler], ...] = (
     ("/static/", static.asset),
     ("/.well-known/", _oauth("well_known")),  # JSON, never a login page
+    ("/invite/", invite.invite),  # an invitation link, for a person in a browser (navmcp.invitations)
 )
 
 

@@ -320,3 +320,41 @@ def test_an_open_page_catches_up_after_its_server_restarts(tmp_path, world_facto
                 browser.close()
     finally:
         server.stop()
+
+
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/bin/chromium").exists(),
+                    reason="needs Debian's chromium (.ci/run installs it)")
+def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
+    """bob has the studio's decision open in Chromium; alice mentions @bob in a note in the other
+    process: the shell's unread badge counts it without a reload; reading his inbox clears it."""
+    import re
+    import subprocess
+    import sys
+
+    from playwright.sync_api import sync_playwright
+
+    app, ws, alice, bob, decision = world
+    link = subprocess.run([sys.executable, "-m", "navmcp", "login-link", "bob", "--base-url", server.base],
+                          env=server.env, capture_output=True, text=True, check=True).stdout.strip()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(link)
+            page.get_by_role("button", name=re.compile("^Sign in as")).click()
+            page.wait_for_url(server.base + "/")
+            page.goto(server.base + decision)
+            badge = page.locator(".inbox-badge")
+            assert badge.inner_text() == "1 unread"  # alice added him to the studio
+            page.wait_for_timeout(500)  # the event streams are open
+            ws.execute(alice, "/studios/other", "create_note", {"title": "Elsewhere", "body": "@bob"})  # not his
+            ws.execute(alice, "/studios/team", "create_note", {"title": "Agenda", "body": "@bob, have a look"})
+            page.wait_for_function("() => document.querySelector('.inbox-badge .n').textContent === '2'",
+                                   timeout=10_000)
+            assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+            page.goto(server.base + "/inbox")
+            page.get_by_role("button", name="Mark all read").click()
+            page.wait_for_url(server.base + "/inbox")
+            assert page.locator(".inbox-badge").is_hidden()
+        finally:
+            browser.close()
