@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from navmcp import changes, domain, kinds
+from navmcp import changes, domain, inbox, kinds, mentions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
@@ -70,6 +70,7 @@ def add_member(req: Request, p: AddMember) -> Outcome:
     else:  # the studio's lock (above) keeps another add of the same person from racing this insert
         req.tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
                        (req.studio["id"], user["id"], role, now()))
+        inbox.notify(req, "added", [user["id"]])
     return Outcome(f"@{p.handle} is now {named} of this studio.", req.path)
 
 
@@ -180,6 +181,7 @@ class CreateNote(Params):
 
 def create_note(req: Request, p: CreateNote) -> Outcome:
     item = domain.insert_item(req.tx, req.studio, req.user, "note", p.title, p.body, p.tags)
+    _tell_mentioned(req, item["id"], p.body)
     return Outcome(f"Created note {quoted(p.title)}.", domain.item_url(req.studio["handle"], item))
 
 
@@ -189,6 +191,7 @@ class CreateDecision(Params):
     options: Options = Field([], description="initial option titles (at most 20)")
     deadline: Deadline | None = None
     tags: Tags = []
+    anonymous: bool = Field(False, description="show only counts, never who voted how (to everyone, for good)")
     kind: Literal["acceptance", "consent", "dots", "times"] = Field("acceptance", description=(
         "how it is decided: acceptance (accept options, prefer one), consent (a proposal that passes unless "
         "objected to), dots (spread dots across options), times (a time poll: its options are times)"))
@@ -212,12 +215,13 @@ class CreateDecision(Params):
 def create_decision(req: Request, p: CreateDecision) -> Outcome:
     kind = kinds.KINDS[p.kind]
     item = domain.insert_item(req.tx, req.studio, req.user, "decision", p.question, p.description, p.tags,
-                              deadline=p.deadline, quorum=p.quorum,
+                              deadline=p.deadline, anonymous=p.anonymous, quorum=p.quorum,
                               decision_kind=None if p.kind == kinds.DEFAULT else p.kind,
                               kind_settings=json.dumps(p._settings, sort_keys=True) if p._settings else None)
     for title in p.options:
         domain.insert_option(req.tx, req.user, item["id"], title)
     kind.created(req, item, p._settings)
+    _tell_mentioned(req, item["id"], p.description)
     what = "decision" if p.kind == "acceptance" else kind.describe(p._settings)
     said = f" with {len(p.options)} option(s)" if kind.has_options else ""
     return Outcome(f"Created {what} {quoted(p.question)}{said}.", domain.item_url(req.studio["handle"], item))
@@ -244,8 +248,13 @@ class CreateCommitment(Params):
 def create_commitment(req: Request, p: CreateCommitment) -> Outcome:
     item = domain.insert_item(req.tx, req.studio, req.user, "commitment", p.title, p.description, p.tags,
                               deadline=p.deadline, critical_mass=p.critical_mass, participant_limit=p.limit)
+    _tell_mentioned(req, item["id"], p.description)
     return Outcome(f"Created commitment {quoted(p.title)} (critical mass {p.critical_mass}).",
                    domain.item_url(req.studio["handle"], item))
+
+
+def _tell_mentioned(req: Request, item_id: str, text: str) -> None:
+    inbox.notify(req, "mention", mentions.mentioned(req.tx, req.studio["id"], req.role, text), item_id)
 
 
 ACTIONS = [

@@ -46,6 +46,8 @@ class Dots(kinds.Kind):
                          FROM responses r JOIN users u ON u.id = r.user_id WHERE r.decision_id = ?) AS g
                     WHERE n <= ? ORDER BY option_id, n""", (item["id"], NAMES_SHOWN)):
             givers.setdefault(r["option_id"], []).append({"handle": r["handle"], "dots": r["amount"]})
+        if item.get("anonymous"):  # counts only, never who gave what
+            givers = {}
         numbered = sorted(data["options"], key=lambda o: (o["created_at"], o["id"]))
         ranked = []
         for number, o in enumerate(numbered, 1):
