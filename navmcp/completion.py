@@ -89,7 +89,7 @@ def _studios(session: Reader, value: str) -> list[str]:
 SCAN = 1000
 _ITEMS = ("SELECT i.id, i.title FROM items i JOIN studios s ON s.id = i.studio_id"
           " JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?"
-          " WHERE s.handle = ? AND i.kind = ? ORDER BY i.created_at DESC LIMIT ?")
+          " WHERE s.handle = ? AND i.kind = ? ORDER BY i.created_at DESC, i.id LIMIT ?")
 _TAGS = ("SELECT DISTINCT t.tag FROM item_tags t JOIN items i ON i.id = t.item_id JOIN studios s ON s.id = i.studio_id"
          " JOIN memberships m ON m.studio_id = s.id AND m.user_id = ? WHERE s.handle = ? ORDER BY t.tag LIMIT ?")
 

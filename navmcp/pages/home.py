@@ -49,11 +49,11 @@ _NEAR_WHERE = _OPEN.format("commitment") + " AND i.participant_count < i.critica
 # Home reads each studio's first rows down an index (migration 0018): those with a deadline by
 # deadline, those without by time; commitments by joins still needed, then time.
 _AWAITING_DEADLINE = (f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
-                      " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC LIMIT ?")
+                      " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?")
 _AWAITING_OPEN_ENDED = (f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
-                        " AND i.deadline IS NULL ORDER BY i.created_at DESC LIMIT ?")
+                        " AND i.deadline IS NULL ORDER BY i.created_at DESC, i.id LIMIT ?")
 _NEAR = (f"SELECT i.id, i.title, i.critical_mass, i.participant_count, i.created_at FROM {_NEAR_FROM} WHERE {_NEAR_WHERE}"
-         " ORDER BY i.critical_mass - i.participant_count, i.created_at DESC LIMIT ?")
+         " ORDER BY i.critical_mass - i.participant_count, i.created_at DESC, i.id LIMIT ?")
 _CAPPED_COUNTS = {key: f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT ?) AS capped"
                   for key, source, where in (("awaiting", _AWAITING_FROM, _AWAITING_WHERE),
                                              ("near", _NEAR_FROM, _NEAR_WHERE))}
