@@ -30,8 +30,9 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
 # commitments you have not joined that have not reached critical mass, the fewest joins to go first
 # and then the newest. Home shows the first HOME_ROWS of each and their counts.
 HOME_ROWS = 5
-# Home counts each studio's list up to this many (then says "more than"): counting stops at the
-# cap, so a page's cost does not grow with a backlog (the app shell counts on every page).
+# Home counts each list, across your studios, up to this many (then says "more than" it, with the
+# link to the list, which counts all): counting stops at the cap, so a page's cost does not grow
+# with a backlog (the app shell counts on every page). Below the cap home's number is the list's.
 COUNT_CAP = 100
 # The kind is written into the SQL, not bound: SQLite's planner compares a bound `kind = ?` with
 # the partial index on open commitments (`kind = 'commitment'`, migration 0018), and a statement
@@ -81,7 +82,7 @@ class _Newest(str):
 def view_home(req: Request) -> dict[str, Any]:
     tx, uid, now_ = req.tx, req.user["id"], now()
     studios = your_studios(req)
-    awaiting_votes, near_mass, counts = [], [], {"awaiting": 0, "near": 0, "capped": False}
+    awaiting_votes, near_mass, counts = [], [], {"awaiting": 0, "near": 0}
     for studio in studios:
         sid, handle = studio["id"], studio["handle"]
         args = (uid, sid, now_)
@@ -93,16 +94,18 @@ def view_home(req: Request) -> dict[str, Any]:
             near_mass.append({"id": row[0], "title": row[1], "critical_mass": row[2], "joined": row[3],
                               "created_at": row[4], "studio": handle})
         for key, sql in _CAPPED_COUNTS.items():
-            n = tx.scalar(sql, (*args, COUNT_CAP + 1))
-            counts[key] += min(n, COUNT_CAP)
-            counts["capped"] = counts["capped"] or n > COUNT_CAP
+            if counts[key] <= COUNT_CAP:  # one count across the studios, stopped once past the cap
+                counts[key] += tx.scalar(sql, (*args, COUNT_CAP + 1 - counts[key]))
+    capped = {key: n > COUNT_CAP for key, n in counts.items()}
     return {
         "title": "Home",
         "breadcrumb": [HOME],
         "studios": studios,
         "awaiting_votes": sorted(awaiting_votes, key=_awaiting_order)[:HOME_ROWS],
         "near_mass": sorted(near_mass, key=_near_order)[:HOME_ROWS],
-        "awaiting_count": counts["awaiting"], "near_count": counts["near"], "counts_capped": counts["capped"],
+        "awaiting_count": min(counts["awaiting"], COUNT_CAP), "near_count": min(counts["near"], COUNT_CAP),
+        "awaiting_capped": capped["awaiting"], "near_capped": capped["near"],
+        "counts_capped": capped["awaiting"] or capped["near"],  # the app shell's sum of both
         "lists": {"awaiting": "/awaiting", "near": "/near-mass"},
     }
 
