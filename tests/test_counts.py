@@ -65,8 +65,11 @@ def test_every_page_states_one_count_per_fact(big):
     assert feed["counts"]["decision"] == DECISIONS and feed["counts"]["commitment"] == NEAR
 
     # Awaiting your vote: the list counts all; home stops at its cap and says so, with the link.
-    awaiting = ws.page(alice, "/awaiting")
-    assert awaiting.data["pager"]["total"] == DECISIONS and f"({DECISIONS} in all)" in awaiting.markdown
+    from navmcp.pages.home import LIST_CAP
+
+    awaiting = ws.page(alice, "/awaiting")  # its own count stops at LIST_CAP, and says "or more" there
+    assert awaiting.data["pager"]["total"] == min(DECISIONS, LIST_CAP)
+    assert awaiting.data["pager"]["capped"] == (DECISIONS > LIST_CAP)
     home = ws.page(alice, "/")
     assert (home.data["awaiting_count"], home.data["awaiting_capped"]) == (COUNT_CAP, True)
     assert f"## Awaiting your vote (more than {COUNT_CAP})" in home.markdown and "`/awaiting`" in home.markdown
@@ -77,8 +80,9 @@ def test_every_page_states_one_count_per_fact(big):
 
     # A word search cut at its window says "or more" everywhere it states its count, never "in all".
     words = ws.page(alice, "/studios/big/search?q=alpha")
-    assert words.data["windowed"] and words.data["pager"]["counted"].endswith("or more")
-    assert "in all" not in words.markdown and f"{words.data['pager']['total']} or more items" in words.markdown
+    assert words.data["windowed"] and words.data["pager"]["capped"]
+    total = words.data["pager"]["total"]
+    assert f"{total} in all" not in words.markdown and f"{total} or more items" in words.markdown
 
 
 def test_home_counts_one_list_across_studios(any_app):
@@ -102,4 +106,4 @@ def test_home_counts_one_list_across_studios(any_app):
     home = ws.page(alice, "/")
     assert (home.data["awaiting_count"], home.data["awaiting_capped"]) == (COUNT_CAP, True)
     assert f"(more than {COUNT_CAP})" in home.markdown
-    assert ws.page(alice, "/awaiting").data["pager"]["total"] == sum(sizes.values())
+    assert ws.page(alice, "/awaiting").data["pager"]["total"] == sum(sizes.values())  # below LIST_CAP
