@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from navmcp import domain
+from navmcp import domain, inbox
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import OptionRef, Title
@@ -133,6 +133,7 @@ def open_with_options(req: Request) -> str | None:
 
 def close_decision(req: Request, p: Params) -> Outcome:
     domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now())
+    inbox.notify(req, "decision_closed", [req.item["created_by"], *inbox.voters(req.tx, req.item["id"])], req.item["id"])
     result = domain.winners(domain.tally(req.tx, req.item["id"]))
     said = " / tie with ".join(quoted(o["title"]) for o in result) if result else "no option was accepted"
     return Outcome(f"Decision closed. Result: {said}.", req.path)

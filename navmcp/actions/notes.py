@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from navmcp import domain
+from navmcp import domain, inbox, mentions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Comment, Tags, Title
@@ -23,6 +23,9 @@ def add_comment(req: Request, p: AddComment) -> Outcome:
         (new_id(), req.item["id"], req.studio["id"], p.body, req.user["id"], now()))
     domain.link_mentions(req.tx, req.studio, req.item["id"], p.body)
     domain.touch(req.tx, req.item["id"])
+    told = set(inbox.notify(req, "mention", mentions.mentioned(req.tx, req.studio["id"], req.role, p.body),
+                            req.item["id"]))
+    inbox.notify(req, "comment", [u for u in inbox.related(req.tx, req.item["id"]) if u not in told], req.item["id"])
     # Comments run oldest first, so the new one is on the last page: land there, not on page 1.
     pages = -(-req.tx.one("SELECT count(*) AS n FROM comments WHERE item_id = ?", (req.item["id"],))["n"] // PAGE_SIZE)
     return Outcome("Comment added.", req.path if pages <= 1 else f"{req.path}?page={pages}")
@@ -61,7 +64,10 @@ def edit_note(req: Request, p: EditNote) -> Outcome:
     title = p.title if "title" in changed else item["title"]
     body = p.body if "body" in changed else item["body"]
     domain.update_item(req.tx, item["id"], title=title, body=body, updated_at=now())
-    if "body" in changed:
+    if "body" in changed:  # who the new text mentions, and the old did not, is told
+        before = set(mentions.mentioned(req.tx, req.studio["id"], req.role, item["body"]))
+        inbox.notify(req, "mention", [u for u in mentions.mentioned(req.tx, req.studio["id"], req.role, body)
+                                      if u not in before], item["id"])
         # The note links what its body and its comments mention: the links are made again from the
         # new body and the comments, which the edit leaves as they were.
         req.tx.execute("DELETE FROM links WHERE from_item = ?", (item["id"],))

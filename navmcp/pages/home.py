@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from navmcp import inbox, mail
 from navmcp.clock import now
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
@@ -30,6 +31,7 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
 # commitments you have not joined that have not reached critical mass, the fewest joins to go first
 # and then the newest. Home shows the first HOME_ROWS of each and their counts.
 HOME_ROWS = 5
+HOME_INBOX = 3  # the newest unread inbox entries home shows
 # Home counts each studio's list up to this many (then says "more than"): counting stops at the
 # cap, so a page's cost does not grow with a backlog (the app shell counts on every page).
 COUNT_CAP = 100
@@ -81,6 +83,7 @@ class _Newest(str):
 def view_home(req: Request) -> dict[str, Any]:
     tx, uid, now_ = req.tx, req.user["id"], now()
     studios = your_studios(req)
+    unread = inbox.unread_count(tx, uid)
     awaiting_votes, near_mass, counts = [], [], {"awaiting": 0, "near": 0, "capped": False}
     for studio in studios:
         sid, handle = studio["id"], studio["handle"]
@@ -104,6 +107,8 @@ def view_home(req: Request) -> dict[str, Any]:
         "near_mass": sorted(near_mass, key=_near_order)[:HOME_ROWS],
         "awaiting_count": counts["awaiting"], "near_count": counts["near"], "counts_capped": counts["capped"],
         "lists": {"awaiting": "/awaiting", "near": "/near-mass"},
+        "unread": min(unread, inbox.COUNT_CAP), "unread_capped": unread > inbox.COUNT_CAP,
+        "inbox": inbox.newest(tx, uid, HOME_INBOX) if unread else [],
     }
 
 
@@ -111,25 +116,43 @@ def resolve_list(req: Request) -> None:
     pass
 
 
-_LIST_SQL = {
-    "awaiting": (_AWAITING_FROM, _AWAITING_WHERE, "i.deadline IS NULL, i.deadline, i.created_at DESC, i.id",
-                 "i.id, i.title, i.deadline, i.created_at"),
-    "near": (_NEAR_FROM, _NEAR_WHERE, "i.critical_mass - i.participant_count, i.created_at DESC, i.id",
-             "i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at"),
+# A whole list, a page at a time, read as home reads its first rows: each studio's rows down its
+# index, only as many as the page asked for needs (its offset plus a page), merged here in home's
+# order, so a page costs what it shows and what comes before it, never a sort of the whole backlog.
+# The count stops at LIST_CAP (then the page says "or more"): a list page past that is costly anyway.
+LIST_CAP = 1000
+_LIST_ROWS = {
+    "awaiting": ((f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
+                  " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC LIMIT ?",
+                  f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
+                  " AND i.deadline IS NULL ORDER BY i.created_at DESC LIMIT ?"), _awaiting_order),
+    "near": ((f"SELECT i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at FROM {_NEAR_FROM}"
+              f" WHERE {_NEAR_WHERE} ORDER BY i.critical_mass - i.participant_count, i.created_at DESC LIMIT ?",),
+             _near_order),
 }
 
 
 def _whole_list(req: Request, which: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One of home's lists in full, across your studios, in home's order, a page at a time."""
-    source, where, order, columns = _LIST_SQL[which]
-    where = where.replace("i.studio_id = ?", "i.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?)")
-    args = (req.user["id"], req.user["id"], now())
-    total = req.tx.scalar(f"SELECT count(*) FROM {source} WHERE {where}", args)
-    pager = paginate(req, total)
-    rows = req.tx.all(
-        f"""SELECT {columns}, s.handle AS studio FROM {source} JOIN studios s ON s.id = i.studio_id
-             WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?""", (*args, PAGE_SIZE, pager["offset"]))
-    return rows, pager
+    queries, order = _LIST_ROWS[which]
+    tx, uid, now_ = req.tx, req.user["id"], now()
+    studios = tx.all("SELECT s.id, s.handle FROM memberships m JOIN studios s ON s.id = m.studio_id"
+                     " WHERE m.user_id = ? ORDER BY s.handle", (uid,))
+    total = 0
+    for studio in studios:
+        total += tx.scalar(_CAPPED_COUNTS[which], (uid, studio["id"], now_, LIST_CAP + 1 - total))
+        if total > LIST_CAP:
+            break
+    pager = paginate(req, min(total, LIST_CAP))
+    pager["capped"] = total > LIST_CAP
+    reach = pager["offset"] + PAGE_SIZE
+    rows: list[dict[str, Any]] = []
+    if pager["offset"] < LIST_CAP:
+        for studio in studios:
+            for sql in queries:
+                rows += [{**row, "studio": studio["handle"]} for row in tx.all(sql, (uid, studio["id"], now_, reach))]
+    rows.sort(key=order)
+    return rows[pager["offset"]:reach], pager
 
 
 def view_awaiting(req: Request) -> dict[str, Any]:
@@ -145,7 +168,7 @@ def view_near_mass(req: Request) -> dict[str, Any]:
 
 
 def resolve_whoami(req: Request) -> None:
-    pass
+    req.facts["mail"] = mail.settings(req.tx, req.user["id"])  # your digest's address, yours alone
 
 
 def view_whoami(req: Request) -> dict[str, Any]:
@@ -154,6 +177,7 @@ def view_whoami(req: Request) -> dict[str, Any]:
         "breadcrumb": [HOME, ("Who am I", "/whoami")],
         "studios": your_studios(req),
         "client": req.client,
+        "mail": req.facts["mail"],
     }
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from navmcp import pages, sessions
 from navmcp.codec import encode
-from navmcp.errors import AuthError
+from navmcp.errors import AuthError, Busy
 from navmcp.identity import Access
 from navmcp.jsonrpc import InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion, error_object
 from navmcp.oauth import SCOPES, metadata as oauth_metadata, scopes_needed
@@ -40,10 +40,12 @@ from navmcp.protocol import LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPO
 from navmcp.state import NavigationState
 from navmcp.tools import Session, connection
 from navmcp.web.auth import bearer_token
-from navmcp.web.renditions import error_response
+from navmcp.web.renditions import error_response, retry_after
 from navmcp.web.request import Request
 from navmcp.web.response import Response
 from navmcp.web.sse import EventStream
+from navmcp.web.standing import Standing
+from navmcp.web.tokens import expiry
 
 if TYPE_CHECKING:
     from navmcp.web.site import Site
@@ -84,7 +86,8 @@ def _insufficient_scope(issuer: str, needed: frozenset[str], id_: Any) -> Respon
     scope = " ".join(s for s in SCOPES if s in needed)
     challenge = oauth_metadata.challenge(issuer, error="insufficient_scope", scope=scope,
                                          description=f"this request needs the scope {scope}")
-    return fault(403, f"Forbidden: this request needs the scope {scope!r}: authorize this app again with it",
+    return fault(403, f"Forbidden: this request needs the scope {scope!r}: ask for it in a new authorization "
+                      "request; the person sees it on the consent page and may allow it",
                  [("www-authenticate", challenge)], id_=id_)
 
 
@@ -172,6 +175,8 @@ async def handle(site: Site, req: Request) -> Response | EventStream:
         if modern or _modern_request(value):
             return _receive_modern(site, token, user, value, req.headers, access)
         return _receive(site, token, user, session_id, stored, looked_up, value, access)
+    except Busy as e:  # the database busy or away outside a tool call (a session read, say): nothing applied
+        return fault(e.status, "Service Unavailable: " + e.message, retry_after(e), id_=_request_id(value))
     except Exception:  # here, not in the web app: the id is known, so the client can match the error
         log.exception("internal error on POST /mcp")
         return _json(500, error_object(InternalError("Internal error (details are in the server log)"),
@@ -205,7 +210,7 @@ def _receive_modern(site: Site, token: str, user: dict[str, Any], value: Any, he
     session = Session(site.app, token, NavigationState(remembers=False), user=user,
                       granted_client=access.client_name[:100] if access is not None else None)
     if value.get("method") == "subscriptions/listen" and "id" in value:
-        return _listen(site, user["id"], session, value, headers)
+        return _listen(site, token, user["id"], session, value, headers, access)
     connection = _connection(session, MODERN, watchable=True)  # a listen is answered with its stream
     if "id" not in value:  # a notification: accepted and dropped, unless it is malformed
         response = connection.receive(value, headers)
@@ -215,27 +220,36 @@ def _receive_modern(site: Site, token: str, user: dict[str, Any], value: Any, he
     return _json(200 if error is None else MODERN_STATUS.get(error["code"], 200), response)
 
 
-def _listen(site: Site, user_id: str, session: Session, value: dict[str, Any],
-            headers: dict[str, str]) -> Response | EventStream:
+def _listen(site: Site, token: str, user_id: str, session: Session, value: dict[str, Any],
+            headers: dict[str, str], access: Access | None) -> Response | EventStream:
     """subscriptions/listen: its answer is the subscription's stream (acknowledgement, notifications,
     and the final response when the server ends it); the client ends it by closing the stream. It
-    counts among the user's open streams, as a live page does (`live.Streams`)."""
-    full = site.streams.admit(user_id)
-    if full:
-        return fault(429, "Too Many Requests: " + full, [("retry-after", "60")], id_=_request_id(value))
+    counts among the user's open streams, as a live page does, and lasts as long as the token's
+    grant and the token itself (`streams.Streams`)."""
 
     def send(message: dict[str, Any]) -> None:
-        stream.put("data: " + encode(message).decode() + "\n\n", last="id" in message)
+        text = "data: " + encode(message).decode() + "\n\n"
+        if message.get("method") == "notifications/resources/updated":  # told once the token still holds
+            site.streams.tell(slot, lambda: stream.put(text))
+        else:
+            stream.put(text, last="id" in message)
 
     def closed() -> None:
         connection.close()
-        site.streams.release(user_id)
+        site.streams.release(slot)
 
     connection = _connection(session, MODERN, outbound=send)
     stream = EventStream(on_close=closed, on_timeout=lambda: connection.end_subscriptions(
         "the stream's time is up; listen again to keep watching"))
+    admitted = site.streams.admit(Standing(user_id, grant=access.grant_id if access is not None else None,
+                                           expires=expiry(token)), connection.end_subscriptions)
+    if isinstance(admitted, str):
+        return fault(429, "Too Many Requests: " + admitted, [("retry-after", "60")], id_=_request_id(value))
+    slot = admitted
     response = connection.receive(value, headers)
     if response is None:
+        if slot.ended is not None:  # ended while the listen was being set up: end it now
+            connection.end_subscriptions(slot.ended)
         return stream
     closed()
     return _json(MODERN_STATUS.get(response["error"]["code"], 200), response)

@@ -64,6 +64,9 @@ def build(home: Path, extra_users: int = 0) -> World:
                              options=["Red", "Blue"])
     w.urls["commitment"] = act(app, author, "/studios/adv", "create_commitment", title="Do it", critical_mass=2,
                                limit=1000)
+    act(app, admin, "/studios/adv/members", "create_invitation")
+    with app.store.write() as tx:  # an open invitation whose id the tests know
+        tx.execute("UPDATE invitations SET id = 'w0rld1nv'")
     app.store.close()
     return w
 
