@@ -201,14 +201,33 @@ def _studio_id(any_app, user, handle="team"):
         return tx.scalar("SELECT id FROM studios WHERE handle = ?", (handle,))
 
 
-def _drain(events, expected: int, deadline: float = 30) -> list:
-    """The first `expected` events (within a hang-only deadline), then whatever else comes in 0.5 s."""
-    got = [events.get(timeout=deadline) for _ in range(expected)]
-    try:
-        while True:
-            got.append(events.get(timeout=0.5))
-    except queue.Empty:
-        return got
+def _drain(events, expected: int, mark) -> list:
+    """The first `expected` events, then whatever else is heard before the later change `mark()`
+    makes (it returns a test that knows that change): the feed hands changes on in order, so
+    anything heard between the two was heard twice, and no time window is needed to see it."""
+    got = [events.get(timeout=HANG) for _ in range(expected)]
+    is_mark = mark()
+    while True:
+        kind, change = events.get(timeout=HANG)
+        if kind == "notify" and is_mark(change):
+            return got
+        got.append((kind, change))
+
+
+def _note_in_team(ws, user):
+    """A later change to mark the end of what was heard: a new note in the team studio."""
+    def mark():
+        note = ws.execute(user, "/studios/team", "create_note", {"title": "Mark", "body": "x"}).url.rsplit("/", 1)[1]
+        return lambda change: change.item_id == note
+    return mark
+
+
+def _comment_by(ws, user, url):
+    """A later change to mark the end of what was heard: a comment by `user` (who made none before)."""
+    def mark():
+        ws.execute(user, url, "add_comment", {"body": "the mark"})
+        return lambda change: change.user_id == user["id"]
+    return mark
 
 
 @pytest.mark.parametrize("store_kind", ["postgres"])
@@ -217,7 +236,6 @@ def test_a_change_numbered_earlier_that_commits_later_is_handed_on(any_app, team
     number) commits first. A feed that read 'after the last number it saw' never handed the first on."""
     ws, alice, bob, carol, decision = team
     events = watching(bob, "/studios/team")
-    time.sleep(0.2)
     studio_id = _studio_id(any_app, alice)
     first, second = any_app.store.write(user_id=alice["id"]), any_app.store.write(user_id=alice["id"])
     tx1 = first.__enter__()
@@ -225,13 +243,13 @@ def test_a_change_numbered_earlier_that_commits_later_is_handed_on(any_app, team
     tx2 = second.__enter__()
     record(tx2, alice["id"], studio_id, None)
     second.__exit__(None, None, None)
-    kind, later = events.get(timeout=10)
+    kind, later = events.get(timeout=HANG)
     assert kind == "notify"
     first.__exit__(None, None, None)
-    kind, earlier = events.get(timeout=10)
+    kind, earlier = events.get(timeout=HANG)
     assert kind == "notify" and earlier.seq < later.seq  # numbered earlier, committed later: still handed on
-    with pytest.raises(queue.Empty):
-        events.get(timeout=0.5)
+    ws.execute(bob, decision, "add_comment", {"body": "after"})
+    assert _first_by(events) == bob["id"]  # nothing handed on twice: the next heard of is bob's
 
 
 @pytest.mark.parametrize("store_kind", ["sqlite"])
@@ -242,7 +260,6 @@ def test_on_sqlite_a_later_number_is_a_later_commit(any_app, team, watching):
 
     ws, alice, bob, carol, decision = team
     events = watching(bob, "/studios/team")
-    time.sleep(0.2)
     studio_id = _studio_id(any_app, alice)
     first = any_app.store.write(user_id=alice["id"])
     tx1 = first.__enter__()
@@ -259,12 +276,12 @@ def test_on_sqlite_a_later_number_is_a_later_commit(any_app, team, watching):
 
     thread = threading.Thread(target=second)
     thread.start()
-    started.wait(5)
+    assert started.wait(HANG)
     time.sleep(0.2)  # the second is waiting for the first's lock (were it not, the order below would not hold either)
     first.__exit__(None, None, None)
-    thread.join(15)
+    thread.join(HANG)
     assert seq2 and seq2[0] > seq1
-    got = _drain(events, 2)
+    got = _drain(events, 2, _note_in_team(ws, alice))
     assert [change.seq for kind, change in got] == [seq1, seq2[0]]
 
 
@@ -275,7 +292,6 @@ def test_every_change_reaches_a_watcher_exactly_once_under_concurrent_writers(an
 
     ws, alice, bob, carol, decision = team
     events = watching(bob, "/studios/team")
-    time.sleep(0.2)
     writers, each = 4, 15
 
     def write(n: int) -> None:
@@ -286,8 +302,8 @@ def test_every_change_reaches_a_watcher_exactly_once_under_concurrent_writers(an
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(120)
-    got = _drain(events, writers * each, deadline=60)
+        thread.join(HANG)
+    got = _drain(events, writers * each, _note_in_team(ws, alice))
     seqs = [change.seq for kind, change in got if kind == "notify"]
     assert len(seqs) == len(got) == writers * each
     assert len(set(seqs)) == len(seqs)
@@ -301,7 +317,6 @@ def test_a_fault_while_handing_a_change_on_is_read_through(any_app, team, watchi
     and the change is handed on once the database answers."""
     ws, alice, bob, carol, decision = team
     events = watching(bob, decision)
-    time.sleep(0.2)
     feed = watching.app.feed
     real, failures = feed.source.members_among, []
 
@@ -313,10 +328,8 @@ def test_a_fault_while_handing_a_change_on_is_read_through(any_app, team, watchi
 
     feed.source.members_among = flaky
     ws.execute(alice, decision, "add_comment", {"body": "while the database blinked"})
-    got = _drain(events, 1)
+    got = _drain(events, 1, _comment_by(ws, bob, decision))  # and bob's later comment is heard too
     assert [kind for kind, _ in got] == ["notify"] and failures
-    ws.execute(alice, decision, "add_comment", {"body": "and after"})
-    assert events.get(timeout=10)[0] == "notify"
 
 
 @pytest.mark.parametrize("store_kind", ["postgres"])
@@ -327,15 +340,12 @@ def test_the_feed_reconnects_when_its_connection_is_terminated(any_app, team, wa
 
     ws, alice, bob, carol, decision = team
     events = watching(bob, decision)
-    time.sleep(0.3)
     with psycopg.connect(pg_database.admin_url, autocommit=True) as admin:
-        ended = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                              " WHERE application_name = 'navmcp-feed' AND datname = current_database()").fetchall()
-    assert ended
+        wait_for(lambda: admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE"
+                                       " application_name = 'navmcp-feed' AND datname = current_database()").fetchall(),
+                 "the feed's LISTEN connection is open, and is terminated")
     ws.execute(alice, decision, "add_comment", {"body": "while the feed was cut off"})
-    assert [kind for kind, _ in _drain(events, 1)] == ["notify"]
-    ws.execute(alice, decision, "add_comment", {"body": "after it came back"})
-    assert events.get(timeout=10)[0] == "notify"
+    assert [kind for kind, _ in _drain(events, 1, _comment_by(ws, bob, decision))] == ["notify"]  # and later ones too
 
 
 # --- catching up from a position (Last-Event-ID) ---------------------------------------------------

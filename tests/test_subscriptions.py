@@ -111,7 +111,7 @@ def test_a_removed_members_subscription_ends_with_a_reason(home, world):
                              params={"handle": "bob"})
         assert not removed["isError"]
         with pytest.raises(StopAsyncIteration):  # the server's graceful close ends the loop
-            await next_event(subscription, 5)
+            await next_event(subscription, HANG)
         return True
 
     try:
@@ -224,11 +224,11 @@ def test_the_sdk_client_listens_over_streamable_http(home, world, web_on):
                     async with client.listen(resource_subscriptions=[uri]) as subscription:
                         voter.call("execute_action", action="vote", url=decision,
                                    params={"votes": [{"option": "Pizza", "accept": True}]})
-                        assert await next_event(subscription, 5) == ResourceUpdated(uri=uri)
+                        assert await next_event(subscription, HANG) == ResourceUpdated(uri=uri)
                         admin.call("execute_action", action="remove_member", url="/studios/team/members",
                                    params={"handle": "bob"})
                         with pytest.raises(StopAsyncIteration):  # ended by the server, gracefully
-                            await next_event(subscription, 5)
+                            await next_event(subscription, HANG)
         return True
 
     try:
@@ -290,7 +290,7 @@ def test_an_agent_watching_its_inbox_hears_of_a_mention(home, world):
         made = writer.call("execute_action", action="create_note", url="/studios/team",
                            params={"title": "Agenda", "body": "@bob can you add the budget?"})
         assert not made["isError"]
-        event = await next_event(subscription, 10)
+        event = await next_event(subscription, HANG)
         assert event == ResourceUpdated(uri=uri)
         text = (await client.read_resource(uri)).contents[0].text
         assert "mentioned you in [Agenda](/studios/team/n/" in text  # by the local owner, alice here
