@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from deadlines import HANG
 from webproc import free_port, wait_until_healthy
 
 PROTOCOL = "2025-11-25"
@@ -36,7 +37,7 @@ class PgWebServer:
     def start(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(self.port)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env, text=True)
-        if not wait_until_healthy(self.base, self.proc, time.monotonic() + 20):
+        if not wait_until_healthy(self.base, self.proc, time.monotonic() + HANG):
             if self.proc.poll() is not None:
                 raise RuntimeError("navmcp web exited: " + self.proc.stderr.read())
             raise RuntimeError("navmcp web did not answer /healthz")

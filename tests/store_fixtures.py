@@ -76,6 +76,17 @@ def pg_database():
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def waiting_for_locks(db: PgDatabase, count: int = 1) -> bool:
+    """Whether `count` sessions on `db` are waiting for a lock another holds (an event to wait
+    for, in place of sleeping and hoping they got there)."""
+    import psycopg
+
+    with psycopg.connect(db.admin_url, autocommit=True) as conn:
+        waiting = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'",
+                               (db.name,)).fetchone()[0]
+    return waiting >= count
+
+
 TABLES = ("inbox", "idempotency_keys", "oauth_refresh_tokens", "oauth_codes", "oauth_grants", "oauth_clients", "changes", "login_links",
           "web_sessions", "mcp_sessions", "audit", "links", "reads", "comments", "participants", "votes", "options",
           "item_tags", "items", "studio_people", "memberships", "studios", "settings", "users")

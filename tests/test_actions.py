@@ -672,7 +672,7 @@ def test_an_admin_may_close_a_commitment_whose_creator_left(ws, people, app):
                                            ({"title": "C", "critical_mass": 0}, "critical_mass"),
                                            # a rule between two fields names the field it refuses, and no pydantic prefix
                                            ({"title": "C", "critical_mass": 3, "limit": 2},
-                                            "'limit': must be at least critical_mass")])
+                                            r"'limit': must be at least the number of people needed \(3\)")])
 def test_commitment_parameter_errors(ws, people, params, field):
     with pytest.raises(InvalidActionParams, match=field):
         act(ws, people["owner"], STUDIO, "create_commitment", params)

@@ -17,6 +17,7 @@ import pytest
 
 from adversarial import figures, world
 from adversarial.drivers import StdioProcess
+from deadlines import HANG
 from navmcp.store.migrations import sqlite_migrations
 
 ROUNDS = figures.pick(6, 60)
@@ -62,7 +63,7 @@ def drain(process: StdioProcess) -> dict[str, dict]:
     replies = {}
     while True:
         try:
-            line = process.lines.get(timeout=10)
+            line = process.lines.get(timeout=HANG)
         except Exception:
             break
         if line is None:

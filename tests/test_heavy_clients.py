@@ -1,7 +1,11 @@
 """A heavy client cannot freeze the server for others (issue 24, item 3).
 
-The bound: while heavy clients run, `/healthz` and another user's navigate answer within
-BOUND seconds, on SQLite and on PostgreSQL. What makes it hold:
+What is checked, without timing anything (the machine running the tests may be busy with other
+work): while a heavy request is being served, `/healthz` and another user's navigate are answered,
+on SQLite and on PostgreSQL. On SQLite, probes are sent while batches of searches flood the server,
+and some must be answered wholly between a batch's sending and its answer; on PostgreSQL, the heavy
+requests wait for a row lock held by the test, and the probes are answered before it is released.
+What makes it hold:
 
 - costly requests (a batch, a search) are served in threads of their own, with their own SQLite
   connection (navmcp.web.workers): the event loop and the hosted store's worker threads stay
@@ -27,16 +31,18 @@ import httpx
 import psycopg
 import pytest
 
+from deadlines import HANG, wait_for
 from navmcp import protocol, search, seed
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, mint_token
 from navmcp.store.fulltext import fts5_match
 from navmcp.tools import connect
+from navmcp.web import workers
 from pg_web import PROTOCOL, HttpMcp, PgWebServer
+from store_fixtures import waiting_for_locks
 from webproc import free_port, wait_until_healthy
 
-BOUND = 1.0  # seconds: the longest a heavy client may hold /healthz or another user's navigate
 ITEMS = 20_000  # a studio where one batch of prefix searches took seconds of the event loop
 PREFIXES = ("s", "a", "se", "pl", "re", "de", "co", "in")
 
@@ -70,10 +76,11 @@ def test_heavy_clients_cannot_hold_healthz_or_another_users_navigate_on_sqlite(t
     server = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stop, answered, failures = threading.Event(), [], []
+    batches: list[tuple[float, float]] = []  # (sent, answered), on the monotonic clock
     heavy = [HttpMcp(base, tokens[0], name=f"heavy-{n}") for n in range(3)]
     other = HttpMcp(base, tokens[1], name="other")
     try:
-        assert wait_until_healthy(base, server, time.monotonic() + 30)
+        assert wait_until_healthy(base, server, time.monotonic() + HANG)
         for client in [*heavy, other]:
             client.initialize()
         assert other.navigate("/studios/mine")["isError"] is False  # the page's template is compiled
@@ -81,7 +88,9 @@ def test_heavy_clients_cannot_hold_healthz_or_another_users_navigate_on_sqlite(t
         def flood(client: HttpMcp) -> None:
             while not stop.is_set():
                 try:
+                    sent = time.monotonic()
                     reply = post(client, search_batch())
+                    batches.append((sent, time.monotonic()))
                     answered.append((reply.status_code, len(reply.json())))
                 except Exception as e:  # noqa: BLE001 — reported below
                     failures.append(repr(e))
@@ -90,24 +99,24 @@ def test_heavy_clients_cannot_hold_healthz_or_another_users_navigate_on_sqlite(t
         threads = [threading.Thread(target=flood, args=(client,)) for client in heavy]
         for thread in threads:
             thread.start()
-        time.sleep(0.5)  # the batches are being served
-        worst = {"healthz": 0.0, "navigate": 0.0}
-        with httpx.Client(timeout=30) as plain:
-            ends = time.monotonic() + 5
-            while time.monotonic() < ends:
+        probes: list[tuple[float, float]] = []  # (sent, answered): a /healthz, then a navigate
+        with httpx.Client(timeout=HANG) as plain:
+            deadline = time.monotonic() + HANG
+            while (len(batches) < 6 or len(probes) < 20) and not failures:  # the flood has run a while
+                assert time.monotonic() < deadline, f"{len(batches)} batches answered: the server hangs"
                 started = time.monotonic()
                 assert plain.get(base + "/healthz").status_code == 200
-                worst["healthz"] = max(worst["healthz"], time.monotonic() - started)
-                started = time.monotonic()
                 assert other.navigate("/studios/mine")["isError"] is False
-                worst["navigate"] = max(worst["navigate"], time.monotonic() - started)
+                probes.append((started, time.monotonic()))
                 time.sleep(0.05)
         stop.set()
         for thread in threads:
             thread.join(timeout=60)
         assert failures == []
         assert answered and all(reply == (200, 100) for reply in answered), answered
-        assert worst["healthz"] < BOUND and worst["navigate"] < BOUND, worst
+        # Had a batch held the event loop, no probe sent after it could be answered before it.
+        inside = [p for p in probes if any(sent < p[0] and p[1] < done for sent, done in batches)]
+        assert len(inside) >= 3, f"{len(inside)} of {len(probes)} probes answered while a batch was served"
     finally:
         stop.set()
         for client in [*heavy, other]:
@@ -150,21 +159,21 @@ def test_five_heavy_requests_leave_worker_threads_for_others_on_postgres(tmp_pat
                   "params": {"name": "navigate", "arguments": {"url": "/studios/crew/search?q=night"}}}]
         with ThreadPoolExecutor(5) as pool:
             batches = [pool.submit(post, client, batch) for client in heavy]
-            time.sleep(1.0)  # all five sent, and waiting for the lock
+            # as many as there are threads to take them wait for the lock (the rest queue behind them)
+            held = workers.COSTLY_THREADS if costly_threads == "" else 4
+            wait_for(lambda: waiting_for_locks(pg_database, held), f"{held} batches wait for the lock")
             assert not any(b.done() for b in batches)
-            other.http.timeout = httpx.Timeout(BOUND + 1)
-            started = time.monotonic()
-            assert httpx.get(server.base + "/healthz", timeout=BOUND + 1).status_code == 200
-            assert time.monotonic() - started < BOUND
-            if costly_threads == "":
-                started = time.monotonic()
+            assert httpx.get(server.base + "/healthz", timeout=HANG).status_code == 200
+            if costly_threads == "":  # answered while all five still wait (the lock is still held)
+                other.http.timeout = httpx.Timeout(HANG)
                 assert other.navigate("/studios/mine")["isError"] is False
-                assert time.monotonic() - started < BOUND
-            else:
+                assert not any(b.done() for b in batches)
+            else:  # no thread is left for it while the lock is held
+                other.http.timeout = httpx.Timeout(2.0)
                 with pytest.raises(httpx.ReadTimeout):
                     other.navigate("/studios/mine")
             holder.rollback()  # the lock goes: every batch is answered
-            replies = [json.loads(b.result(timeout=60).text) for b in batches]
+            replies = [json.loads(b.result(timeout=HANG).text) for b in batches]
         assert all(len(r) == 2 and all("result" in m for m in r) for r in replies), replies
     finally:
         holder.close()

@@ -76,11 +76,11 @@ def test_cli_refuses_what_it_cannot_honour_with_one_line(tmp_path):
         out = cli(home, *args, env={"NAVMCP_DATABASE_URL": "mysql://x/y"})
         assert out.returncode == 1 and out.stdout == b"" and b"is not a postgresql:// URL" in out.stderr, (args, out.stderr)
     assert not (home / "navmcp.db").exists()
-    # A server that refuses: named at once (the pool waited 30 s, then raised PoolTimeout).
-    started = time.monotonic()
+    # A server that refuses: named with its reason (the pool waited 30 s, then raised PoolTimeout,
+    # which gives none).
     out = cli(home, "user", "add", "zed", env={"NAVMCP_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"})
     assert out.returncode == 1 and b"cannot connect to PostgreSQL" in out.stderr and b"Traceback" not in out.stderr
-    assert time.monotonic() - started < 15
+    assert b"refused" in out.stderr.lower() and b"PoolTimeout" not in out.stderr, out.stderr
     assert cli(home, "user", "add", "bob").returncode == 0 and cli(home, "user", "delete", "bob").returncode == 0
     out = cli(home, "token", "bob")
     assert out.returncode == 1 and out.stdout == b"" and b"@bob's account was deleted" in out.stderr and b"user add" not in out.stderr
@@ -107,11 +107,9 @@ def test_opening_a_migrated_database_does_not_wait_for_another_writer(tmp_path):
     assert cli(home, "get", "/").returncode == 0  # creates and migrates the file
     writer = sqlite3.connect(home / "navmcp.db", isolation_level=None, timeout=0)
     writer.execute("BEGIN IMMEDIATE")
-    try:
-        started = time.monotonic()
+    try:  # the writer holds its lock until `get` is done: had `get` needed it, it would have failed
         out = cli(home, "get", "/")
         assert out.returncode == 0 and b"# Home" in out.stdout
-        assert time.monotonic() - started < 5  # the busy timeout it used to wait out is 10 s
     finally:
         writer.execute("ROLLBACK")
         writer.close()

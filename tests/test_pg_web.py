@@ -12,18 +12,19 @@ import json
 import queue
 import re
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import psycopg
 import pytest
 
+from deadlines import HANG, wait_for
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, mint_token
 from navmcp.web import auth
 from pg_web import HttpMcp, PgWebServer, text_of
+from store_fixtures import waiting_for_locks
 
 CLIENTS = 20
 LIMIT = 5
@@ -246,19 +247,19 @@ def test_a_call_waiting_on_the_database_does_not_stall_the_process(world, pg_dat
         holder.execute("SELECT 1 FROM items WHERE title = 'Night watch' FOR UPDATE")
         with ThreadPoolExecutor(1) as pool:
             join = pool.submit(waiting.act, "join_commitment", url=world["commitment"])
-            time.sleep(0.5)
-            assert not join.done()  # it waits for the lock
-            other.http.timeout = httpx.Timeout(3.0 if threads == "" else 1.5)
-            if threads == "":
-                started = time.monotonic()
+            wait_for(lambda: waiting_for_locks(pg_database), "the join waits for the lock")
+            assert not join.done()
+            if threads == "":  # answered while the join still waits (the lock is still held)
+                other.http.timeout = httpx.Timeout(HANG)
                 page = other.navigate(world["note"])
-                assert page["isError"] is False and time.monotonic() - started < 3
+                assert page["isError"] is False
                 assert not join.done()
-            else:
+            else:  # the whole process waits with the join: no answer for as long as the lock is held
+                other.http.timeout = httpx.Timeout(1.5)
                 with pytest.raises(httpx.ReadTimeout):
                     other.navigate(world["note"])
             holder.rollback()  # the lock goes; the waiting call completes
-            assert join.result(timeout=30)["isError"] is False
+            assert join.result(timeout=HANG)["isError"] is False
     finally:
         holder.close()
         waiting.close()
@@ -352,16 +353,16 @@ def test_a_page_watched_on_one_process_hears_of_a_vote_cast_through_the_other(wo
         "params": {"_meta": meta, "notifications": {"resourceSubscriptions": [uri]}}},
         headers={**auth_header, "Accept": "application/json, text/event-stream",
                  "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}), listen)
-    assert page.get(timeout=20) == ("status", 200) and page.get(timeout=20) == ("watching", None)
-    assert listen.get(timeout=20) == ("status", 200)
-    _, acknowledged = listen.get(timeout=20)
+    assert page.get(timeout=HANG) == ("status", 200) and page.get(timeout=HANG) == ("watching", None)
+    assert listen.get(timeout=HANG) == ("status", 200)
+    _, acknowledged = listen.get(timeout=HANG)
     assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
 
     voted = httpx.post(b.base + decision + "/actions/vote", headers=auth_header, timeout=30,
                        json={"votes": [{"option": "South", "accept": True}]})
     assert voted.status_code == 200, voted.text
-    assert page.get(timeout=10) == ("changed", decision)
-    _, updated = listen.get(timeout=10)
+    assert page.get(timeout=HANG) == ("changed", decision)
+    _, updated = listen.get(timeout=HANG)
     assert updated["method"] == "notifications/resources/updated" and updated["params"]["uri"] == uri
     assert updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "watch-1"
     tally = httpx.get(a.base + decision + ".md", headers=auth_header, timeout=30).text

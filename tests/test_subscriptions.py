@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import select
-import time
 
 import anyio
 import pytest
@@ -18,6 +17,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.shared.subscriptions import ResourceUpdated  # noqa: E402
 
+from deadlines import HANG  # noqa: E402
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.identity import create_user, ensure_owner, mint_token  # noqa: E402
@@ -86,12 +86,11 @@ def test_a_vote_by_another_process_reaches_the_sdk_client(home, world):
         assert refused["isError"]
         with pytest.raises(TimeoutError):  # a refused action changed nothing, and says nothing
             await next_event(subscription, 0.7)
-        started = time.monotonic()
         voted = voter.call("execute_action", action="vote", url=decision,
                            params={"votes": [{"option": "Soup", "accept": True}]})
         assert not voted["isError"]
-        event = await next_event(subscription, 5)
-        assert event == ResourceUpdated(uri=uri) and time.monotonic() - started < 2
+        event = await next_event(subscription, HANG)
+        assert event == ResourceUpdated(uri=uri)
         after = (await client.read_resource(uri)).contents[0].text
         assert after != before  # the page shows the vote (its tally and voter count)
         return True
@@ -112,7 +111,7 @@ def test_a_removed_members_subscription_ends_with_a_reason(home, world):
                              params={"handle": "bob"})
         assert not removed["isError"]
         with pytest.raises(StopAsyncIteration):  # the server's graceful close ends the loop
-            await next_event(subscription, 5)
+            await next_event(subscription, HANG)
         return True
 
     try:
@@ -225,11 +224,11 @@ def test_the_sdk_client_listens_over_streamable_http(home, world, web_on):
                     async with client.listen(resource_subscriptions=[uri]) as subscription:
                         voter.call("execute_action", action="vote", url=decision,
                                    params={"votes": [{"option": "Pizza", "accept": True}]})
-                        assert await next_event(subscription, 5) == ResourceUpdated(uri=uri)
+                        assert await next_event(subscription, HANG) == ResourceUpdated(uri=uri)
                         admin.call("execute_action", action="remove_member", url="/studios/team/members",
                                    params={"handle": "bob"})
                         with pytest.raises(StopAsyncIteration):  # ended by the server, gracefully
-                            await next_event(subscription, 5)
+                            await next_event(subscription, HANG)
         return True
 
     try:
@@ -291,7 +290,7 @@ def test_an_agent_watching_its_inbox_hears_of_a_mention(home, world):
         made = writer.call("execute_action", action="create_note", url="/studios/team",
                            params={"title": "Agenda", "body": "@bob can you add the budget?"})
         assert not made["isError"]
-        event = await next_event(subscription, 10)
+        event = await next_event(subscription, HANG)
         assert event == ResourceUpdated(uri=uri)
         text = (await client.read_resource(uri)).contents[0].text
         assert "mentioned you in [Agenda](/studios/team/n/" in text  # by the local owner, alice here

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from deadlines import HANG
 from mcp_http_client import HttpClient
 from nav_helpers import listed_actions, outside_fences, text_of
 from navmcp.app import App
@@ -69,7 +70,7 @@ def agents(tmp_path_factory, request):
         env = {k: v for k, v in {**os.environ, **base}.items() if v is not None and k != "NAVMCP_TOKEN"}
         web = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        assert wait_until_healthy(f"http://127.0.0.1:{port}", web, time.monotonic() + 30)
+        assert wait_until_healthy(f"http://127.0.0.1:{port}", web, time.monotonic() + HANG)
         clients = {name: HttpClient(f"http://127.0.0.1:{port}", tokens[name], web,
                                     "claude-code" if name == "owner" else f"{name}-agent", era) for name in tokens}
     for c in clients.values():

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import httpx
 
+from deadlines import HANG
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -44,7 +46,7 @@ def navmcp_web(home: Path) -> Iterator[int]:
     proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(port)],
                             env={**env, "NAVMCP_HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        healthy = wait_until_healthy(f"http://127.0.0.1:{port}", proc, time.monotonic() + 30)
+        healthy = wait_until_healthy(f"http://127.0.0.1:{port}", proc, time.monotonic() + HANG)
         assert healthy, proc.stderr.read() if proc.poll() is not None else "navmcp web did not answer /healthz"
         yield port
     finally:

@@ -241,7 +241,7 @@ class CreateCommitment(Params):
     def _limit_reachable(cls, limit: int | None, info: ValidationInfo) -> int | None:
         mass = info.data.get("critical_mass")  # absent when critical_mass itself was refused
         if limit is not None and mass is not None and limit < mass:
-            raise ValueError("must be at least critical_mass")
+            raise ValueError(f"must be at least the number of people needed ({mass})")
         return limit
 
 

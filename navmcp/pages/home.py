@@ -32,8 +32,9 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
 # and then the newest. Home shows the first HOME_ROWS of each and their counts.
 HOME_ROWS = 5
 HOME_INBOX = 3  # the newest unread inbox entries home shows
-# Home counts each studio's list up to this many (then says "more than"): counting stops at the
-# cap, so a page's cost does not grow with a backlog (the app shell counts on every page).
+# Home counts each list, across your studios, up to this many (then says "more than" it, with the
+# link to the list, which counts all): counting stops at the cap, so a page's cost does not grow
+# with a backlog (the app shell counts on every page). Below the cap home's number is the list's.
 COUNT_CAP = 100
 # The kind is written into the SQL, not bound: SQLite's planner compares a bound `kind = ?` with
 # the partial index on open commitments (`kind = 'commitment'`, migration 0018), and a statement
@@ -51,11 +52,11 @@ _NEAR_WHERE = _OPEN.format("commitment") + " AND i.participant_count < i.critica
 # Home reads each studio's first rows down an index (migration 0018): those with a deadline by
 # deadline, those without by time; commitments by joins still needed, then time.
 _AWAITING_DEADLINE = (f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
-                      " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC LIMIT ?")
+                      " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?")
 _AWAITING_OPEN_ENDED = (f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
-                        " AND i.deadline IS NULL ORDER BY i.created_at DESC LIMIT ?")
+                        " AND i.deadline IS NULL ORDER BY i.created_at DESC, i.id LIMIT ?")
 _NEAR = (f"SELECT i.id, i.title, i.critical_mass, i.participant_count, i.created_at FROM {_NEAR_FROM} WHERE {_NEAR_WHERE}"
-         " ORDER BY i.critical_mass - i.participant_count, i.created_at DESC LIMIT ?")
+         " ORDER BY i.critical_mass - i.participant_count, i.created_at DESC, i.id LIMIT ?")
 _CAPPED_COUNTS = {key: f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT ?) AS capped"
                   for key, source, where in (("awaiting", _AWAITING_FROM, _AWAITING_WHERE),
                                              ("near", _NEAR_FROM, _NEAR_WHERE))}
@@ -84,7 +85,7 @@ def view_home(req: Request) -> dict[str, Any]:
     tx, uid, now_ = req.tx, req.user["id"], now()
     studios = your_studios(req)
     unread = inbox.unread_count(tx, uid)
-    awaiting_votes, near_mass, counts = [], [], {"awaiting": 0, "near": 0, "capped": False}
+    awaiting_votes, near_mass, counts = [], [], {"awaiting": 0, "near": 0}
     for studio in studios:
         sid, handle = studio["id"], studio["handle"]
         args = (uid, sid, now_)
@@ -96,16 +97,18 @@ def view_home(req: Request) -> dict[str, Any]:
             near_mass.append({"id": row[0], "title": row[1], "critical_mass": row[2], "joined": row[3],
                               "created_at": row[4], "studio": handle})
         for key, sql in _CAPPED_COUNTS.items():
-            n = tx.scalar(sql, (*args, COUNT_CAP + 1))
-            counts[key] += min(n, COUNT_CAP)
-            counts["capped"] = counts["capped"] or n > COUNT_CAP
+            if counts[key] <= COUNT_CAP:  # one count across the studios, stopped once past the cap
+                counts[key] += tx.scalar(sql, (*args, COUNT_CAP + 1 - counts[key]))
+    capped = {key: n > COUNT_CAP for key, n in counts.items()}
     return {
         "title": "Home",
         "breadcrumb": [HOME],
         "studios": studios,
         "awaiting_votes": sorted(awaiting_votes, key=_awaiting_order)[:HOME_ROWS],
         "near_mass": sorted(near_mass, key=_near_order)[:HOME_ROWS],
-        "awaiting_count": counts["awaiting"], "near_count": counts["near"], "counts_capped": counts["capped"],
+        "awaiting_count": min(counts["awaiting"], COUNT_CAP), "near_count": min(counts["near"], COUNT_CAP),
+        "awaiting_capped": capped["awaiting"], "near_capped": capped["near"],
+        "counts_capped": capped["awaiting"] or capped["near"],  # the app shell's sum of both
         "lists": {"awaiting": "/awaiting", "near": "/near-mass"},
         "unread": min(unread, inbox.COUNT_CAP), "unread_capped": unread > inbox.COUNT_CAP,
         "inbox": inbox.newest(tx, uid, HOME_INBOX) if unread else [],
@@ -123,11 +126,11 @@ def resolve_list(req: Request) -> None:
 LIST_CAP = 1000
 _LIST_ROWS = {
     "awaiting": ((f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
-                  " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC LIMIT ?",
+                  " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?",
                   f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
-                  " AND i.deadline IS NULL ORDER BY i.created_at DESC LIMIT ?"), _awaiting_order),
+                  " AND i.deadline IS NULL ORDER BY i.created_at DESC, i.id LIMIT ?"), _awaiting_order),
     "near": ((f"SELECT i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at FROM {_NEAR_FROM}"
-              f" WHERE {_NEAR_WHERE} ORDER BY i.critical_mass - i.participant_count, i.created_at DESC LIMIT ?",),
+              f" WHERE {_NEAR_WHERE} ORDER BY i.critical_mass - i.participant_count, i.created_at DESC, i.id LIMIT ?",),
              _near_order),
 }
 

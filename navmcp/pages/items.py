@@ -186,7 +186,7 @@ def view_note(req: Request) -> dict[str, Any]:
     data, counts = _common(req, req.item["id"])
     data["readers"] = req.tx.all(
         """SELECT u.handle, r.confirmed_at FROM reads r JOIN users u ON u.id = r.user_id
-            WHERE r.note_id = ? ORDER BY r.confirmed_at LIMIT ?""", (req.item["id"], PAGE_SIZE))
+            WHERE r.note_id = ? ORDER BY r.confirmed_at, r.user_id LIMIT ?""", (req.item["id"], PAGE_SIZE))
     data["reader_count"] = counts["readers"]
     data["confirmed"] = req.facts["confirmed"]
     return data
@@ -240,6 +240,6 @@ def view_commitment(req: Request) -> dict[str, Any]:
     data["needed"] = max(0, item["critical_mass"] - count)
     data["participants"] = tx.all(
         """SELECT u.handle, p.joined_at FROM participants p JOIN users u ON u.id = p.user_id
-            WHERE p.commitment_id = ? ORDER BY p.joined_at LIMIT ?""", (item["id"], PAGE_SIZE))
+            WHERE p.commitment_id = ? ORDER BY p.joined_at, p.user_id LIMIT ?""", (item["id"], PAGE_SIZE))
     data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data

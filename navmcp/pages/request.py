@@ -71,9 +71,11 @@ def _quoted(text: str) -> str:
 
 
 def paginate(req: Request, total: int, last: str | None = None, drop: tuple[str, ...] = ("after",),
-             key: str = "page") -> dict[str, Any]:
+             key: str = "page", at_least: bool = False) -> dict[str, Any]:
     """Page links. `last` is the keyset position of this page's last row: the Next link carries it
     (`after=`), so the next page starts there instead of counting past every earlier row.
+    `at_least`: counting stopped at `total` (a word search cut at its window): `capped` says so,
+    and the pager reads "or more", so no page calls a lower bound the whole.
     A page number past the end of a list that isn't empty keeps its URL (an agent's link still
     resolves) and gets `past`, the last page's URL: the page says so rather than "nothing here"."""
     page = req.page_number(key)
@@ -89,5 +91,5 @@ def paginate(req: Request, total: int, last: str | None = None, drop: tuple[str,
         "next": at(page + 1, after=last) if page < pages else None,
         "prev": at(page - 1) if 1 < page <= pages else None,
         "past": at(pages) if past else None,
-        "capped": False,  # the list's count stopped at `total` (then the page says "or more")
+        "capped": at_least,  # the list's count stopped at `total` (then the page says "or more")
     }

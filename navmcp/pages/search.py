@@ -41,7 +41,7 @@ def _found(req: Request, studios: dict[str, str]) -> dict[str, Any]:
     elif query is not None:
         page = req.page_number()
         hits, total, windowed = req.tx.search(list(studios), query, now(), PAGE_SIZE, (page - 1) * PAGE_SIZE)
-        pager = paginate(req, total)
+        pager = paginate(req, total, at_least=windowed)
         if hits:
             results = _rows(req, hits, query, studios)
     # `windowed`: a source of matches was cut at the newest SEARCH_WINDOW (navmcp.search): there may be more.

@@ -117,7 +117,7 @@ def view_studio(req: Request) -> dict[str, Any]:
     members = counts.pop("members")
     total = sum(counts.values())
     pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
-                    "ORDER BY updated_at DESC LIMIT ?", (sid, PAGE_SIZE))
+                    "ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, PAGE_SIZE))
     if start := after(req):
         recent = tx.all(
             f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ? AND (updated_at, seq) < (?, ?)"
@@ -161,14 +161,16 @@ def resolve_cycle(req: Request) -> None:
 
 
 # Closed in a cycle's window: by hand or by a limit (closed_at), or by a deadline that passed in it
-# with the item still unclosed (no write marks that moment). Each half walks its own index.
+# with the item still unclosed (no write marks that moment). Each half walks its own index. Each half
+# and their union order by (time, id), a unique key: many items close in the same second, and a
+# half cut at its limit by time alone could keep different ones of them for different pages.
 CLOSED_BY_HAND = "FROM items i WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ?"
 CLOSED_BY_DEADLINE = "FROM items i WHERE i.studio_id = ? AND i.closed_at IS NULL AND i.deadline >= ? AND i.deadline < ?"
 CLOSED_COUNT = f"SELECT (SELECT count(*) {CLOSED_BY_HAND}) + (SELECT count(*) {CLOSED_BY_DEADLINE})"
 CLOSED_LIST = f"""
-    SELECT * FROM (SELECT {ITEM_COLUMNS}, i.closed_at AS ended {CLOSED_BY_HAND} ORDER BY i.closed_at DESC LIMIT ?) AS h
+    SELECT * FROM (SELECT {ITEM_COLUMNS}, i.closed_at AS ended {CLOSED_BY_HAND} ORDER BY i.closed_at DESC, i.id LIMIT ?) AS h
     UNION ALL
-    SELECT * FROM (SELECT {ITEM_COLUMNS}, i.deadline AS ended {CLOSED_BY_DEADLINE} ORDER BY i.deadline DESC LIMIT ?) AS d
+    SELECT * FROM (SELECT {ITEM_COLUMNS}, i.deadline AS ended {CLOSED_BY_DEADLINE} ORDER BY i.deadline DESC, i.id LIMIT ?) AS d
     ORDER BY ended DESC, id LIMIT ? OFFSET ?"""
 
 

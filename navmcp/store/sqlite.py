@@ -41,9 +41,10 @@ CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple
 _KIND = {kind: f"i.kind = '{kind}'" for kind in search.KINDS}
 
 
-def search_filters(query: Query, at: str) -> tuple[list[str], list[Any]]:
+def search_filters(query: Query, at: str, tag: bool = True) -> tuple[list[str], list[Any]]:
     """A query's filters as conditions on `items i` (in SQLite's SQL), and their arguments. An item
-    is open as its page says (domain.is_open): not closed, and no deadline passed at `at`."""
+    is open as its page says (domain.is_open): not closed, and no deadline passed at `at`. Without
+    `tag`, the tag filter is left to the caller (who walks the tag's rows)."""
     where: list[str] = []
     args: list[Any] = []
     if query.kind:  # written into the SQL from this table, not bound: see _KIND
@@ -52,7 +53,7 @@ def search_filters(query: Query, at: str) -> tuple[list[str], list[Any]]:
         is_open = "(i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?))"
         where.append(is_open if query.status == "open" else f"NOT {is_open}")
         args.append(at)
-    if query.tag:
+    if query.tag and tag:
         where.append("EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = i.id AND t.tag = ?)")
         args.append(query.tag)
     return where, args
@@ -164,38 +165,34 @@ class SqliteTx:
         if not studio_ids:
             return [], 0, False
         match, title = fts5_match(query), fts5_match(query, title_only=True)
+        if not match:
+            return self._filtered(studio_ids, query, at, limit, offset)
         studios = ", ".join("?" * len(studio_ids))
         window = search.SEARCH_WINDOW  # read per call: a test narrows it
-        hits, args = [], []
+        args: list[Any] = []
         # Each source of hits walks its full-text index newest first and stops at the window (CROSS
         # JOIN keeps that order: left to itself the planner may walk every item of the studio and
         # run the MATCH once per item, minutes at a million items).
-        if match:
-            hits += [f"""SELECT i.id AS item_id, 0 AS tier, NULL AS part FROM items_fts CROSS JOIN items i
-                          ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
-                         ORDER BY items_fts.rowid DESC LIMIT ?""",
-                     f"""SELECT i.id, 2, NULL FROM items_fts CROSS JOIN items i
-                          ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
-                         ORDER BY items_fts.rowid DESC LIMIT ?""",
-                     f"""SELECT o.decision_id, 3, o.id FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
-                          CROSS JOIN items i ON i.id = o.decision_id
-                         WHERE options_fts MATCH ? AND i.studio_id IN ({studios}) ORDER BY options_fts.rowid DESC LIMIT ?""",
-                     f"""SELECT c.item_id, 4, c.id FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
-                         WHERE comments_fts MATCH ? AND c.studio_id IN ({studios}) ORDER BY comments_fts.rowid DESC LIMIT ?"""]
-            for text in (title, match, match, match):
-                args += [text, *studio_ids, window]
-            if query.tag_word:
-                hits.append(f"""SELECT t.item_id, 1, NULL FROM item_tags t WHERE t.tag = ? AND t.studio_id IN ({studios})
-                                 ORDER BY t.seq DESC LIMIT ?""")
-                args += [query.tag_word, *studio_ids, window]
-        else:  # filters alone: the newest items of the studios (of the kind asked), as if found by title
-            kind = "AND i.kind = ?" if query.kind else ""
-            hits.append(f"""SELECT i.id AS item_id, 0 AS tier, NULL AS part FROM items i
-                             WHERE i.studio_id IN ({studios}) {kind} ORDER BY i.seq DESC LIMIT ?""")
-            args += [*studio_ids, *([query.kind] if query.kind else []), window]
+        hits = [f"""SELECT i.id AS item_id, 0 AS tier, NULL AS part FROM items_fts CROSS JOIN items i
+                      ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
+                     ORDER BY items_fts.rowid DESC LIMIT ?""",
+                 f"""SELECT i.id, 2, NULL FROM items_fts CROSS JOIN items i
+                      ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
+                     ORDER BY items_fts.rowid DESC LIMIT ?""",
+                 f"""SELECT o.decision_id, 3, o.id FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
+                      CROSS JOIN items i ON i.id = o.decision_id
+                     WHERE options_fts MATCH ? AND i.studio_id IN ({studios}) ORDER BY options_fts.rowid DESC LIMIT ?""",
+                 f"""SELECT c.item_id, 4, c.id FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
+                     WHERE comments_fts MATCH ? AND c.studio_id IN ({studios}) ORDER BY comments_fts.rowid DESC LIMIT ?"""]
+        for text in (title, match, match, match):
+            args += [text, *studio_ids, window]
+        if query.tag_word:
+            hits.append(f"""SELECT t.item_id, 1, NULL FROM item_tags t WHERE t.tag = ? AND t.studio_id IN ({studios})
+                             ORDER BY t.seq DESC LIMIT ?""")
+            args += [query.tag_word, *studio_ids, window]
         hits = [f"SELECT * FROM ({sql})" for sql in hits]
         where, more = search_filters(query, at)
-        if query.excluded and match:  # an item whose own text has a word left out is left out whole
+        if query.excluded:  # an item whose own text has a word left out is left out whole
             where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
             more.append(fts5_any(query.excluded))
         found = f"""
@@ -218,6 +215,32 @@ class SqliteTx:
         # A page past the end: the number found, for the page to say where the list ends.
         total, widest = self.cursor.execute(found.format(f"count(*) AS total, {widest} AS widest"), (*args, *more)).fetchone()
         return [], total, (widest or 0) >= window
+
+    def _filtered(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
+                  offset: int) -> tuple[list[Row], int, bool]:
+        """Filters alone: every item they select, newest first, counted exactly (no window: nothing
+        is ranked). A tag drives the walk from its index (migration 0008), else the studio's items."""
+        studios = ", ".join("?" * len(studio_ids))
+        where, args = search_filters(query, at, tag=False)
+        if query.tag:
+            source = "item_tags t CROSS JOIN items i ON i.id = t.item_id"
+            where.insert(0, f"t.tag = ? AND t.studio_id IN ({studios})")
+            args = [query.tag, *studio_ids, *args]
+        else:
+            source = "items i"
+            where.insert(0, f"i.studio_id IN ({studios})")
+            args = [*studio_ids, *args]
+        if query.excluded:  # `tag:x -draft`: leave out what says "draft"
+            where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+            args.append(fts5_any(query.excluded))
+        found = f"FROM {source} WHERE {' AND '.join(where)}"
+        rows = self.all(f"""SELECT i.id AS item_id, 0 AS tier, NULL AS option_id, NULL AS comment_id, 0 AS options,
+                                   0 AS comments, count(*) OVER () AS total {found}
+                             ORDER BY i.updated_at DESC, i.id LIMIT ? OFFSET ?""", (*args, limit, offset))
+        total = rows[0]["total"] if rows else self.scalar(f"SELECT count(*) {found}", args) if offset else 0
+        for row in rows:
+            del row["total"]
+        return rows, total, False
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         window = (studio_id, since, till)

@@ -72,6 +72,7 @@ def environment():
     env.filters["plain"] = plain
     env.filters["message"] = message_html
     env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get(), _MENTIONS.get())
+    env.tests["headed"] = lambda html: "<h3>" in html  # user text with headings (placed from <h3> down)
     env.filters["ago"] = ago
     env.filters["initials"] = initials
     env.filters["hue"] = hue
@@ -151,14 +152,19 @@ def marked(text: str, query: str) -> Markup:
     return Markup("").join(out)
 
 
-_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
-_MD_MARKS = re.compile(r"\*\*|__|~~|`+|(?:(?<=\s)|^)(?:#{1,6}|[-*+]|>)\s")
+# A link (or image) as its text: whole, cut at the snippet's end, or cut at its start ("…text](url)").
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\](?:\([^)\s]*\)?|$)|\]\([^)\s]*\)|!?\[(?=[^\]\n]*$)")
+_MD_MARKS = re.compile(r"\*\*|__|~~|`+|(?:(?<=\s)|^)(?:#{1,6}|[-*+]|>)\s"
+                       r"|(?<![\w*_])[*_](?=[^\s*_])|(?<=[^\s*_])[*_](?![\w*_])"  # *slanted*, _slanted_
+                       r"|\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?)?|\s\|(?=\s)|^\|\s|\s\|$")  # a table's rules and bars
 
 
 def unmarked(text: str) -> str:
-    """A snippet of markdown as plain words for a list of results: links as their text, and emphasis,
-    code ticks, heading and list marks taken off (the item's page renders the markdown)."""
-    return " ".join(_MD_MARKS.sub(lambda m: " " if m.group(0).endswith(" ") else "", _MD_LINK.sub(r"\1", text)).split())
+    """A snippet of markdown as plain words for a list of results: links as their text (also when
+    the snippet cuts them), and emphasis, code ticks, heading and list marks and table bars taken
+    off (the item's page renders the markdown)."""
+    words = _MD_LINK.sub(lambda m: m.group(1) or "", text)
+    return " ".join(_MD_MARKS.sub(lambda m: " " if m.group(0)[-1:].isspace() or m.group(0)[:1].isspace() else "", words).split())
 
 
 def initials(name: str | None, handle: str = "") -> str:

@@ -6,8 +6,11 @@ as text, never parsed as markup. Links go through the library's own check (no `j
 the text (`/studios/team/n/k3f9q2`) becomes a link inside the app. External links open with
 `rel="nofollow noopener noreferrer"`. A full URL of this very instance (`http://HOST/studios/team/n/k3f9q2`,
 HOST being the host the page was asked for, or one it is served under by `--allow-host`) is a link
-inside the app too, written as its path. Headings are pushed down two levels (a note's `#` is an
-<h3>): the page's own headings stay the page's outline. Images are not fetched (they would let a
+inside the app too, written as its path. Headings are placed under the page's own outline: the
+text sits under a heading of the page's (`under`, the level of that heading), and the levels the
+text uses, in order, become the levels below it (with `under=2`, a note's lone `## Goals` is an
+<h3>, and `#`/`###` are <h3>/<h4>), so no level is skipped and the page's own headings stay its
+outline. Images are not fetched (they would let a
 writer see who reads): `![alt](url)` is shown as a link to the image.
 
 The result is cached by text: a busy page shows the same comments again and again.
@@ -27,7 +30,7 @@ from navmcp.mentions import MENTION
 # A navmcp page path written in running text (not already a link): a studio, its pages and items.
 _APP_PATH = re.compile(r"(?<![\w/.:-])(/studios/[a-z0-9][a-z0-9-]{0,31}(?:/(?:[ndc]/[A-Za-z0-9_-]{1,64}|members|search|"
                        r"audit|cycles/[a-z-]{1,20}|tags/[a-z0-9][a-z0-9-]{0,31}))?)(?![\w/-])")
-HEADING_SHIFT = 2
+UNDER = 2  # text sits under a heading of the page's at this level, unless the page says otherwise
 
 
 @functools.cache
@@ -37,11 +40,7 @@ def _parser():
     md = MarkdownIt("commonmark", {"html": False, "linkify": True, "typographer": False})
     md.enable(["linkify", "table", "strikethrough"])
     md.core.ruler.push("app_paths", _link_app_paths)
-
-    def heading(self, tokens, idx, options, env):
-        token = tokens[idx]
-        token.tag = f"h{min(6, int(token.tag[1]) + HEADING_SHIFT)}"
-        return self.renderToken(tokens, idx, options, env)
+    md.core.ruler.push("heading_levels", _place_headings)
 
     def link_open(self, tokens, idx, options, env):
         token = tokens[idx]
@@ -58,10 +57,20 @@ def _parser():
             return _escape(alt)
         return f'<a href="{_escape(src)}" rel="nofollow noopener noreferrer">{_escape(alt)}</a>'
 
-    for name, rule in (("heading_open", heading), ("heading_close", heading), ("link_open", link_open),
-                       ("image", image)):
+    for name, rule in (("link_open", link_open), ("image", image)):
         md.add_render_rule(name, rule)
     return md
+
+
+def _place_headings(state) -> None:
+    """The text's heading levels, in order, as the levels below the page's heading it sits under."""
+    headings = [t for t in state.tokens if t.type in ("heading_open", "heading_close")]
+    if not headings:
+        return
+    under = state.env.get("under", UNDER)
+    placed = {level: min(6, under + 1 + rank) for rank, level in enumerate(sorted({t.tag for t in headings}))}
+    for token in headings:
+        token.tag = f"h{placed[token.tag]}"
 
 
 def _escape(text: str) -> str:
@@ -168,10 +177,12 @@ def _text(Token, content: str):
 
 
 @functools.lru_cache(maxsize=2048)
-def to_html(text: str, hosts: OwnHosts = NO_HOSTS, mentions: Mentions = NO_MENTIONS) -> Markup:
+def to_html(text: str, hosts: OwnHosts = NO_HOSTS, mentions: Mentions = NO_MENTIONS,
+            under: int = UNDER) -> Markup:
     """User-written markdown as safe HTML (see the module's docstring); `hosts`: this instance's,
     whose full URLs are links inside the app; `mentions`: a studio's handle and the handles of its
-    members the page mentions, whose @handle links to its members page."""
+    members the page mentions, whose @handle links to its members page; `under`: the level of the
+    page's heading the text sits under."""
     if not text:
         return Markup("")
-    return Markup(_parser().render(text, {"hosts": hosts, "mentions": mentions}))
+    return Markup(_parser().render(text, {"hosts": hosts, "mentions": mentions, "under": under}))

@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from deadlines import HANG
 from webproc import free_port, wait_until_healthy
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -157,7 +158,7 @@ class HttpAgent:
 class WebProcess:
     """`python -m navmcp web` on a free loopback port, on `home`, with extra environment."""
 
-    def __init__(self, home: Path, env: dict[str, str | None] | None = None, timeout: float = 30):
+    def __init__(self, home: Path, env: dict[str, str | None] | None = None, timeout: float = HANG):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         full = {**os.environ, "NAVMCP_HOME": str(home), "NAVMCP_TOKEN": None, "NAVMCP_DATABASE_URL": None,

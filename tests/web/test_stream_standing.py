@@ -12,6 +12,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
+from deadlines import HANG
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import Access, add_user, mint_access_token, mint_token
@@ -23,7 +24,6 @@ from webproc import free_port
 
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 REASON = "io.github.navmcp/reason"
-HANG = 30  # seconds: only a hang fails here; the streams end within SWEEP_SECONDS of a sweep
 
 
 def _watch(request: Callable[[], object]) -> queue.Queue:

@@ -453,3 +453,46 @@ def test_a_handle_field_lets_the_at_sign_through(seeded, browser):
     reply = browser.post("/studios/team/members/actions/add_member",
                          data={"csrf_token": csrf_of(page), "handle": "@nobody-here"})
     assert reply.status_code == 422 and "no such person you can add: @nobody-here" in htmllib.unescape(reply.text)
+
+
+def test_a_refusal_names_fields_in_peoples_words_and_its_form_has_cancel(browser, api):
+    """"must be at least critical_mass" was the one refusal still in the agents' words; a refused
+    form shown in the page had no way back but the browser's."""
+    api.post("/actions/create_studio", json={"handle": "crew", "name": "Crew"})
+    page = browser.get("/studios/crew").text
+    refused = browser.post("/studios/crew/actions/create_commitment", data={
+        "csrf_token": csrf_of(page), "title": "Night watch", "critical_mass": "3", "limit": "2"})
+    assert refused.status_code == 422
+    form = form_of(refused.text, "create_commitment")
+    shown = visible_text(re.search(r'<div class="alert refusal"[^>]*>(.*?)</div>', form, re.S).group(1))
+    assert shown == "Not done: At most: must be at least the number of people needed (3).", shown
+    assert '<a class="button secondary" href="/studios/crew">Cancel</a>' in form
+
+
+def test_an_action_with_nothing_to_fill_or_confirm_runs_at_once(seeded, browser):
+    """Pin, mark as read: a button that does it (undoing is one click too); a destructive one still asks."""
+    page = browser.get(seeded["note"]).text
+    assert 'commandfor="dlg-pin"' not in page and '<dialog id="dlg-pin"' not in page
+    pin = re.search(r'<form class="action" id="action-pin"[^>]*>(.*?)</form>', page, re.S).group(1)
+    assert '<button type="submit" class="secondary">Pin to the studio</button>' in pin
+    done = browser.post(seeded["note"] + "/actions/pin", data={"csrf_token": csrf_of(page)})
+    assert done.status_code == 303
+    page = browser.get(seeded["note"]).text
+    assert re.search(r'id="action-unpin"[^>]*><input type="hidden" name="csrf_token"[^>]*><button type="submit"', page)
+    assert '<dialog id="dlg-close_decision"' in browser.get(seeded["decision"]).text  # destructive: asks first
+
+
+def test_search_everywhere_names_each_results_studio_and_its_form(seeded, browser, api):
+    api.post("/actions/create_studio", json={"handle": "ops", "name": "Operations"})
+    api.post("/studios/ops/actions/create_note", json={"title": "Offsite budget", "body": "A **bold** [plan](https://x.example/p) for the offsite"})
+    page = browser.get("/search?q=offsite").text
+    assert '<label for="q">Search all your studios</label>' in page
+    landmarks = re.findall(r'<form[^>]*role="search"[^>]*aria-label="([^"]+)"', page)
+    assert len(landmarks) == 2 and len(set(landmarks)) == 2, landmarks
+    rows = re.findall(r"<li><div class=\"row\">(.*?)</li>", page, re.S)
+    budget = next(r for r in rows if "Offsite budget" in visible_text(r))
+    assert '<a href="/studios/ops">Operations</a>' in budget
+    snippet = visible_text(re.search(r'<p class="snippet">(.*?)</p>', budget, re.S).group(1))
+    assert snippet.strip() == "A bold plan for the offsite", snippet
+    studio_search = browser.get("/studios/team/search?q=offsite").text
+    assert '<label for="q">Search this studio</label>' in studio_search and "Offsite budget" not in studio_search

@@ -32,7 +32,7 @@ def test_note_body_and_comment_render_as_markdown_and_stay_inert(seeded, browser
     note = api.post("/studios/team/actions/create_note", json={"title": "Rendered", "body": BODY}).json()["url"]
     api.post(note + "/actions/add_comment", json={"body": "a comment with **weight** and <b onclick=x>tags</b>"})
     page = browser.get(note).text
-    body = re.search(r'<div class="md body">(.*?)</div>', page, re.S).group(1)
+    body = re.search(r'<section class="md body"[^>]*>(.*?)</section>', page, re.S).group(1)
     assert "<strong>bold words</strong>" in body and "<em>slanted</em>" in body
     assert re.search(r"<ul>\s*<li>first</li>\s*<li>second</li>\s*</ul>", body)
     assert '<a href="https://example.com/docs" rel="nofollow noopener noreferrer">the docs</a>' in body
@@ -43,8 +43,10 @@ def test_note_body_and_comment_render_as_markdown_and_stay_inert(seeded, browser
     # raw HTML is text: no script element, no attribute made from the text
     assert "&lt;script&gt;alert(&#x27;body&#x27;)&lt;/script&gt;" in body or "&lt;script&gt;" in body
     assert "<script" not in body and "<img" not in body and not re.search(r"<[^>]+\sonerror=", page)
-    # a heading in the text stays inside the text, below the page's own headings
-    assert "<h4>Available actions</h4>" in body and "<h2>Available actions" not in page
+    # a heading in the text stays inside the text, below the page's own headings: a hidden heading
+    # of the page's (h2) goes before the text's, which start at h3 and skip no level
+    assert body.startswith('<h2 class="vh" id="the-text-h">The text</h2>')
+    assert "<h3>Available actions</h3>" in body and "<h2>Available actions" not in page
     comment = re.search(r'<article class="comment">(.*?)</article>', page, re.S).group(1)
     assert "<strong>weight</strong>" in comment and "&lt;b onclick=x&gt;tags&lt;/b&gt;" in comment
     assert "<b onclick" not in page
@@ -95,3 +97,22 @@ def test_pages_stay_small(seeded, browser, api):
         page = browser.get(url)
         assert page.status_code == 200 and len(page.content) <= 60_000, (url, len(page.content))
     assert csrf_of(browser.get(note).text)
+
+
+def test_headings_people_write_are_placed_under_the_pages_outline():
+    """The levels a text uses, in order, become the levels below the page's heading it sits under:
+    a note's lone `## Goals` was an <h4> at body size after the page's <h1> (axe: heading-order)."""
+    from navmcp.web.markdown import to_html
+
+    assert to_html("## Goals\n\ntext") == "<h3>Goals</h3>\n<p>text</p>\n"
+    assert re.findall(r"<(h\d)>", to_html("# A\n\n#### B\n\n# C\n\n###### D")) == ["h3", "h4", "h3", "h5"]
+    assert re.findall(r"<(h\d)>", to_html("# A\n\n## B", under=1)) == ["h2", "h3"]
+    assert re.findall(r"<(h\d)>", to_html("# 1\n## 2\n### 3\n#### 4\n##### 5")) == ["h3", "h4", "h5", "h6", "h6"]
+
+
+def test_a_studio_description_with_headings_sits_under_a_heading_of_the_page(seeded, browser, api):
+    made = api.post("/actions/create_studio", json={"handle": "aims", "name": "Aims", "description": "## Purpose\n\nWe ship."})
+    assert made.status_code == 200, made.text
+    page = browser.get("/studios/aims").text
+    about = re.search(r'<section class="about md"[^>]*>(.*?)</section>', page, re.S).group(1)
+    assert about.startswith('<h2 class="vh" id="about-h">About</h2>') and "<h3>Purpose</h3>" in about

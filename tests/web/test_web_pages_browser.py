@@ -124,10 +124,11 @@ def chromium():
         browser.close()
 
 
-def signed_in(chromium, server, width: int = 1280, bypass_csp: bool = False):
+def signed_in(chromium, server, width: int = 1280, bypass_csp: bool = False, scheme: str = "light"):
     """A browser page signed in as the owner with a login link (pressing its button). `bypass_csp`:
-    for injecting axe-core, which our CSP (rightly) refuses as an inline script."""
-    context = chromium.new_context(viewport={"width": width, "height": 900}, bypass_csp=bypass_csp)
+    for injecting axe-core, which our CSP (rightly) refuses as an inline script. `scheme`: the
+    device's preference, light or dark."""
+    context = chromium.new_context(viewport={"width": width, "height": 900}, bypass_csp=bypass_csp, color_scheme=scheme)
     page = context.new_page()
     page.goto(navmcp(server, "login-link", server.owner_handle(), "--base-url", server.base))
     page.get_by_role("button", name=re.compile("^Sign in as")).click()
@@ -286,7 +287,8 @@ def test_the_keyboard_alone_signs_in_votes_and_comments(world, chromium):
     context.close()
 
 
-def test_axe_finds_no_serious_or_critical_fault_on_any_page(world, chromium):
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_serious_or_critical_fault_on_any_page(world, chromium, scheme):
     script = axe_script()
     if script is None:
         if os.environ.get("NAVMCP_REQUIRE_AXE"):
@@ -295,7 +297,7 @@ def test_axe_finds_no_serious_or_critical_fault_on_any_page(world, chromium):
     server, urls = world
     faults = {}
     for width in WIDTHS:
-        page = signed_in(chromium, server, width, bypass_csp=True)
+        page = signed_in(chromium, server, width, bypass_csp=True, scheme=scheme)
         targets = [(name, url, None) for name, url in urls.items()]
         targets += [("decision+dialog", urls["decision"], "Add an option"), ("studio+dialog", urls["studio"], "New decision")]
         for name, url, opener in targets:
@@ -310,7 +312,8 @@ def test_axe_finds_no_serious_or_critical_fault_on_any_page(world, chromium):
             }""")
             if found:
                 faults[f"{name}@{width}"] = found
-        anon = chromium.new_context(viewport={"width": width, "height": 900}, bypass_csp=True).new_page()
+        anon = chromium.new_context(viewport={"width": width, "height": 900}, bypass_csp=True,
+                                    color_scheme=scheme).new_page()
         for name, url in (("login", "/login"), ("error", "/studios/nope")):
             anon.goto(server.base + url)
             anon.add_script_tag(content=script)
@@ -380,3 +383,90 @@ def test_tags_and_options_are_chips_that_send_what_the_text_area_sent(world, chr
     plain.wait_for_url(server.base + "/studios/team")
     assert plain.locator("textarea[data-chips][name=tags]").count() >= 1 and plain.locator(".chipbox").count() == 0
     context.close()
+
+
+def test_dark_follows_the_device_and_the_choice_on_whoami(world, chromium):
+    server, urls = world
+    background = "getComputedStyle(document.querySelector('main')).backgroundColor"
+    page = signed_in(chromium, server, scheme="dark")
+    page.goto(server.base + urls["note"])
+    dark = page.evaluate(background)
+    assert dark != "rgb(255, 255, 255)"
+    page.screenshot(path=str(ARTIFACTS / "note-dark-1280.png"), full_page=True)
+    page.goto(server.base + "/whoami")
+    page.get_by_label("Light").check()  # this browser's choice wins over the device's
+    page.goto(server.base + urls["note"])
+    assert page.evaluate(background) == "rgb(255, 255, 255)"
+    page.goto(server.base + "/whoami")
+    assert page.get_by_label("Light").is_checked()
+    page.get_by_label("Like this device").check()
+    page.goto(server.base + urls["note"])
+    assert page.evaluate(background) == dark
+    page.context.close()
+    light = signed_in(chromium, server)  # a light device, choosing dark
+    light.goto(server.base + "/whoami")
+    light.get_by_label("Dark").check()
+    assert light.evaluate(background) == dark
+    light.context.close()
+
+
+def test_keyboard_shortcuts_do_not_fire_while_typing(world, chromium):
+    server, urls = world
+    page = signed_in(chromium, server)
+    page.goto(server.base + urls["note"])
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "shell-q"
+    page.keyboard.type("g h ?/")  # typed into the search box: no shortcut fires
+    assert page.locator("#shell-q").input_value() == "g h ?/" and page.url == server.base + urls["note"]
+    assert page.locator("dialog#shortcuts").count() == 0
+    page.locator("#shell-q").fill("")
+    page.get_by_label("Comment", exact=True).click()
+    page.keyboard.type("g h")
+    assert page.get_by_label("Comment", exact=True).input_value() == "g h" and page.url == server.base + urls["note"]
+    page.get_by_label("Comment", exact=True).fill("")
+    page.locator("h1").click()  # away from the fields
+    page.keyboard.press("?")
+    shortcuts = page.get_by_role("dialog", name="Keyboard shortcuts")
+    assert shortcuts.is_visible() and "Go home" in shortcuts.inner_text()
+    page.keyboard.press("Escape")
+    assert not shortcuts.is_visible()
+    with page.expect_navigation():
+        page.keyboard.press("g")
+        page.keyboard.press("h")
+    assert page.url == server.base + "/"
+    page.context.close()
+
+
+def test_on_a_phone_the_studios_are_reached_from_the_top(world, chromium):
+    server, urls = world
+    for width, shown in ((390, True), (1280, False)):
+        page = signed_in(chromium, server, width)
+        page.goto(server.base + urls["note"])
+        link = page.locator("header .to-studios")
+        assert link.is_visible() == shown
+        if shown:
+            link.click()
+            top = page.locator("#studios").evaluate("e => e.getBoundingClientRect().top")
+            assert 0 <= top < 900, top  # scrolled into view (as far as the page goes)
+        page.context.close()
+
+
+def test_studios_of_one_name_are_told_apart_and_a_handle_is_proposed(world, chromium):
+    """The handle is proposed from the name as it is typed, until a handle is typed; two studios of
+    the same name show their handles at the side."""
+    server, urls = world
+    page = signed_in(chromium, server)
+    page.get_by_role("button", name="New studio").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Name", exact=True).fill("Product Team – Café")
+    handle = dialog.get_by_label("Short name for its web address")
+    assert handle.input_value() == "product-team-cafe"
+    handle.fill("product-two")
+    dialog.get_by_label("Name", exact=True).fill("Product team")
+    assert handle.input_value() == "product-two"  # typed by the person: left alone
+    with page.expect_navigation():
+        dialog.get_by_role("button", name="New studio").click()
+    side = page.locator("nav.side")
+    assert side.locator("a", has_text="Product team").count() == 2
+    assert sorted(side.locator(".handle").all_inner_texts()) == ["product-two", "team"]
+    page.context.close()

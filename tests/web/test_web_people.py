@@ -94,7 +94,7 @@ def test_the_app_shell(app, seeded, browser, api):
     assert 'action="/studios/team/search"' in shell or 'action="/search"' in shell
     assert re.search(r'<span class="n">\d+\+?</span> waiting for you', shell)
     assert re.search(r'<span class="avatar hue\d" aria-hidden="true">[A-Z]{1,2}</span>', shell)
-    side = re.search(r'<nav class="side" aria-label="Your studios">(.*?)</nav>', page, re.S).group(1)
+    side = re.search(r'<nav class="side" id="studios" aria-label="Your studios">(.*?)</nav>', page, re.S).group(1)
     assert '<a href="/studios/team" aria-current="page">' in side
     # what awaits you counts home's lists: a decision you have not voted on
     before = int(re.search(r'class="awaits" href="/#awaiting"><span class="n">(\d+)', shell).group(1))

@@ -10,11 +10,10 @@ import time
 
 import httpx
 
+from deadlines import HANG
 from navmcp.identity import add_user, mint_token
 from navmcp.web import create_app
 from navmcp.web.workers import FairPool
-
-HANG = 30.0  # seconds: only a hang fails here
 
 
 def _until(condition, what: str) -> None:

@@ -14,6 +14,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from deadlines import HANG
 from navmcp.web.auth import cookie_name, create_login_link, instance_id
 from webproc import free_port, wait_until_healthy
 
@@ -94,7 +95,7 @@ class WebServer:
         self.proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(self.port)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
         self.login_link = None
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + HANG
         while self.login_link is None:
             line = self.proc.stdout.readline()
             if not line:

@@ -1,3 +1,30 @@
+// Light or dark: the device's preference (app.css), unless the person chose otherwise on /whoami;
+// the choice is this browser's (localStorage), set on <html> as data-theme.
+(function () {
+  "use strict";
+  var KEY = "navmcp-theme";
+  function chosen() { try { return localStorage.getItem(KEY) || ""; } catch (e) { return ""; } }
+  function apply(theme) {
+    if (theme) document.documentElement.dataset.theme = theme;
+    else delete document.documentElement.dataset.theme;
+  }
+  apply(chosen());
+  function offer() {  // the choice on /whoami (again after a live update replaced it)
+    var box = document.getElementById("appearance");
+    if (!box || !box.hidden) return;
+    box.hidden = false;
+    Array.prototype.forEach.call(box.querySelectorAll("input[name=theme]"), function (radio) {
+      radio.checked = radio.defaultChecked = radio.value === chosen();
+      radio.addEventListener("change", function () {
+        try { if (radio.value) localStorage.setItem(KEY, radio.value); else localStorage.removeItem(KEY); } catch (e) { /* this page only */ }
+        apply(radio.value);
+      });
+    });
+  }
+  offer();
+  document.addEventListener("navmcp:replaced", offer);
+})();
+
 // navmcp's one script, and an optional one: every page works without it (forms post and redirect).
 // It opens and closes the action dialogs in browsers without the HTML `command` attributes, keeps
 // a dialog's Cancel from submitting anything, and keeps an open page up to date (below).
@@ -251,5 +278,91 @@
   // out, which would take the one-time message meant for the page the form lands on.
   document.addEventListener("submit", function (event) {
     if (!event.defaultPrevented) { leaving = true; source.close(); }
+  });
+})();
+
+// Keyboard shortcuts: "/" goes to the search box, "g" then "h" home, "?" lists them. None fires
+// while a person types (in a field, a text box, anything editable), with Ctrl, Alt or Meta held,
+// or while a dialog is open. /help lists them too.
+(function () {
+  "use strict";
+  var SHORTCUTS = [["/", "Search"], ["g h", "Go home"], ["?", "This list of shortcuts"]];
+  var g = false;
+
+  function typing(el) {
+    return el && (el.isContentEditable || el.matches("input, textarea, select"));
+  }
+
+  function list() {
+    var dialog = document.getElementById("shortcuts");
+    if (!dialog) {
+      dialog = document.createElement("dialog");
+      dialog.id = "shortcuts";
+      dialog.setAttribute("aria-labelledby", "shortcuts-h");
+      var box = document.createElement("div");
+      box.className = "sheet";
+      var h = document.createElement("h2");
+      h.id = "shortcuts-h";
+      h.textContent = "Keyboard shortcuts";
+      var dl = document.createElement("dl");
+      dl.className = "keys";
+      SHORTCUTS.forEach(function (s) {
+        var dt = document.createElement("dt");
+        s[0].split(" ").forEach(function (k) { var kbd = document.createElement("kbd"); kbd.textContent = k; dt.appendChild(kbd); });
+        var dd = document.createElement("dd");
+        dd.textContent = s[1];
+        dl.appendChild(dt);
+        dl.appendChild(dd);
+      });
+      var buttons = document.createElement("div");
+      buttons.className = "buttons";
+      var close = document.createElement("button");
+      close.type = "button";
+      close.textContent = "Close";
+      close.addEventListener("click", function () { dialog.close(); });
+      buttons.appendChild(close);
+      box.appendChild(h);
+      box.appendChild(dl);
+      box.appendChild(buttons);
+      dialog.appendChild(box);
+      document.body.appendChild(dialog);
+    }
+    if (typeof dialog.showModal === "function") dialog.showModal();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey || typing(event.target)
+        || document.querySelector("dialog[open]:not(.inline)")) { g = false; return; }
+    var was = g;
+    g = false;
+    if (event.key === "/") {
+      var search = document.getElementById("shell-q");
+      if (search) { event.preventDefault(); search.focus(); search.select(); }
+    } else if (event.key === "?") {
+      event.preventDefault();
+      list();
+    } else if (event.key === "g") {
+      g = true;
+    } else if (event.key === "h" && was) {
+      event.preventDefault();
+      location.assign("/");
+    }
+  });
+})();
+
+// A new studio's handle is proposed from its name ("Team Ops" → team-ops) until the person types
+// a handle of their own.
+(function () {
+  "use strict";
+  function slug(name) {
+    return name.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-").replace(/^-+/, "").slice(0, 32).replace(/-+$/, "");
+  }
+  document.addEventListener("input", function (event) {
+    var el = event.target;
+    if (el.id === "create_studio-handle") { el.dataset.typed = el.value ? "1" : ""; return; }
+    if (el.id !== "create_studio-name") return;
+    var handle = document.getElementById("create_studio-handle");
+    if (handle && !handle.dataset.typed) handle.value = slug(el.value);
   });
 })();
