@@ -77,7 +77,7 @@ def pg_database():
 
 
 TABLES = ("oauth_refresh_tokens", "oauth_codes", "oauth_grants", "oauth_clients", "changes", "login_links",
-          "web_sessions", "mcp_sessions", "audit", "links", "reads", "comments", "participants", "votes", "options",
+          "web_sessions", "mcp_sessions", "audit", "revisions", "links", "reads", "comments", "participants", "votes", "options",
           "item_tags", "items", "studio_people", "memberships", "studios", "settings", "users")
 
 

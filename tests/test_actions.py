@@ -94,26 +94,29 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(owner, bobs_note, {"add_comment", "confirm_read", "pin"})
 
     bare = act(ws, bob, STUDIO, "create_decision", {"question": "No options yet?"}).url
-    check(bob, bare, {"add_comment", "add_option", "close_decision"})
+    check(bob, bare, {"add_comment", "add_option", "close_decision", "edit_decision"})
     check(carol, bare, {"add_comment", "add_option"})
-    check(owner, bare, {"add_comment", "add_option", "close_decision"})  # admin may close
+    check(owner, bare, {"add_comment", "add_option", "close_decision", "edit_decision"})  # admin may close, edit
     act(ws, carol, bare, "add_option", {"title": "Yes"})
     check(carol, bare, {"add_comment", "add_option", "vote"})
+    act(ws, carol, bare, "add_comment", {"body": "mine"})
+    check(carol, bare, {"add_comment", "add_option", "vote", "edit_comment"})  # her comment is hers to edit
+    check(owner, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision"})
     act(ws, bob, bare, "close_decision")
     check(bob, bare, {"add_comment"})
-    check(carol, bare, {"add_comment"})
+    check(carol, bare, {"add_comment", "edit_comment"})
 
     late = act(ws, owner, STUDIO, "create_decision", {"question": "Late?", "options": ["a"],
                                                      "deadline": "2100-01-01"}).url
-    check(owner, late, {"add_comment", "add_option", "vote", "close_decision"})
+    check(owner, late, {"add_comment", "add_option", "vote", "close_decision", "edit_decision"})
     with app.store.write() as tx:  # the deadline passes without any write to the decision
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (late.rsplit("/", 1)[1],))
     check(owner, late, {"add_comment"})
 
     c = act(ws, bob, STUDIO, "create_commitment", {"title": "C", "critical_mass": 1, "limit": 2}).url
-    check(bob, c, {"add_comment", "join_commitment", "close_commitment"})
+    check(bob, c, {"add_comment", "join_commitment", "close_commitment", "edit_commitment"})
     check(carol, c, {"add_comment", "join_commitment"})
-    check(owner, c, {"add_comment", "join_commitment"})  # admins don't close others' commitments
+    check(owner, c, {"add_comment", "join_commitment", "edit_commitment"})  # admins edit, don't close others' commitments
     act(ws, carol, c, "join_commitment")
     check(carol, c, {"add_comment", "leave_commitment"})  # already in: leaving is offered, not joining
     act(ws, owner, c, "join_commitment")  # the limit is reached: closed
@@ -121,7 +124,7 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, c, {"add_comment"})
 
     due = act(ws, bob, STUDIO, "create_commitment", {"title": "Due", "critical_mass": 3, "deadline": "2100-01-01"}).url
-    check(bob, due, {"add_comment", "join_commitment", "close_commitment"})
+    check(bob, due, {"add_comment", "join_commitment", "close_commitment", "edit_commitment"})
     with app.store.write() as tx:  # closed by its deadline: closing it by hand would rewrite when it closed
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (due.rsplit("/", 1)[1],))
     check(bob, due, {"add_comment"})
@@ -277,9 +280,10 @@ def test_note_lifecycle(ws, people):
     # an edit to what is there already changes nothing, its Updated time included; a real one says what
     updated = ws.page(bob, r.url).data["item"]["updated_at"]
     same = act(ws, bob, r.url, "edit_note", {"title": "Plan", "body": "final text about walruses", "tags": ["done"]})
-    assert same.message == "Nothing changed: the note already reads that way."
+    assert same.message == "Nothing changed: the note already reads that way (revision 2)."
     assert ws.page(bob, r.url).data["item"]["updated_at"] == updated
-    assert act(ws, bob, r.url, "edit_note", {"title": "Plan", "tags": ["done", "q1"]}).message == "Updated the note's tags."
+    assert act(ws, bob, r.url, "edit_note", {"title": "Plan", "tags": ["done", "q1"]}).message == (
+        "Updated the note's tags: revision 3.")
     act(ws, owner, r.url, "confirm_read")
     with pytest.raises(ActionUnavailable, match="already confirmed"):
         act(ws, owner, r.url, "confirm_read")

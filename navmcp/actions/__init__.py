@@ -8,14 +8,15 @@ state?" (refusal: 409). Each returns None when allowed, else a reason written fo
 
 from __future__ import annotations
 
-from navmcp.actions import commitments, decisions, notes, people, studios  # noqa: I001
+from navmcp.actions import commitments, decisions, edits, notes, people, studios  # noqa: I001
 from navmcp.actions.action import Action, Outcome, Params, param_docs  # first: it readies pydantic (lean.py)
 from navmcp.errors import ActionUnavailable, echo
 from navmcp.pages import Request
 
 __all__ = ["ACTIONS", "BY_PAGE", "Action", "Outcome", "Params", "available", "check", "param_docs", "valid_here"]
 
-ACTIONS: list[Action] = [*people.ACTIONS, *studios.ACTIONS, *notes.ACTIONS, *decisions.ACTIONS, *commitments.ACTIONS]
+ACTIONS: list[Action] = [*people.ACTIONS, *studios.ACTIONS, *notes.ACTIONS, *decisions.ACTIONS, *commitments.ACTIONS,
+                         *edits.ACTIONS]
 
 
 def _by_page(actions: list[Action]) -> dict[str, dict[str, Action]]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from navmcp import domain
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
-from navmcp.actions.fields import Body, Comment, Tags, Title
+from navmcp.actions.fields import Comment
 from navmcp.clock import now
 from navmcp.identity import new_id
 from navmcp.pages import PAGE_SIZE, Request
@@ -38,41 +38,6 @@ def not_confirmed(req: Request) -> str | None:
     return "you already confirmed reading it" if req.facts.get("confirmed") else None
 
 
-class EditNote(Params):
-    title: Title | None = None
-    body: Body | None = Field(None, title="Text", description="replaces the whole body")
-    tags: Tags | None = Field(None, description="replaces the tags")
-
-    @model_validator(mode="after")
-    def _something(self):
-        if self.title is None and self.body is None and self.tags is None:
-            raise ValueError("give at least one of title, body, tags")
-        return self
-
-
-def edit_note(req: Request, p: EditNote) -> Outcome:
-    item = req.item
-    changed = [name for name in ("title", "body") if getattr(p, name) is not None and getattr(p, name) != item[name]]
-    if p.tags is not None and set(p.tags) != {r["tag"] for r in req.tx.all(
-            "SELECT tag FROM item_tags WHERE item_id = ?", (item["id"],))}:
-        changed.append("tags")
-    if not changed:  # an edit to what is there already is no edit: the note's Updated time stays
-        return Outcome("Nothing changed: the note already reads that way.", req.path)
-    title = p.title if "title" in changed else item["title"]
-    body = p.body if "body" in changed else item["body"]
-    domain.update_item(req.tx, item["id"], title=title, body=body, updated_at=now())
-    if "body" in changed:
-        # The note links what its body and its comments mention: the links are made again from the
-        # new body and the comments, which the edit leaves as they were.
-        req.tx.execute("DELETE FROM links WHERE from_item = ?", (item["id"],))
-        comments = req.tx.all("SELECT body FROM comments WHERE item_id = ? AND body LIKE '%/studios/%'", (item["id"],))
-        domain.link_mentions(req.tx, req.studio, item["id"], "\n".join([body, *(c["body"] for c in comments)]))
-    if "tags" in changed:
-        req.tx.execute("DELETE FROM item_tags WHERE item_id = ?", (item["id"],))
-        domain.set_tags(req.tx, item["id"], p.tags)
-    return Outcome(f"Updated the note's {', '.join(changed)}.", req.path)
-
-
 def _set_pin(value: int):
     def run(req: Request, p: Params) -> Outcome:
         domain.update_item(req.tx, req.item["id"], pinned=value)
@@ -91,11 +56,10 @@ def unpinned(req: Request) -> str | None:
 ITEM_PAGES = ("note", "decision", "commitment")
 
 ACTIONS = [
-    Action("add_comment", ITEM_PAGES, "Comment on this item.", add_comment, AddComment, who=rules.member,
-           changes_facts=False),
+    # A first comment of yours makes edit_comment valid here: it changes what the rules read.
+    Action("add_comment", ITEM_PAGES, "Comment on this item.", add_comment, AddComment, who=rules.member),
     Action("confirm_read", ("note",), "Confirm that you have read this note.", confirm_read,
            who=rules.member, when=not_confirmed),
-    Action("edit_note", ("note",), "Change the note's title, body or tags.", edit_note, EditNote, who=rules.author),
     Action("pin", ("note",), "Pin this note to the top of the studio feed.", _set_pin(1), who=rules.admin, when=unpinned),
     Action("unpin", ("note",), "Remove this note from the pinned items.", _set_pin(0), who=rules.admin, when=pinned),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import domain
+from navmcp import domain, revisions
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls
@@ -109,8 +109,10 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     # The comments' pages carry no part of the body (nor the body's URL parameters): they are one
     # list, whichever part of the text was being read.
     pager = paginate(req, counts["comments"], drop=("after", "part", "full"))
-    select = "SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by"
+    select = ("SELECT c.id, c.body, c.created_at, c.revision, u.handle AS author"
+              " FROM comments c JOIN users u ON u.id = c.created_by")
     single = req.query.get("comment")
+    history = req.query.get("history") == "1"
     if single:
         comments = tx.all(f"{select} WHERE c.item_id = ? AND c.id = ?", (item["id"], single))
         if not comments:
@@ -162,7 +164,10 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         # What this view of the item shows (a page shows no text twice): "main" its text's first
         # part (or all of it) and the first comments, "part" a later part of the text alone,
         # "comments" a later page of comments (or one comment) alone.
-        "view": "comments" if single or pager["number"] > 1 else "part" if asked > 1 else "main",
+        "view": "history" if history else "comments" if single or pager["number"] > 1 else "part" if asked > 1 else "main",
+        # ?history=1: the item's revisions (with ?comment=ID, that comment's), newest first
+        "history": revisions.history(req, single) if history else None,
+        "history_url": f"{req.path}?history=1",
         "comments": comments,
         "single_comment": req.path if single else None,
         "item_url": req.path,

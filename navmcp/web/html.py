@@ -180,7 +180,8 @@ ACTION_LABELS = {
     "create_studio": "New studio", "add_member": "Add a person", "remove_member": "Remove a person",
     "leave_studio": "Leave this studio", "create_note": "New note", "create_decision": "New decision",
     "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",
-    "edit_note": "Edit", "pin": "Pin to the studio", "unpin": "Unpin", "add_option": "Add an option",
+    "edit_note": "Edit", "edit_decision": "Edit", "edit_commitment": "Edit", "edit_comment": "Edit a comment of yours",
+    "pin": "Pin to the studio", "unpin": "Unpin", "add_option": "Add an option",
     "vote": "Save my vote", "close_decision": "Close voting", "join_commitment": "Join",
     "leave_commitment": "Leave", "close_commitment": "Close this commitment",
     "make_findable": "Let studio admins add me", "make_unfindable": "Stop studio admins adding me",
@@ -414,6 +415,8 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
     titles = _field_titles(action.name)
     fields = []
     for name, raw in schema.get("properties", {}).items():
+        if name == "base" and action.name.startswith("edit_"):
+            continue  # an agent's guard against lost updates; a form has its own (`check_fresh`)
         prop = _non_null(raw)
         field: dict[str, Any] = {"name": name, "required": name in required, "invalid": False,
                                  "label": titles.get(name, name), "description": prop.get("description", ""),
@@ -455,15 +458,23 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
     return fields
 
 
+# An edit's parameter → the item's column it edits, where their names differ (actions/edits.py).
+EDITED_COLUMN = {"question": "title", "description": "body", "limit": "participant_limit"}
+
+
 def _current(action: ActionInfo, name: str, page: Page) -> str:
     """An edit form starts from what it edits (the item's title, body, tags)."""
     if not action.name.startswith("edit_"):
         return ""
     if name == "tags":
         return "\n".join(page.data.get("tags", []))
+    if action.name == "edit_comment":  # which comment is the person's to pick
+        return ""
     item = page.data.get("item") or {}
-    value = item.get(name)
-    return value if isinstance(value, str) else ""
+    value = item.get(EDITED_COLUMN.get(name, name))
+    if name in DATE_FIELDS and isinstance(value, str):
+        return value[:10]  # the day, as a date input holds it
+    return value if isinstance(value, str) else str(value) if isinstance(value, int) and name == "limit" else ""
 
 
 def _refill(field: dict[str, Any], submitted: dict[str, list[str]]) -> None:

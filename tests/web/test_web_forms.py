@@ -174,14 +174,14 @@ def test_edit_form_sends_only_what_changed_and_can_clear_tags(seeded, browser, a
     assert form["tags"] == "meetings" and "tags.was" in form and "body.was" in form
     reply = browser.post(seeded["note"] + "/actions/edit_note", data={**form, "title": "Renamed only"})
     assert reply.status_code == 303
-    assert "✓ Updated the note's title." in visible_text(browser.get(seeded["note"]).text)
+    assert "✓ Updated the note's title: revision 2." in visible_text(browser.get(seeded["note"]).text)
     md = api.get(seeded["note"] + ".md").text
     assert md.startswith("# Renamed only") and "#meetings" in md and "Body <script>" in md
     # emptying the tags clears them (an empty list, not "unchanged")
     form = _submit(form_of(browser.get(seeded["note"]).text, "edit_note"))
     reply = browser.post(seeded["note"] + "/actions/edit_note", data={**form, "tags": ""})
     assert reply.status_code == 303
-    assert "✓ Updated the note's tags." in visible_text(browser.get(seeded["note"]).text)
+    assert "✓ Updated the note's tags: revision 3." in visible_text(browser.get(seeded["note"]).text)
     md = api.get(seeded["note"] + ".md").text
     assert "#meetings" not in md and md.startswith("# Renamed only")
 
@@ -248,7 +248,7 @@ def test_editing_the_title_leaves_a_crlf_body_as_it_was(seeded, browser, api):
     form["body"] = "line one\r\nline two"
     reply = browser.post(note + "/actions/edit_note", data={**form, "title": "Renamed"})
     assert reply.status_code == 303
-    assert "✓ Updated the note's title." in visible_text(browser.get(note).text)
+    assert "✓ Updated the note's title: revision" in visible_text(browser.get(note).text)
 
 
 def test_favicon_is_no_content_not_a_404(anon):
