@@ -530,21 +530,18 @@ def _digest(value: str) -> str:
 
 
 def _ballot_rows(items: dict[str, Any], page: Page) -> dict[str, Any]:
-    """A ballot per option of the decision: the boolean fields of a ballot as checkboxes. A first
-    vote starts from the schema's defaults; once you have voted, the form shows your stored vote,
-    and an option you have not voted on (added since) starts unticked and `unvoted`: left so, it
-    stays out of your vote (`_ballot_choices`), never a vote you did not make."""
+    """A ballot per option of the decision: the boolean fields of a ballot as checkboxes. Once you
+    have voted, the form shows your stored vote. An option you have not voted on (all of them, on a
+    first vote; one added since) starts unticked and `unvoted`: left so, it stays out of your vote
+    (`_ballot_choices`), never a vote you did not make (`added`: one added since your vote)."""
     flags = _flags(items)
     mine = {v["title"]: v for v in page.data.get("your_votes", [])}
     options = []
     for o in page.data.get("options", []):
         vote = mine.get(o["title"])
-        if vote:
-            checked = {f: bool(vote[f]) for f in flags}
-        else:
-            checked = {f: not mine and bool(items["properties"][f].get("default")) for f in flags}
+        checked = {f: bool(vote[f]) if vote else False for f in flags}
         options.append({"id": o["id"], "title": o["title"], "checked": checked,
-                        "unvoted": bool(mine) and not vote, "invalid": False})
+                        "unvoted": not vote, "added": bool(mine) and not vote, "invalid": False})
     return {"flags": [{"name": f, "description": items["properties"][f].get("description", "")} for f in flags],
             "options": options}
 
@@ -609,9 +606,12 @@ def _flags(items: dict[str, Any]) -> list[str]:
 
 def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]) -> list[dict[str, Any]]:
     """The ballots of a submitted vote form, in its rows' order: a row marked `unvoted` (an option
-    you had not voted on) with nothing ticked is left out."""
+    you had not voted on) with nothing ticked is left out. The form's "Accept all" button
+    (`NAME.all` = accept) accepts every option, with the prefers as ticked."""
     flags = _flags(items)
     chosen = {f: set(form.get(f"{name}.{f}", [])) for f in flags}
+    if "accept" in flags and form.get(f"{name}.all") == ["accept"]:
+        chosen["accept"] = set(form.get(f"{name}.option", []))
     unvoted = set(form.get(f"{name}.unvoted", []))
     ballots = [{"option": option, **{f: option in chosen[f] for f in flags}}
                for option in form.get(f"{name}.option", [])]

@@ -309,11 +309,25 @@ def test_vote_form_shows_the_stored_vote_not_defaults(seeded, browser, api):
     sent["votes.accept"].append(ids["Newcomer"])
     assert browser.post(seeded["decision"] + "/actions/vote", data=sent).status_code == 303
     assert "Your vote: Lisbon: accept + prefer; Berlin: accept; Newcomer: accept.\n" in api.get(seeded["decision"] + ".md").text
-    # a first vote still starts from the defaults: every option accepted, nothing marked unvoted
+    # a first vote starts empty: nothing ticked, every row unvoted (left so, it is no vote), and
+    # nothing says "not voted on yet", which is news only beside a vote of yours
     fresh = api.post("/studios/team/actions/create_decision", json={"question": "Q", "options": ["A", "B"]}).json()["url"]
     first = form_of(browser.get(fresh).text, "vote")
-    assert set(re.findall(r'aria-label="(\w+ [^"]+)" checked', first)) == {"accept A", "accept B"}
-    assert "votes.unvoted" not in first
+    assert re.findall(r'aria-label="(\w+ [^"]+)" checked', first) == []
+    assert len(_as_sent(first)["votes.unvoted"]) == 2 and "not voted on yet" not in first
+    only_b = _as_sent(first)
+    only_b["votes.accept"] = [_option_ids(first)["B"]]
+    assert browser.post(fresh + "/actions/vote", data=only_b).status_code == 303
+    assert "Your vote: B: accept.\n" in api.get(fresh + ".md").text  # no reject of A made up
+    # sent with nothing ticked, the form casts nothing and says so
+    other = api.post("/studios/team/actions/create_decision", json={"question": "R", "options": ["A", "B"]}).json()["url"]
+    empty = browser.post(other + "/actions/vote", data=_as_sent(form_of(browser.get(other).text, "vote")))
+    assert empty.status_code == 422 and "You have not voted." in api.get(other + ".md").text
+    # "Accept all and save": every option accepted, with the prefer ticked kept
+    page = browser.get(other).text
+    sent = {**_as_sent(form_of(page, "vote")), "votes.all": "accept", "votes.prefer": [_option_ids(page)["B"]]}
+    assert browser.post(other + "/actions/vote", data=sent).status_code == 303
+    assert "Your vote: A: accept; B: accept + prefer.\n" in api.get(other + ".md").text
 
 
 def test_edit_refuses_to_overwrite_a_change_made_since_the_form_was_filled(seeded, browser, api):

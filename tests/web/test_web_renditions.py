@@ -135,7 +135,8 @@ def test_accept_negotiation(seeded, api):
 def test_action_api_lists_and_runs(seeded, api):
     listed = api.get(seeded["decision"] + "/actions")
     assert listed.status_code == 200
-    assert [a["name"] for a in listed.json()["actions"]] == ["add_comment", "add_option", "vote", "close_decision"]
+    assert [a["name"] for a in listed.json()["actions"]] == [
+        "add_comment", "add_option", "vote", "close_decision", "edit_decision"]
     voted = api.post(seeded["decision"] + "/actions/vote", json={"votes": [{"option": "Berlin", "prefer": True}]})
     assert voted.status_code == 200
     assert voted.json()["ok"] is True and voted.json()["url"] == seeded["decision"]
