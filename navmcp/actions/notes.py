@@ -9,23 +9,46 @@ from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Comment
 from navmcp.clock import now
+from navmcp.errors import FieldError, InvalidActionParams
 from navmcp.identity import new_id
 from navmcp.pages import PAGE_SIZE, Request
+from navmcp.store import Row
 
 
 class AddComment(Params):
     body: Comment = Field(title="Comment", description="markdown text")
+    reply_to: str | None = Field(None, min_length=1, max_length=64, title="In reply to",
+                                 description="a comment's id on this item, to reply in its thread (one level: "
+                                             "a reply to a reply joins its thread)")
 
 
 def add_comment(req: Request, p: AddComment) -> Outcome:
+    parent = _thread_of(req, p.reply_to) if p.reply_to else None
     req.tx.execute(
-        "INSERT INTO comments (id, item_id, studio_id, body, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (new_id(), req.item["id"], req.studio["id"], p.body, req.user["id"], now()))
+        "INSERT INTO comments (id, item_id, studio_id, body, created_by, created_at, parent_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (new_id(), req.item["id"], req.studio["id"], p.body, req.user["id"], now(), parent and parent["id"]))
     domain.link_mentions(req.tx, req.studio, req.item["id"], p.body)
     domain.touch(req.tx, req.item["id"])
-    # Comments run oldest first, so the new one is on the last page: land there, not on page 1.
-    pages = -(-req.tx.one("SELECT count(*) AS n FROM comments WHERE item_id = ?", (req.item["id"],))["n"] // PAGE_SIZE)
+    if parent:
+        # inbox (issue 43): a reply notifies the parent's author (`p.reply_to`'s, else the thread's) — wire it here.
+        return Outcome("Reply added.", f"{req.path}?comment={parent['id']}")
+    # Threads run oldest first, so a new one is on the last page: land there, not on page 1.
+    pages = -(-req.tx.one("SELECT count(*) AS n FROM comments WHERE item_id = ? AND parent_id IS NULL",
+                          (req.item["id"],))["n"] // PAGE_SIZE)
     return Outcome("Comment added.", req.path if pages <= 1 else f"{req.path}?page={pages}")
+
+
+def _thread_of(req: Request, comment_id: str) -> Row:
+    """The comment a reply joins: the one named, or the thread it is a reply in (one level deep)."""
+    found = req.tx.one("SELECT id, parent_id, created_by FROM comments WHERE id = ? AND item_id = ?",
+                       (comment_id, req.item["id"]))
+    if found is None:
+        raise InvalidActionParams(f"'reply_to': no comment {comment_id!r} on this {req.item['kind']}",
+                                  fields=(FieldError("reply_to", "no such comment here"),))
+    if found["parent_id"]:
+        found = req.tx.one("SELECT id, parent_id, created_by FROM comments WHERE id = ?", (found["parent_id"],))
+    return found
 
 
 def confirm_read(req: Request, p: Params) -> Outcome:

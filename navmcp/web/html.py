@@ -417,6 +417,8 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
     for name, raw in schema.get("properties", {}).items():
         if name == "base" and action.name.startswith("edit_"):
             continue  # an agent's guard against lost updates; a form has its own (`check_fresh`)
+        if name == "reply_to":
+            continue  # a reply is written in its thread's own form (the comments' `Reply`)
         prop = _non_null(raw)
         field: dict[str, Any] = {"name": name, "required": name in required, "invalid": False,
                                  "label": titles.get(name, name), "description": prop.get("description", ""),
