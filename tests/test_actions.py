@@ -100,11 +100,15 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     act(ws, carol, bare, "add_option", {"title": "Yes"})
     check(carol, bare, {"add_comment", "add_option", "vote"})
     act(ws, carol, bare, "add_comment", {"body": "mine"})
-    check(carol, bare, {"add_comment", "add_option", "vote", "edit_comment"})  # her comment is hers to edit
-    check(owner, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision"})
+    check(carol, bare, {"add_comment", "add_option", "vote", "edit_comment", "delete_comment"})  # her comment
+    check(owner, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision",
+                        "delete_comment"})  # an admin deletes any comment, edits none of others'
+    check(bob, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision"})
     act(ws, bob, bare, "close_decision")
     check(bob, bare, {"add_comment"})
-    check(carol, bare, {"add_comment", "edit_comment"})
+    check(carol, bare, {"add_comment", "edit_comment", "delete_comment"})
+    act(ws, carol, bare, "delete_comment", {"comment": ws.page(carol, bare).data["comments"][0]["id"]})
+    check(carol, bare, {"add_comment"})
 
     late = act(ws, owner, STUDIO, "create_decision", {"question": "Late?", "options": ["a"],
                                                      "deadline": "2100-01-01"}).url

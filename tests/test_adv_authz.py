@@ -74,6 +74,9 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("note", "edit_comment"): ("note", {"comment": "=note_comment", "body": "edited"}, {"author"}),
     ("decision", "edit_comment"): ("decision", {"comment": "=decision_comment", "body": "edited"}, {"author"}),
     ("commitment", "edit_comment"): ("commitment", {"comment": "=commitment_comment", "body": "edited"}, {"author"}),
+    ("note", "delete_comment"): ("note", {"comment": "=note_comment"}, {"admin", "author"}),
+    ("decision", "delete_comment"): ("decision", {"comment": "=decision_comment"}, {"admin", "author"}),
+    ("commitment", "delete_comment"): ("commitment", {"comment": "=commitment_comment"}, {"admin", "author"}),
     ("decision", "edit_decision"): ("decision", {"question": "Which, then?"}, {"admin", "author"}),
     ("commitment", "edit_commitment"): ("commitment", {"title": "Do it now"}, {"admin", "author"}),
 }

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from navmcp.errors import InvalidActionParams
+from navmcp.errors import ActionUnavailable, InvalidActionParams
 
 STUDIO = "/studios/team"
 
@@ -111,3 +111,39 @@ def test_row_level_security_keeps_threads_one_level_on_one_item(team):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             with app.store.write(user_id=bob["id"]) as tx:
                 tx.execute(insert, (f"forged{n}", note.rsplit("/", 1)[1], studio, bob["id"], parent))
+
+
+def test_a_deleted_comment_leaves_its_replies_under_deleted_and_no_text(team, new_user):
+    app, alice, bob, note, _ = team
+    ws = app.workspace
+    carol = new_user("carol")[0]
+    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "carol"})
+    ws.execute(bob, note, "add_comment", {"body": "secret walrus plan"})
+    root = ws.page(bob, note).data["comments"][0]["id"]
+    ws.execute(bob, note, "edit_comment", {"comment": root, "body": "secret walrus plan, v2"})
+    ws.execute(carol, note, "add_comment", {"body": "a reply", "reply_to": root})
+    ws.execute(carol, note, "add_comment", {"body": "lonely walrus"})
+    lonely = ws.page(bob, note).data["comments"][1]["id"]
+    # who is offered delete_comment: an author of a live comment here, or an admin
+    assert "delete_comment" in {a.name for a in ws.page(alice, note).actions}  # the admin
+    with pytest.raises(InvalidActionParams, match="only its author or a studio admin"):
+        ws.execute(carol, note, "delete_comment", {"comment": root})
+    done = ws.execute(bob, note, "delete_comment", {"comment": root})
+    assert done.message.startswith("Comment deleted: its replies stay")
+    md = ws.page(carol, note).markdown
+    assert f"comment `{root}`: [deleted] by @bob at" in md and "↳ reply from @carol" in md
+    assert "walrus plan" not in md and "walrus plan" not in ws.page(carol, f"{note}?comment={root}&history=1").markdown
+    assert note not in ws.page(carol, f"{STUDIO}/search?q=plan").markdown  # its text is searched no more
+    with app.store.read(user_id=bob["id"]) as tx:
+        assert tx.scalar("SELECT count(*) FROM revisions WHERE comment_id = ?", (root,)) == 0
+        assert "walrus plan" not in repr(tx.all("SELECT * FROM audit")) + repr(tx.all("SELECT * FROM comments"))
+    for action, params in (("edit_comment", {"comment": root, "body": "back"}),
+                           ("delete_comment", {"comment": root}),
+                           ("add_comment", {"body": "to nothing", "reply_to": root})):
+        with pytest.raises((InvalidActionParams, ActionUnavailable)):
+            ws.execute(bob, note, action, params)
+    # the admin deletes carol's comment that nobody answered: gone, row and all
+    ws.execute(alice, note, "delete_comment", {"comment": lonely})
+    with app.store.read(user_id=bob["id"]) as tx:
+        assert tx.scalar("SELECT count(*) FROM comments WHERE id = ?", (lonely,)) == 0
+    assert "lonely" not in ws.page(bob, note).markdown

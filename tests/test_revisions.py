@@ -212,10 +212,18 @@ def test_row_level_security_keeps_every_edit_a_revision_by_who_may_make_it(team,
     for who in ("alice", "bob"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             as_(who, "UPDATE revisions SET changes = '{}'")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            as_(who, "DELETE FROM revisions")
+        assert as_(who, "DELETE FROM revisions") == 0  # only a deleted comment's go (delete_comment)
     assert owner("SELECT number, created_by FROM revisions WHERE item_id = %s", (ids["decision"],)) == [
         (2, u["alice"]["id"])]
+    # deleting a comment: its author or an admin, blanked, in their own name; then nothing changes it
+    mark = "UPDATE comments SET body = '', deleted_at = 'now', deleted_by = ? WHERE id = ?"
+    assert as_("bob", mark, (u["bob"]["id"], cid)) == 0  # not his
+    assert as_("alice", mark, (u["carol"]["id"], cid)) == 0  # in carol's name
+    assert as_("alice", "UPDATE comments SET deleted_at = 'now', deleted_by = ? WHERE id = ?",
+               (u["alice"]["id"], cid)) == 0  # its text kept
+    assert as_("alice", mark, (u["alice"]["id"], cid)) == 1  # the admin
+    assert as_("carol", "UPDATE comments SET body = 'back', revision = revision + 1, deleted_at = NULL,"
+               " deleted_by = NULL WHERE id = ?", (cid,)) == 0
 
 
 def test_the_web_app_shows_a_readable_diff_and_the_revision(team):

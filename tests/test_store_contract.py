@@ -29,7 +29,7 @@ EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
-    "edit_decision", "edit_commitment", "edit_comment",
+    "edit_decision", "edit_commitment", "edit_comment", "delete_comment",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
                    "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass"}
@@ -56,6 +56,9 @@ def test_edits_are_revisions_on_every_kind(any_app, team):
     assert "### Revision 2: @alice" in ws.page(bob, decision + "?history=1").markdown
     assert ws.page(bob, commitment).data["item"]["participant_limit"] == 4
     assert "- body: typo hree → typo here" in ws.page(bob, f"{commitment}?comment={cid}&history=1").markdown
+    ws.execute(bob, commitment, "add_comment", {"body": "re", "reply_to": cid})
+    ws.execute(alice, commitment, "delete_comment", {"comment": cid})
+    assert f"comment `{cid}`: [deleted] by @alice" in ws.page(bob, commitment).markdown
 
 
 def names(page) -> set[str]:

@@ -117,8 +117,8 @@ class EditComment(Params):
 
 
 def _own_comment(req: Request, comment_id: str) -> Row:
-    found = req.tx.one("SELECT id, body, created_by, revision FROM comments WHERE id = ? AND item_id = ?",
-                       (comment_id, req.item["id"]))
+    found = req.tx.one("SELECT id, body, created_by, revision FROM comments WHERE id = ? AND item_id = ?"
+                       " AND deleted_at IS NULL", (comment_id, req.item["id"]))
     if found is None:
         raise InvalidActionParams(f"'comment': no comment {comment_id!r} on this {req.item['kind']}",
                                   fields=(FieldError("comment", "no such comment here"),))
@@ -140,7 +140,7 @@ def edit_comment(req: Request, p: EditComment) -> Outcome:
     return Outcome(f"Comment edited: revision {number}.", f"{req.path}?comment={comment['id']}")
 
 
-_HAS_COMMENT = "SELECT 1 FROM comments WHERE item_id = ? AND created_by = ? LIMIT 1"
+_HAS_COMMENT = "SELECT 1 FROM comments WHERE item_id = ? AND created_by = ? AND deleted_at IS NULL LIMIT 1"
 
 
 def wrote_a_comment(req: Request) -> str | None:

@@ -9,7 +9,7 @@ from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Comment
 from navmcp.clock import now
-from navmcp.errors import FieldError, InvalidActionParams
+from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
 from navmcp.identity import new_id
 from navmcp.pages import PAGE_SIZE, Request
 from navmcp.store import Row
@@ -41,14 +41,63 @@ def add_comment(req: Request, p: AddComment) -> Outcome:
 
 def _thread_of(req: Request, comment_id: str) -> Row:
     """The comment a reply joins: the one named, or the thread it is a reply in (one level deep)."""
-    found = req.tx.one("SELECT id, parent_id, created_by FROM comments WHERE id = ? AND item_id = ?",
+    found = req.tx.one("SELECT id, parent_id, created_by, deleted_at FROM comments WHERE id = ? AND item_id = ?",
                        (comment_id, req.item["id"]))
     if found is None:
         raise InvalidActionParams(f"'reply_to': no comment {comment_id!r} on this {req.item['kind']}",
                                   fields=(FieldError("reply_to", "no such comment here"),))
     if found["parent_id"]:
-        found = req.tx.one("SELECT id, parent_id, created_by FROM comments WHERE id = ?", (found["parent_id"],))
+        found = req.tx.one("SELECT id, parent_id, created_by, deleted_at FROM comments WHERE id = ?",
+                           (found["parent_id"],))
+    if found["deleted_at"]:
+        raise InvalidActionParams("'reply_to': that thread's comment was deleted: comment on the item instead",
+                                  fields=(FieldError("reply_to", "was deleted"),))
     return found
+
+
+class DeleteComment(Params):
+    comment: str = Field(min_length=1, max_length=64, title="Comment",
+                         description="the id of the comment, as the page shows it")
+
+
+def delete_comment(req: Request, p: DeleteComment) -> Outcome:
+    """Its text and revisions go at once (nothing keeps deleted text, the audit included); a comment
+    with replies stays as "[deleted]", so that they keep their place."""
+    found = req.tx.one("SELECT id, created_by, parent_id, deleted_at FROM comments WHERE id = ? AND item_id = ?",
+                       (p.comment, req.item["id"]))
+    if found is None or found["deleted_at"]:
+        raise InvalidActionParams(f"'comment': no comment {p.comment!r} on this {req.item['kind']}"
+                                  + (" (it was deleted)" if found else ""),
+                                  fields=(FieldError("comment", "no such comment here"),))
+    if found["created_by"] != req.user["id"] and req.role != "admin":
+        raise InvalidActionParams("'comment': only its author or a studio admin may delete a comment",
+                                  fields=(FieldError("comment", "is not yours: only its author or an admin may delete it"),))
+    if req.tx.one("SELECT 1 FROM comments WHERE parent_id = ? LIMIT 1", (found["id"],)):
+        if not req.tx.execute("UPDATE comments SET body = '', deleted_at = ?, deleted_by = ? WHERE id = ?",
+                              (now(), req.user["id"], found["id"])):
+            raise ActionFailed("the database refused the change (your role here may have just changed): reload the page")
+        req.tx.execute("DELETE FROM revisions WHERE comment_id = ?", (found["id"],))
+        said = "Comment deleted: its replies stay, under \"[deleted]\"."
+    else:
+        if not req.tx.execute("DELETE FROM comments WHERE id = ?", (found["id"],)):  # its revisions go with it
+            raise ActionFailed("the database refused the change (your role here may have just changed): reload the page")
+        said = "Comment deleted."
+    domain.touch(req.tx, req.item["id"])
+    return Outcome(said, f"{req.path}?comment={found['parent_id']}" if found["parent_id"] else req.path)
+
+
+_LIVE_COMMENT = "SELECT 1 FROM comments WHERE item_id = ? AND deleted_at IS NULL{} LIMIT 1"
+
+
+def may_delete_a_comment(req: Request) -> str | None:
+    """A member with a comment of their own here; an admin, where there is any comment."""
+    if reason := rules.member(req):
+        return reason
+    if req.role == "admin":
+        found = req.tx.one(_LIVE_COMMENT.format(""), (req.item["id"],))
+    else:
+        found = req.tx.one(_LIVE_COMMENT.format(" AND created_by = ?"), (req.item["id"], req.user["id"]))
+    return None if found else "there is no comment here you may delete"
 
 
 def confirm_read(req: Request, p: Params) -> Outcome:
@@ -81,6 +130,8 @@ ITEM_PAGES = ("note", "decision", "commitment")
 ACTIONS = [
     # A first comment of yours makes edit_comment valid here: it changes what the rules read.
     Action("add_comment", ITEM_PAGES, "Comment on this item.", add_comment, AddComment, who=rules.member),
+    Action("delete_comment", ITEM_PAGES, "Delete a comment (yours; an admin: any); replies to it stay.",
+           delete_comment, DeleteComment, who=may_delete_a_comment),
     Action("confirm_read", ("note",), "Confirm that you have read this note.", confirm_read,
            who=rules.member, when=not_confirmed),
     Action("pin", ("note",), "Pin this note to the top of the studio feed.", _set_pin(1), who=rules.admin, when=unpinned),

@@ -186,12 +186,13 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     return data, counts
 
 
-_COMMENT = ("SELECT c.id, c.parent_id, c.body, c.created_at, c.revision, u.handle AS author"
-            " FROM comments c JOIN users u ON u.id = c.created_by")
+_COMMENT = ("SELECT c.id, c.parent_id, c.body, c.created_at, c.revision, u.handle AS author, c.deleted_at,"
+            " d.handle AS deleted_by FROM comments c JOIN users u ON u.id = c.created_by"
+            " LEFT JOIN users d ON d.id = c.deleted_by")
 REPLIES_SHOWN = 3  # a thread in the list shows its newest replies; `?comment=ID` shows them all
 # The newest replies of some threads, oldest first, with each thread's number of replies.
 _NEWEST_REPLIES = """SELECT * FROM (
-    SELECT c.id, c.parent_id, c.body, c.created_at, c.revision, u.handle AS author, c.seq,
+    SELECT c.id, c.parent_id, c.body, c.created_at, c.revision, u.handle AS author, c.seq, c.deleted_at,
            row_number() OVER (PARTITION BY c.parent_id ORDER BY c.created_at DESC, c.seq DESC) AS newest,
            count(*) OVER (PARTITION BY c.parent_id) AS replies
       FROM comments c JOIN users u ON u.id = c.created_by

@@ -181,6 +181,7 @@ ACTION_LABELS = {
     "leave_studio": "Leave this studio", "create_note": "New note", "create_decision": "New decision",
     "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",
     "edit_note": "Edit", "edit_decision": "Edit", "edit_commitment": "Edit", "edit_comment": "Edit a comment of yours",
+    "delete_comment": "Delete a comment",
     "pin": "Pin to the studio", "unpin": "Unpin", "add_option": "Add an option",
     "vote": "Save my vote", "close_decision": "Close voting", "join_commitment": "Join",
     "leave_commitment": "Leave", "close_commitment": "Close this commitment",
@@ -192,6 +193,7 @@ DESTRUCTIVE = {
     "remove_member": "They will no longer see this studio or anything in it. What they wrote stays.",
     "close_decision": "Voting ends for everyone and the result is fixed. Nobody can vote or add options after this.",
     "close_commitment": "Nobody can join or leave after this.",
+    "delete_comment": "Its text is gone for good, its history too; replies to it stay, under “[deleted]”.",
 }
 
 
