@@ -77,10 +77,14 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("note", "delete_comment"): ("note", {"comment": "=note_comment"}, {"admin", "author"}),
     ("decision", "delete_comment"): ("decision", {"comment": "=decision_comment"}, {"admin", "author"}),
     ("commitment", "delete_comment"): ("commitment", {"comment": "=commitment_comment"}, {"admin", "author"}),
+    ("decision", "extend_decision"): ("decision", {"deadline": "2100-01-01"}, {"admin", "author"}),
+    ("decision", "reopen_decision"): ("decision", {}, {"admin", "author"}),  # after closing (see SETUP)
+    ("decision", "set_outcome"): ("decision", {"outcome": "Red"}, {"admin", "author"}),  # after closing
     ("decision", "edit_decision"): ("decision", {"question": "Which, then?"}, {"admin", "author"}),
     ("commitment", "edit_commitment"): ("commitment", {"title": "Do it now"}, {"admin", "author"}),
 }
-SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {})}
+SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {}),
+         ("decision", "reopen_decision"): ("close_decision", {}), ("decision", "set_outcome"): ("close_decision", {})}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
                "comments", "reads", "links", "revisions")

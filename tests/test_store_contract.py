@@ -29,7 +29,8 @@ EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
-    "edit_decision", "edit_commitment", "edit_comment", "delete_comment",
+    "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
+    "set_outcome",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
                    "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass"}
@@ -59,6 +60,11 @@ def test_edits_are_revisions_on_every_kind(any_app, team):
     ws.execute(bob, commitment, "add_comment", {"body": "re", "reply_to": cid})
     ws.execute(alice, commitment, "delete_comment", {"comment": cid})
     assert f"comment `{cid}`: [deleted] by @alice" in ws.page(bob, commitment).markdown
+    ws.execute(bob, decision, "extend_decision", {"deadline": "2100-01-01"})
+    ws.execute(bob, decision, "close_decision", {"outcome": "a, then"})
+    ws.execute(alice, decision, "set_outcome", {"outcome": "a, surely"})
+    ws.execute(alice, decision, "reopen_decision", {})
+    assert "- outcome: a, surely → (none)" in ws.page(bob, decision + "?history=1").markdown
 
 
 def names(page) -> set[str]:

@@ -8,7 +8,7 @@ state?" (refusal: 409). Each returns None when allowed, else a reason written fo
 
 from __future__ import annotations
 
-from navmcp.actions import commitments, decisions, edits, notes, people, studios  # noqa: I001
+from navmcp.actions import closing, commitments, decisions, edits, notes, people, studios  # noqa: I001
 from navmcp.actions.action import Action, Outcome, Params, param_docs  # first: it readies pydantic (lean.py)
 from navmcp.errors import ActionUnavailable, echo
 from navmcp.pages import Request
@@ -16,7 +16,7 @@ from navmcp.pages import Request
 __all__ = ["ACTIONS", "BY_PAGE", "Action", "Outcome", "Params", "available", "check", "param_docs", "valid_here"]
 
 ACTIONS: list[Action] = [*people.ACTIONS, *studios.ACTIONS, *notes.ACTIONS, *decisions.ACTIONS, *commitments.ACTIONS,
-                         *edits.ACTIONS]
+                         *edits.ACTIONS, *closing.ACTIONS]
 
 
 def _by_page(actions: list[Action]) -> dict[str, dict[str, Action]]:
