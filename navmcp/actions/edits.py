@@ -110,7 +110,7 @@ def _limit_reachable(req: Request, limit: int) -> None:
 
 
 class EditComment(Params):
-    comment: str = Field(min_length=1, max_length=64, title="Comment",
+    comment: str = Field(min_length=1, max_length=64, title="Which comment",
                          description="the id of your comment, as the page shows it")
     body: Comment = Field(title="Text", description="replaces the comment's text (markdown)")
     base: Base = BASE

@@ -56,7 +56,7 @@ def _thread_of(req: Request, comment_id: str) -> Row:
 
 
 class DeleteComment(Params):
-    comment: str = Field(min_length=1, max_length=64, title="Comment",
+    comment: str = Field(min_length=1, max_length=64, title="Which comment",
                          description="the id of the comment, as the page shows it")
 
 

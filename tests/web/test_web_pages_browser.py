@@ -382,3 +382,43 @@ def test_tags_and_options_are_chips_that_send_what_the_text_area_sent(world, chr
     plain.wait_for_url(server.base + "/studios/team")
     assert plain.locator("textarea[data-chips][name=tags]").count() >= 1 and plain.locator(".chipbox").count() == 0
     context.close()
+
+
+def test_a_reply_its_edit_and_its_deletion_in_place_reach_another_open_page(world, chromium):
+    """Issue 44 in a browser: reply in a thread with its Reply form, edit the reply, delete it; a
+    person with the same decision open in another browser context sees each change without reloading."""
+    from playwright.sync_api import expect
+
+    server, urls = world
+    page, other = signed_in(chromium, server), signed_in(chromium, server)
+    for p in (page, other):
+        p.goto(server.base + urls["decision"])
+    wait = 30_000  # a hang-only deadline: the live page follows within a moment
+    page.locator("article.comment", has_text="Berlin is cheaper.").locator(
+        "xpath=following-sibling::div[1]//summary").click()
+    page.locator("details[open] textarea").fill("Agreed: Berlin.")
+    with page.expect_navigation():
+        page.locator("details[open]").get_by_role("button", name="Reply", exact=True).click()
+    reply = page.locator("article.comment.reply", has_text="Agreed: Berlin.")
+    expect(reply).to_have_count(1)
+    reply_id = reply.get_attribute("id").removeprefix("comment-")
+    expect(other.locator("article.comment.reply", has_text="Agreed: Berlin.")).to_have_count(1, timeout=wait)
+    # edit it: the dialog of "Edit a comment of yours"
+    page.get_by_role("button", name="Edit a comment of yours").click()
+    dialog = page.locator("dialog#dlg-edit_comment")
+    dialog.get_by_label("Which comment").fill(reply_id)
+    dialog.get_by_label("Text").fill("Agreed: Berlin, by train.")
+    with page.expect_navigation():
+        dialog.get_by_role("button", name="Edit a comment of yours").click()
+    expect(other.locator("article.comment.reply", has_text="by train")).to_have_count(1, timeout=wait)
+    expect(other.locator(f"#comment-{reply_id} a.edited")).to_have_count(1, timeout=wait)
+    # delete it
+    page.get_by_role("button", name="Delete a comment").click()
+    dialog = page.locator("dialog#dlg-delete_comment")
+    dialog.get_by_label("Which comment").fill(reply_id)
+    with page.expect_navigation():
+        dialog.get_by_role("button", name="Delete a comment").click()
+    expect(other.locator("article.comment.reply", has_text="by train")).to_have_count(0, timeout=wait)
+    expect(page.locator("article.comment", has_text="Berlin is cheaper.")).to_have_count(1)
+    page.context.close()
+    other.context.close()
