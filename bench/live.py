@@ -43,7 +43,7 @@ from bench.run import NAVMCP, PROTOCOL, ROOT, cpu_seconds, free_port, machine, p
 TARGET_P95_MS = 200.0
 TARGET_RSS_MIB = 20.0
 TARGET_CPU_PERCENT = 1.0
-PER_USER = 20  # navmcp.web.live.MAX_PER_USER: streams one member may hold open
+PER_USER = 20  # navmcp.web.streams.MAX_PER_USER: streams one member may hold open
 WAIT = 30.0  # no single step may hang the bench longer than this
 
 

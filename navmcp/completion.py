@@ -84,14 +84,23 @@ def _studios(session: Reader, value: str) -> list[str]:
     return [s["handle"] for s in session.page("/").data["studios"] if s["handle"].startswith(prefix)]
 
 
-# Items and tags of one studio, and only of a studio the user belongs to (as its pages are): newest
-# first, read up to SCAN rows and matched here, the same SQL on both stores.
+# Items and tags of one studio, and only of a studio the user belongs to (as its pages are), the same
+# SQL on both stores. Items: newest first, read up to SCAN rows and matched here.
 SCAN = 1000
 _ITEMS = ("SELECT i.id, i.title FROM items i JOIN studios s ON s.id = i.studio_id"
           " JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?"
           " WHERE s.handle = ? AND i.kind = ? ORDER BY i.created_at DESC LIMIT ?")
-_TAGS = ("SELECT DISTINCT t.tag FROM item_tags t JOIN items i ON i.id = t.item_id JOIN studios s ON s.id = i.studio_id"
-         " JOIN memberships m ON m.studio_id = s.id AND m.user_id = ? WHERE s.handle = ? ORDER BY t.tag LIMIT ?")
+_YOUR_STUDIO = ("SELECT s.id FROM studios s JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?"
+                " WHERE s.handle = ?")
+# Tags: the studio's distinct tags from the prefix on, in order, one seek down the index on
+# (studio_id, tag) each (a loose index scan), so the cost is the tags returned, at most MAX_VALUES
+# + 1, not the studio's tag rows (a SELECT DISTINCT read every one: 100k items, 133 ms).
+_TAGS = """WITH RECURSIVE found(tag, n) AS (
+    SELECT (SELECT min(t.tag) FROM item_tags t WHERE t.studio_id = ? AND t.tag >= ?), 1
+    UNION ALL
+    SELECT (SELECT min(t.tag) FROM item_tags t WHERE t.studio_id = ? AND t.tag > found.tag), found.n + 1
+      FROM found WHERE found.tag IS NOT NULL AND found.n <= ? AND substr(found.tag, 1, ?) = ?)
+  SELECT tag FROM found WHERE tag IS NOT NULL"""
 
 
 def _items(session: Reader, studio: Any, kind: str, value: str) -> list[str]:
@@ -106,10 +115,14 @@ def _items(session: Reader, studio: Any, kind: str, value: str) -> list[str]:
 
 
 def _tags(session: Reader, studio: Any, value: str) -> list[str]:
+    """The studio's tags that start with `value`, at most MAX_VALUES + 1 (then `hasMore`)."""
     if not isinstance(studio, str):
         return []
     user_id = session.user_id()
-    with session.app.store.read(user_id=user_id) as tx:
-        rows = tx.tuples(_TAGS, (user_id, studio.lower(), SCAN))
     prefix = value.strip().lower()
+    with session.app.store.read(user_id=user_id) as tx:
+        studio_id = tx.scalar(_YOUR_STUDIO, (user_id, studio.lower()))
+        if studio_id is None:
+            return []
+        rows = tx.tuples(_TAGS, (studio_id, prefix, studio_id, MAX_VALUES, len(prefix), prefix))
     return [tag for (tag,) in rows if tag.startswith(prefix)]

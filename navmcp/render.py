@@ -164,13 +164,14 @@ def page_links(pager: dict[str, Any] | None) -> str:
     The URLs are made by the page."""
     if not pager:
         return ""
+    in_all = f"{pager['total']}{' or more' if pager.get('capped') else ''} in all"  # a count that stopped
     if pager.get("past"):  # an empty page, but not an empty list: say where the list ends
         pages = pager["pages"]
         return (f"Page {pager['number']} is past the end: there {'is 1 page' if pages == 1 else f'are {pages} pages'}"
-                f" ({pager['total']} in all). Last page: `{pager['past']}`.\n\n")
+                f" ({in_all}). Last page: `{pager['past']}`.\n\n")
     if pager["pages"] <= 1:
         return ""
-    text = f"Page {pager['number']} of {pager['pages']} ({pager['total']} in all)."
+    text = f"Page {pager['number']} of {pager['pages']} ({in_all})."
     if pager["prev"]:
         text += f" Previous: `{pager['prev']}`."
     if pager["next"]:

@@ -236,3 +236,18 @@ def test_the_placement_bench_runs_small(tmp_path):
     assert [row[:2] for row in rows[4:]] == [[layout, era] for layout in ("free", "confined", "apart")
                                              for era in ("legacy", "modern")]
     assert all(float(cell.replace(",", "")) > 0 for row in rows[4:] for cell in row[2:4] + row[6:8])
+
+
+def test_the_fairness_bench_runs_at_a_tiny_size(tmp_path):
+    """`python -m bench fairness` (issue 40's attack shapes) at a tiny size: it completes, and every
+    request kind of both sides was answered. Figures are printed, not asserted."""
+    out = tmp_path / "fairness.json"
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    done = subprocess.run([sys.executable, "-m", "bench", "fairness", "--items", "300", "--attackers", "2",
+                           "--seconds", "1", "--workdir", str(tmp_path / "work"), "--json", str(out)],
+                          capture_output=True, cwd=ROOT, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    figures = json.loads(out.read_text())
+    assert set(figures["bystander_attacked"]) == {"page", "search"}
+    assert set(figures["attackers_answered"]) == {"tags", "awaiting", "cycle", "search"}
+    assert "| bystander, attacked | search |" in done.stdout.decode()

@@ -180,7 +180,7 @@ ROUTES: list[PageSpec] = [
     PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
              ("page", "part", "comment", "full", "history")),
     PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle,
-             ("page", "after", "closed")),
+             ("page", "after", "closed"), costly=True),  # its activity counts walk the window's votes and joins
     PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, search.view_studio_search, ("q", "page"),
              costly=True),
     PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, ("page", "after")),

@@ -89,4 +89,5 @@ def paginate(req: Request, total: int, last: str | None = None, drop: tuple[str,
         "next": at(page + 1, after=last) if page < pages else None,
         "prev": at(page - 1) if 1 < page <= pages else None,
         "past": at(pages) if past else None,
+        "capped": False,  # the list's count stopped at `total` (then the page says "or more")
     }

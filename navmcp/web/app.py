@@ -10,7 +10,6 @@ A page's URL asked for as an event stream is opened by `events.open_events` afte
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -105,7 +104,7 @@ class WebApp:
         if pool is None:
             return await self._answer(req, handler)
         await req.body()
-        return await self.workers.run(pool, self._answer(req, handler))
+        return await self.workers.run(pool, self.site.who(req), self._answer(req, handler))
 
     async def _answer(self, req: Request, handler: routing.Handler) -> Response | EventStream:
         response = await handler(self.site, req)
@@ -133,8 +132,7 @@ class WebApp:
         if refusal:
             response = self.refuse(req, refusal)
         elif self.workers.executor is not None:
-            response = await asyncio.get_running_loop().run_in_executor(self.workers.executor, open_events,
-                                                                        self.site, req)
+            response = await self.workers.call(self.workers.executor, self.site.who(req), open_events, self.site, req)
         else:
             response = open_events(self.site, req)
         if isinstance(response, EventStream):

@@ -27,7 +27,7 @@ def open_events(site: Site, req: Request) -> EventStream | Response:
             wanted = interest(tx, caller.user["id"], url)
         if wanted is None:
             return text(204, "")  # a page no change alters (help): nothing to stream
-        opened = live.open_stream(app, site.streams, caller.user["id"], url, wanted)
+        opened = live.open_stream(app, site.streams, site.standing(req, caller), url, wanted)
         return opened if isinstance(opened, EventStream) else text(429, opened, headers=[("retry-after", "60")])
     except NavError as e:
         return text(e.status, e.message)

@@ -2,7 +2,8 @@
 EventSource sends) is a stream of server-sent events that says when the page's facts change.
 
 The stream carries no page content, only `changed` (read the page again), `gone` (you may no
-longer see it; the stream ends) and `bye` (the stream's time is up; EventSource reconnects by
+longer see it, you signed out, or the server needed the stream's place: the stream ends, saying
+why; `navmcp.web.streams`) and `bye` (the stream's time is up; EventSource reconnects by
 itself). Whether a change concerns the page, and whether the watcher may still see it, is judged
 by the change feed (`navmcp.changes`); the stream itself is an `sse.EventStream`.
 """
@@ -10,15 +11,12 @@ by the change feed (`navmcp.changes`); the stream itself is an `sse.EventStream`
 from __future__ import annotations
 
 import json
-import threading
 
 from navmcp.changes import Interest, Watcher
 from navmcp.web.sse import EventStream
+from navmcp.web.standing import Standing
+from navmcp.web.streams import Streams
 
-# Open event streams (live pages and /mcp's subscriptions/listen alike), bounded here rather than by
-# uvicorn's connection limit, which leaves them out (`server.StreamsApart`).
-MAX_PER_USER = 20  # open streams per user (tabs, devices, agents)
-MAX_STREAMS = 2000  # open streams per process
 BYE = "event: bye\ndata: \"reconnect to keep watching\"\n\n"  # after sse.STREAM_SECONDS; EventSource reconnects
 
 
@@ -26,52 +24,25 @@ def wants_events(method: str, accept: str | None) -> bool:
     return method == "GET" and accept is not None and accept.split(",", 1)[0].strip().lower() == "text/event-stream"
 
 
-class Streams:
-    """The open streams of one web process, counted per user to bound them. Thread-safe: /mcp may
-    open one on a worker thread."""
+def open_stream(app, streams: Streams, held_by: Standing, url: str, wanted: Interest) -> EventStream | str:
+    """The stream of `url`'s changes as `held_by`'s user sees the page (already shown to be
+    visible), lasting as long as `held_by` holds (`streams`); or why it can't open (too many open)."""
 
-    def __init__(self) -> None:
-        self.per_user: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    @property
-    def total(self) -> int:
-        return sum(self.per_user.values())
-
-    def admit(self, user_id: str) -> str | None:
-        """None when one more stream may open for `user_id` (and it is counted), else why not."""
-        with self._lock:
-            if self.total >= MAX_STREAMS:
-                return f"this server has {MAX_STREAMS} live pages and subscriptions open, its limit; try again later"
-            if self.per_user.get(user_id, 0) >= MAX_PER_USER:
-                return f"you have {MAX_PER_USER} live pages and subscriptions open, the limit; close some tabs"
-            self.per_user[user_id] = self.per_user.get(user_id, 0) + 1
-            return None
-
-    def release(self, user_id: str) -> None:
-        with self._lock:
-            left = self.per_user.get(user_id, 0) - 1
-            if left > 0:
-                self.per_user[user_id] = left
-            else:
-                self.per_user.pop(user_id, None)
-
-
-def open_stream(app, streams: Streams, user_id: str, url: str, wanted: Interest) -> EventStream | str:
-    """The stream of `url`'s changes as `user_id` sees the page (already shown to be visible), or
-    why it can't open (too many open)."""
-    full = streams.admit(user_id)
-    if full:
-        return full
+    def gone(reason: str) -> None:
+        app.feed.remove(watcher)
+        stream.put("event: gone\ndata: " + json.dumps(reason) + "\n\n", last=True)
 
     def closed() -> None:
         app.feed.remove(watcher)
-        streams.release(user_id)
+        streams.release(slot)
 
     stream = EventStream(on_close=closed, on_timeout=lambda: stream.put(BYE, last=True))
-    watcher = Watcher(wanted, lambda change: stream.put(changed),
-                      lambda reason: stream.put("event: gone\ndata: " + json.dumps(reason) + "\n\n", last=True))
+    watcher = Watcher(wanted, lambda change: streams.tell(slot, lambda: stream.put(changed)), gone)
     changed = "event: changed\ndata: " + json.dumps(url) + "\n\n"
+    admitted = streams.admit(held_by, gone)
+    if isinstance(admitted, str):
+        return admitted
+    slot = admitted
     stream.put("retry: 3000\n: watching " + json.dumps(url) + "\n\n")
     app.feed.add(watcher)
     return stream

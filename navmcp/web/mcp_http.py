@@ -44,6 +44,8 @@ from navmcp.web.renditions import error_response
 from navmcp.web.request import Request
 from navmcp.web.response import Response
 from navmcp.web.sse import EventStream
+from navmcp.web.standing import Standing
+from navmcp.web.tokens import expiry
 
 if TYPE_CHECKING:
     from navmcp.web.site import Site
@@ -205,7 +207,7 @@ def _receive_modern(site: Site, token: str, user: dict[str, Any], value: Any, he
     session = Session(site.app, token, NavigationState(remembers=False), user=user,
                       granted_client=access.client_name[:100] if access is not None else None)
     if value.get("method") == "subscriptions/listen" and "id" in value:
-        return _listen(site, user["id"], session, value, headers)
+        return _listen(site, token, user["id"], session, value, headers, access)
     connection = _connection(session, MODERN, watchable=True)  # a listen is answered with its stream
     if "id" not in value:  # a notification: accepted and dropped, unless it is malformed
         response = connection.receive(value, headers)
@@ -215,27 +217,36 @@ def _receive_modern(site: Site, token: str, user: dict[str, Any], value: Any, he
     return _json(200 if error is None else MODERN_STATUS.get(error["code"], 200), response)
 
 
-def _listen(site: Site, user_id: str, session: Session, value: dict[str, Any],
-            headers: dict[str, str]) -> Response | EventStream:
+def _listen(site: Site, token: str, user_id: str, session: Session, value: dict[str, Any],
+            headers: dict[str, str], access: Access | None) -> Response | EventStream:
     """subscriptions/listen: its answer is the subscription's stream (acknowledgement, notifications,
     and the final response when the server ends it); the client ends it by closing the stream. It
-    counts among the user's open streams, as a live page does (`live.Streams`)."""
-    full = site.streams.admit(user_id)
-    if full:
-        return fault(429, "Too Many Requests: " + full, [("retry-after", "60")], id_=_request_id(value))
+    counts among the user's open streams, as a live page does, and lasts as long as the token's
+    grant and the token itself (`streams.Streams`)."""
 
     def send(message: dict[str, Any]) -> None:
-        stream.put("data: " + encode(message).decode() + "\n\n", last="id" in message)
+        text = "data: " + encode(message).decode() + "\n\n"
+        if message.get("method") == "notifications/resources/updated":  # told once the token still holds
+            site.streams.tell(slot, lambda: stream.put(text))
+        else:
+            stream.put(text, last="id" in message)
 
     def closed() -> None:
         connection.close()
-        site.streams.release(user_id)
+        site.streams.release(slot)
 
     connection = _connection(session, MODERN, outbound=send)
     stream = EventStream(on_close=closed, on_timeout=lambda: connection.end_subscriptions(
         "the stream's time is up; listen again to keep watching"))
+    admitted = site.streams.admit(Standing(user_id, grant=access.grant_id if access is not None else None,
+                                           expires=expiry(token)), connection.end_subscriptions)
+    if isinstance(admitted, str):
+        return fault(429, "Too Many Requests: " + admitted, [("retry-after", "60")], id_=_request_id(value))
+    slot = admitted
     response = connection.receive(value, headers)
     if response is None:
+        if slot.ended is not None:  # ended while the listen was being set up: end it now
+            connection.end_subscriptions(slot.ended)
         return stream
     closed()
     return _json(MODERN_STATUS.get(response["error"]["code"], 200), response)

@@ -15,8 +15,8 @@ client sending its headers one byte at a time (slowloris) stays connected. Here:
 - idle keep-alive connections close after KEEP_ALIVE seconds; at most MAX_CONNECTIONS
   connections and requests at once (more are answered 503 by uvicorn), and a listen backlog;
 - open event streams (live pages, `subscriptions/listen`) are not counted in MAX_CONNECTIONS
-  (`StreamsApart`): they are bounded apart, at `live.MAX_STREAMS` per process and
-  `live.MAX_PER_USER` per user, so a thousand open watchers leave every request slot free.
+  (`StreamsApart`): they are bounded apart, at `streams.MAX_STREAMS` per process and
+  `streams.MAX_PER_USER` per user, so a thousand open watchers leave every request slot free.
 
 A `POST /mcp` whose head and body arrive in one read is answered at once, inside that read
 (`AtOnce`, on httptools): the app runs to its answer without uvicorn's task, request cycle and
@@ -44,7 +44,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from navmcp.codec import decode
 from navmcp.jsonrpc import ParseError
-from navmcp.web import live, mcp_http, sse
+from navmcp.web import mcp_http, sse, streams
 from navmcp.web.request import MAX_BODY, declared_length
 
 log = logging.getLogger("navmcp.web")
@@ -136,7 +136,7 @@ class StreamsApart:
     """uvicorn's `limit_concurrency` with the open event streams left out of the count. uvicorn
     answers 503 while its connections or its running requests reach the limit, and a watched page
     is one of each for as long as it is open; so the limit it compares with is the configured one
-    plus the streams open now (at most `live.MAX_STREAMS`, which `live.Streams` enforces).
+    plus the streams open now (at most `streams.MAX_STREAMS`, which `streams.Streams` enforces).
     Mixed in before the protocol class, whose `__init__` sets the configured limit."""
 
     _configured_limit: int | None = None
@@ -144,7 +144,7 @@ class StreamsApart:
     @property
     def limit_concurrency(self) -> int | None:
         limit = self._configured_limit
-        return None if limit is None else limit + min(sse.open_streams(), live.MAX_STREAMS)
+        return None if limit is None else limit + min(sse.open_streams(), streams.MAX_STREAMS)
 
     @limit_concurrency.setter
     def limit_concurrency(self, value: int | None) -> None:
@@ -506,7 +506,7 @@ def run(asgi_app: Any, host: str, port: int, sock: socket.socket | None = None, 
     HeadTimeout.head_timeout = float(configured) if configured.replace(".", "", 1).isdigit() else HEAD_TIMEOUT
     configured = os.environ.get("NAVMCP_WEB_MAX_CONNECTIONS", "")  # tests lower it
     max_connections = int(configured) if configured.isdigit() and int(configured) > 0 else MAX_CONNECTIONS
-    _enough_files(max_connections + live.MAX_STREAMS + FILES_SPARE)
+    _enough_files(max_connections + streams.MAX_STREAMS + FILES_SPARE)
 
     config = uvicorn.Config(asgi_app, host=host, port=port, log_level="warning", access_log=False,
                             server_header=False, http=protocol_class(), timeout_keep_alive=KEEP_ALIVE,

@@ -12,11 +12,12 @@ from typing import Any
 from navmcp.app import App
 from navmcp.errors import AuthError
 from navmcp.supabase_signin import SupabaseSignIn
-from navmcp.web import auth, live
+from navmcp.web import auth, streams
 from navmcp.web.limits import WebLimits
 from navmcp.web.origins import Origins
 from navmcp.web.request import Request
-from navmcp.web.tokens import VerifiedTokens
+from navmcp.web.standing import Standing
+from navmcp.web.tokens import VerifiedTokens, expiry
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Site:
         self.session_idle = app.config.mcp_session_idle_hours * 3600  # seconds an MCP session may idle
         self.tokens = VerifiedTokens(app, self.session_idle)
         self.limits = WebLimits(app, self.tokens)  # rate limits per token and per IP for refused tokens
-        self.streams = live.Streams()  # open live-page streams
+        self.streams = streams.Streams(lambda: app.store)  # open event streams, their places and standing
         # Sign-in by an emailed code through Supabase Auth, offered when SUPABASE_URL and
         # SUPABASE_ANON_KEY are set (login links keep working beside it).
         self.signin: SupabaseSignIn | None = SupabaseSignIn.from_env()
@@ -77,3 +78,22 @@ class Site:
             return Caller(self.tokens.authenticate(token), None, "http")
         session = self.web_session(req)
         return Caller(session.user, session, "web") if session is not None else None
+
+    def who(self, req: Request) -> str:
+        """Whose turn a request waits for in the worker threads (`workers.FairPool`), judged without
+        the database: the user of a Bearer token verified before, else the cookie session, else
+        the client's address (an unknown token too: a new token per request gains no turns)."""
+        header = req.header("authorization")
+        token = auth.bearer_token(header) if header is not None else None
+        user_id = self.tokens.user_of(token) if token else None
+        if user_id is not None:
+            return "user:" + user_id
+        session_id = auth.cookie_value(req.header("cookie"), self.cookie_name(req)) if header is None else None
+        return "session:" + auth.session_hash(session_id) if session_id else "address:" + req.client_ip
+
+    def standing(self, req: Request, caller: Caller) -> Standing:
+        """What `caller` showed (`caller(req)`), on which a stream they open stands."""
+        if caller.session is not None:
+            return Standing(caller.user["id"], session=caller.session.stored_as)
+        token = auth.bearer_token(req.header("authorization"))
+        return Standing(caller.user["id"], expires=expiry(token) if token else None)

@@ -34,6 +34,12 @@ class VerifiedTokens:
         """Forget every verified token: the next use of each is checked in full again."""
         self._known.clear()
 
+    def user_of(self, token: str) -> str | None:
+        """The user id of a token verified before and not yet expired; None for any other (no check
+        is made here: an answer for choosing whose turn a request waits for, not for access)."""
+        known = self._known.get(token)
+        return known[0] if known is not None and known[1] > time.time() else None
+
     def authenticate(self, token: str, resource: str | None = None) -> dict[str, Any]:
         """`App.authenticate` for a Bearer token, remembering a verified token until it expires.
         `resource`: this server's /mcp when the token is presented there, the one place an OAuth
@@ -56,7 +62,7 @@ class VerifiedTokens:
             user, access = auth.verify_access(self._app, token, resource)
         else:
             user, access = self._app.authenticate(token), None
-        expires = _expiry(token)
+        expires = expiry(token)
         if expires is not None:
             if len(self._known) >= REMEMBERED:
                 self._known.clear()
@@ -106,7 +112,7 @@ class VerifiedTokens:
         return user, None, False, access
 
 
-def _expiry(token: str) -> float | None:
+def expiry(token: str) -> float | None:
     """The `exp` of a token already verified by `App.authenticate` (read, not checked, here)."""
     import jwt
 

@@ -3,7 +3,7 @@
 Workspace calls are synchronous. On the embedded store they run on the event loop, where its calls
 take well under a millisecond. On the hosted store every call is a network round trip, so each
 request is handled in a worker thread (as many as the store's connection pool has connections;
-`NAVMCP_WEB_THREADS` overrides, 0 keeps them on the loop). Costly requests (a batch, a search) are
+`NAVMCP_WEB_THREADS` overrides, 0 keeps them on the loop). Costly requests (a batch, a search, a cycle page) are
 handled in COSTLY_THREADS threads of their own on either store, each thread with its own
 connection (SQLite in WAL mode lets them read beside the loop's connection), so however many a
 client sends, the event loop (hence /healthz and every request on the embedded store) and the
@@ -12,14 +12,21 @@ hosted store's other worker threads stay free for everyone else.
 The body is read on the loop first; after that no handler awaits anything that can suspend
 (`Request.body()` and `form()` answer from the cached bytes), so its coroutine runs to completion
 in the thread with a plain send(None).
+
+The threads are fair (`FairPool`): each request waits in the queue of whoever sent it
+(`Site.who`), and the threads take one request from each waiting queue in turn, so one user's
+flood delays another user's request by at most the requests already running plus one of each
+other waiting user's, never by the length of the flood.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections import deque
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,10 +35,72 @@ if TYPE_CHECKING:
 COSTLY_THREADS = 2  # threads for costly requests (NAVMCP_WEB_COSTLY_THREADS; 0: none, they run as others do)
 
 
+class FairPool:
+    """Worker threads serving per-sender queues in turn (round robin): a sender's next job waits
+    behind one job of each other sender with work waiting, not behind everything sent before it."""
+
+    def __init__(self, threads: int, name: str):
+        self._queues: dict[str, deque[tuple[Future, Callable[..., Any], tuple]]] = {}
+        self._turns: deque[str] = deque()  # senders with jobs waiting, in the order they are served
+        self._ready = threading.Condition()
+        self._closing = False
+        self._threads = [threading.Thread(target=self._serve, name=f"{name}_{n}", daemon=True) for n in range(threads)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, sender: str, fn: Callable[..., Any], *args: Any) -> Future:
+        future: Future = Future()
+        with self._ready:
+            if self._closing:
+                raise RuntimeError("the worker threads have stopped")
+            queue = self._queues.get(sender)
+            if queue is None:
+                queue = self._queues[sender] = deque()
+                self._turns.append(sender)
+            queue.append((future, fn, args))
+            self._ready.notify()
+        return future
+
+    def _next(self) -> tuple[Future, Callable[..., Any], tuple] | None:
+        with self._ready:
+            while not self._turns:
+                if self._closing:
+                    return None
+                self._ready.wait()
+            sender = self._turns.popleft()
+            queue = self._queues[sender]
+            job = queue.popleft()
+            if queue:
+                self._turns.append(sender)  # its next job waits for everyone else's turn
+            else:
+                del self._queues[sender]
+            return job
+
+    def _serve(self) -> None:
+        while (job := self._next()) is not None:
+            future, fn, args = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as e:  # handed to whoever awaits the future
+                future.set_exception(e)
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop once the jobs waiting are done."""
+        with self._ready:
+            self._closing = True
+            self._ready.notify_all()
+        if wait:
+            for thread in self._threads:
+                if thread is not threading.current_thread():
+                    thread.join()
+
+
 class Workers:
     def __init__(self) -> None:
-        self.executor: ThreadPoolExecutor | None = None  # the hosted store's worker threads
-        self.costly: ThreadPoolExecutor | None = None  # threads for costly requests (both stores)
+        self.executor: FairPool | None = None  # the hosted store's worker threads
+        self.costly: FairPool | None = None  # threads for costly requests (both stores)
         self.offload: bool | None = None  # whether every request goes to a thread; decided by `start`
 
     def start(self, app: App) -> None:
@@ -41,23 +110,29 @@ class Workers:
         store = app.store
         costly = _threads("NAVMCP_WEB_COSTLY_THREADS", COSTLY_THREADS)
         if costly > 0:
-            self.costly = ThreadPoolExecutor(max_workers=costly, thread_name_prefix="navmcp-costly")
+            self.costly = FairPool(costly, "navmcp-costly")
         self.offload = False
         if not getattr(store, "hosted", False):
             return
         threads = _threads("NAVMCP_WEB_THREADS", getattr(getattr(store, "pool", None), "max_size", 4))
         if threads <= 0:
             return
-        self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="navmcp-web")
+        self.executor = FairPool(threads, "navmcp-web")
         self.offload = True
 
-    def pool(self, costly: bool) -> ThreadPoolExecutor | None:
+    def pool(self, costly: bool) -> FairPool | None:
         """The threads a request is handled in (None: the event loop)."""
         return self.costly if self.costly is not None and costly else self.executor
 
-    async def run(self, pool: ThreadPoolExecutor, handling: Coroutine[Any, Any, Any]) -> Any:
-        """`handling`'s value, computed in a thread of `pool`. The request's body must have been read."""
-        return await asyncio.get_running_loop().run_in_executor(pool, _run_to_completion, handling)
+    async def run(self, pool: FairPool, sender: str, handling: Coroutine[Any, Any, Any]) -> Any:
+        """`handling`'s value, computed in a thread of `pool` in `sender`'s turn. The request's body
+        must have been read."""
+        return await self.call(pool, sender, _run_to_completion, handling)
+
+    @staticmethod
+    async def call(pool: FairPool, sender: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)`, computed in a thread of `pool` in `sender`'s turn."""
+        return await asyncio.wrap_future(pool.submit(sender, fn, *args))
 
     def shutdown(self) -> None:
         for pool in (self.executor, self.costly):

@@ -16,7 +16,8 @@ import pytest
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import create_user, mint_token
-from navmcp.web import live
+from navmcp.web import streams
+from navmcp.web.standing import Standing
 
 EVENTS = {"Accept": "text/event-stream"}
 
@@ -100,13 +101,15 @@ def test_a_page_you_may_not_see_streams_nothing(server, world):
 
 
 def test_open_streams_are_bounded_per_user(monkeypatch):
-    streams = live.Streams()
-    monkeypatch.setattr(live, "MAX_PER_USER", 2)
-    assert streams.admit("u") is None and streams.admit("u") is None
-    assert "limit" in streams.admit("u")
-    assert streams.admit("v") is None
-    streams.release("u")
-    assert streams.admit("u") is None
+    open_streams = streams.Streams()
+    monkeypatch.setattr(streams, "MAX_PER_USER", 2)
+    u, v = Standing("u"), Standing("v")
+    first = open_streams.admit(u, print)
+    assert isinstance(first, streams.Slot) and isinstance(open_streams.admit(u, print), streams.Slot)
+    assert "limit" in open_streams.admit(u, print)
+    assert isinstance(open_streams.admit(v, print), streams.Slot)
+    open_streams.release(first)
+    assert isinstance(open_streams.admit(u, print), streams.Slot)
 
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -193,7 +196,7 @@ def test_open_streams_leave_the_request_limit_free(tmp_path):
         app.workspace.execute(people[0], "/studios/team/members", "add_member", {"handle": "watcher1"})
         tokens = [mint_token(app.secret, person["id"]) for person in people]
         for token in tokens:
-            opened += [_open_stream(server.port, token, "/studios/team") for _ in range(live.MAX_PER_USER)]
+            opened += [_open_stream(server.port, token, "/studios/team") for _ in range(streams.MAX_PER_USER)]
         page = httpx.get(server.base + "/studios/team", headers={"Authorization": f"Bearer {tokens[0]}"}, timeout=10)
         assert page.status_code == 200 and "Team" in page.text
 
@@ -204,7 +207,7 @@ def test_open_streams_leave_the_request_limit_free(tmp_path):
             headers={"Authorization": f"Bearer {tokens[0]}", "Accept": "application/json, text/event-stream",
                      "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
         assert listen.status_code == 429 and listen.json()["id"] == 7
-        assert f"{live.MAX_PER_USER} live pages and subscriptions" in listen.json()["error"]["message"]
+        assert f"{streams.MAX_PER_USER} live pages and subscriptions" in listen.json()["error"]["message"]
 
         idle = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(8)]
         opened += idle
