@@ -95,7 +95,7 @@ def test_writes_into_another_studio_are_refused(two_studios, pg_database):
         with app.store.write(user_id=alice["id"]) as tx:  # joining bob's studio on one's own
             tx.execute("INSERT INTO memberships VALUES (?, ?, 'admin', 'now')", (bob_studio, alice["id"]))
     with app.store.write(user_id=alice["id"]) as tx:
-        # only alice's four (a change of text is a revision: migration 20261128000055)
+        # only alice's four (a change of text is a revision: migration 20261128000056)
         assert tx.execute("UPDATE items SET title = 'defaced', revision = revision + 1") == 4
         assert tx.execute("DELETE FROM comments WHERE studio_id = ?", (bob_studio,)) == 0
         tx.execute("UPDATE items SET title = 'x' WHERE false")  # keep the transaction usable
@@ -615,7 +615,8 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
     # one depends on the tests before it): those later migrations are applied beforehand too (none
     # needs or touches studio_people).
     needed = tuple(v for v, name, _ in postgres_migrations()
-                   if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds"))
+                   if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds",
+                               "issue44_columns"))
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:

@@ -238,3 +238,16 @@ def test_the_web_app_shows_a_readable_diff_and_the_revision(team):
     assert '<span class="same">one</span>' in html and "Revision 1" in html
     page = render_page(ws.page(bob, urls["note"]), csrf="x", alternates={})
     assert f'<dt>Revision</dt><dd>2 · <a href="{urls["note"]}?history=1">history</a>' in page
+
+
+def test_a_persons_own_comment_has_its_edit_and_delete_in_place(team):
+    from navmcp.web.html import render_page
+
+    app, u, urls = team
+    ws = app.workspace
+    cid = _comment_id(ws, u["carol"], urls["note"])
+    mine = render_page(ws.page(u["carol"], urls["note"]), csrf="x", alternates={})
+    assert f'data-edit-comment="{cid}"' in mine and f'data-delete-comment="{cid}"' in mine
+    assert "carol&#39;s first</textarea>" in mine  # the edit starts from the text
+    theirs = render_page(ws.page(u["bob"], urls["note"]), csrf="x", alternates={})
+    assert "data-edit-comment" not in theirs and "data-delete-comment" not in theirs

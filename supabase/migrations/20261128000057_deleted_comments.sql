@@ -1,10 +1,8 @@
 -- A deleted comment (mirrors navmcp/migrations/0057_deleted_comments.sql): its text and revisions go
 -- at once; one with replies keeps its row, blank, as "[deleted]", with who deleted it and when.
-ALTER TABLE comments ADD COLUMN deleted_at TEXT COLLATE "C";
-ALTER TABLE comments ADD COLUMN deleted_by TEXT COLLATE "C" REFERENCES users(id);
 GRANT UPDATE (deleted_at, deleted_by) ON comments TO navmcp_app;
 
--- Its author edits a comment (one revision at a time, 20261128000055); its author or an admin of
+-- Its author edits a comment (one revision at a time, 20261128000056); its author or an admin of
 -- its studio deletes it: the text blanked, the same revision, in their own name. A deleted comment
 -- changes no more.
 DROP POLICY IF EXISTS comments_update ON comments;

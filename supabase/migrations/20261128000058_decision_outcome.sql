@@ -1,8 +1,7 @@
 -- A decision's outcome statement (mirrors navmcp/migrations/0058_decision_outcome.sql), and a closed
 -- decision reopened (reopen_decision). Its creator or an admin writes the outcome, and reopens a
 -- decision as one revision (closed_at back to none, the revision number one more); the rest of
--- the items trigger is as 20261128000055 left it.
-ALTER TABLE items ADD COLUMN outcome TEXT COLLATE "C";
+-- the items trigger is as 20261128000056 left it.
 GRANT UPDATE (outcome) ON items TO navmcp_app;
 CREATE OR REPLACE FUNCTION navmcp.item_update_allowed() RETURNS trigger
     LANGUAGE plpgsql SET search_path = '' AS $$
