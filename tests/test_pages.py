@@ -647,7 +647,7 @@ def test_every_time_on_a_page_reads_the_same_way(ws, world):
         (owner, world["note"]), (owner, world["commitment"]), (owner, with_deadline), (bob, "/"))}
     md = {url: page.markdown for url, page in pages.items()}
     assert re.search(r"\| @root \| \d{4}-\d\d-\d\d \d\d:\d\d UTC \| \d{4}-\d\d-\d\d \d\d:\d\d UTC \|", md[world["note"]])
-    assert re.search(r"^@bob at \d{4}-\d\d-\d\d \d\d:\d\d UTC, comment `\w+`:$", md[world["note"]], re.M)
+    assert re.search(r"^@bob at \d{4}-\d\d-\d\d \d\d:\d\d UTC · `\w+`:$", md[world["note"]], re.M)
     assert re.search(r"^- @bob, joined \d{4}-\d\d-\d\d \d\d:\d\d UTC$", md[world["commitment"]], re.M)
     assert "| 2099-06-01 10:00 UTC |" in md[with_deadline] and ", deadline 2099-06-01 10:00 UTC" in md["/"]
     for url, page in pages.items():

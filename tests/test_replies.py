@@ -24,7 +24,7 @@ def team(any_app, new_user):
 
 
 def _ids(markdown: str) -> list[str]:
-    return re.findall(r"comment `(\w+)`:", markdown)
+    return re.findall(r"(?:UTC · |comment )`(\w+)`:", markdown)
 
 
 def test_a_reply_joins_its_thread_one_level_deep(team):

@@ -138,7 +138,7 @@ def test_decisions_commitments_and_comments_keep_revisions_too(team):
     with pytest.raises(ActionFailed, match="revision 2 by @carol"):
         ws.execute(carol, urls["note"], "edit_comment", {"comment": cid, "body": "third", "base": 1})
     page = ws.page(bob, urls["note"]).markdown
-    assert f"comment `{cid}` (edited: revision 2" in page and "carol's second" in page
+    assert f"· `{cid}` (edited: revision 2" in page and "carol's second" in page
     history = ws.page(bob, f"{urls['note']}?comment={cid}&history=1").markdown
     assert f"## History of comment `{cid}`" in history and "- body: carol's first → carol's second" in history
     assert "### Revision 1: @carol wrote it" in history
@@ -246,8 +246,10 @@ def test_a_persons_own_comment_has_its_edit_and_delete_in_place(team):
     app, u, urls = team
     ws = app.workspace
     cid = _comment_id(ws, u["carol"], urls["note"])
-    mine = render_page(ws.page(u["carol"], urls["note"]), csrf="x", alternates={})
+    listed = render_page(ws.page(u["carol"], urls["note"]), csrf="x", alternates={})
+    assert f'<a href="?comment={cid}">Edit or delete</a>' in listed and "data-edit-comment" not in listed
+    mine = render_page(ws.page(u["carol"], f"{urls['note']}?comment={cid}"), csrf="x", alternates={})
     assert f'data-edit-comment="{cid}"' in mine and f'data-delete-comment="{cid}"' in mine
     assert "carol&#39;s first</textarea>" in mine  # the edit starts from the text
     theirs = render_page(ws.page(u["bob"], urls["note"]), csrf="x", alternates={})
-    assert "data-edit-comment" not in theirs and "data-delete-comment" not in theirs
+    assert "data-edit-comment" not in theirs and "Edit or delete" not in theirs

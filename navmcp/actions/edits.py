@@ -19,7 +19,7 @@ from navmcp.store import Row
 
 Base = int | None
 BASE = Field(None, ge=1, le=1_000_000, title="Revision you read",
-             description="the revision you read, as the page shows it; the edit is refused if another came since")
+             description="the revision you read (refused if not the latest)")
 
 
 class _Edit(Params):
@@ -111,7 +111,7 @@ def _limit_reachable(req: Request, limit: int) -> None:
 
 class EditComment(Params):
     comment: str = Field(min_length=1, max_length=64, title="Which comment",
-                         description="the id of your comment, as the page shows it")
+                         description="your comment's id")
     body: Comment = Field(title="Text", description="replaces the comment's text (markdown)")
     base: Base = BASE
 

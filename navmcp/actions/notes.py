@@ -18,8 +18,7 @@ from navmcp.store import Row
 class AddComment(Params):
     body: Comment = Field(title="Comment", description="markdown text")
     reply_to: str | None = Field(None, min_length=1, max_length=64, title="In reply to",
-                                 description="a comment's id on this item, to reply in its thread (one level: "
-                                             "a reply to a reply joins its thread)")
+                                 description="a comment's id")
 
 
 def add_comment(req: Request, p: AddComment) -> Outcome:
@@ -57,7 +56,7 @@ def _thread_of(req: Request, comment_id: str) -> Row:
 
 class DeleteComment(Params):
     comment: str = Field(min_length=1, max_length=64, title="Which comment",
-                         description="the id of the comment, as the page shows it")
+                         description="the comment's id")
 
 
 def delete_comment(req: Request, p: DeleteComment) -> Outcome:
@@ -130,7 +129,7 @@ ITEM_PAGES = ("note", "decision", "commitment")
 ACTIONS = [
     # A first comment of yours makes edit_comment valid here: it changes what the rules read.
     Action("add_comment", ITEM_PAGES, "Comment on this item.", add_comment, AddComment, who=rules.member),
-    Action("delete_comment", ITEM_PAGES, "Delete a comment (yours; an admin: any); replies to it stay.",
+    Action("delete_comment", ITEM_PAGES, "Delete a comment (yours; an admin: any).",
            delete_comment, DeleteComment, who=may_delete_a_comment),
     Action("confirm_read", ("note",), "Confirm that you have read this note.", confirm_read,
            who=rules.member, when=not_confirmed),

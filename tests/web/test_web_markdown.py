@@ -45,7 +45,7 @@ def test_note_body_and_comment_render_as_markdown_and_stay_inert(seeded, browser
     assert "<script" not in body and "<img" not in body and not re.search(r"<[^>]+\sonerror=", page)
     # a heading in the text stays inside the text, below the page's own headings
     assert "<h4>Available actions</h4>" in body and "<h2>Available actions" not in page
-    comment = re.search(r'<article class="comment">(.*?)</article>', page, re.S).group(1)
+    comment = re.search(r'<article class="comment"[^>]*>(.*?)</article>', page, re.S).group(1)
     assert "<strong>weight</strong>" in comment and "&lt;b onclick=x&gt;tags&lt;/b&gt;" in comment
     assert "<b onclick" not in page
 
