@@ -71,3 +71,15 @@ def test_a_deadline_in_words_with_a_time_is_that_moment_in_utc():
     stamped = _deadline("tomorrow at 9:30 +02:00")
     assert stamped.endswith("T07:30:00.000000Z")
     assert _deadline("tomorrow").endswith("T23:59:59.000000Z")  # a day alone: its end, as before
+
+
+@pytest.mark.parametrize("deadline, said", [
+    ("2026-12-04T17:00:00.000000Z", "2026-12-04 17:00 UTC (in 6 days)"),
+    ("2026-11-28T15:00:00.000000Z", "2026-11-28 15:00 UTC (2 hours ago)"),
+    ("2026-11-28T17:00:30.000000Z", "2026-11-28 17:00 UTC (in 1 minute)"),
+    ("2027-03-01T00:00:00.000000Z", "2027-03-01 00:00 UTC (in 3 months)"),
+])
+def test_an_items_deadline_says_how_far_off_it_is(deadline, said):
+    from navmcp.render import due
+
+    assert due(deadline, "2026-11-28T17:00:00.000000Z") == said
