@@ -466,3 +466,20 @@ def test_a_handle_field_lets_the_at_sign_through(seeded, browser):
     reply = browser.post("/studios/team/members/actions/add_member",
                          data={"csrf_token": csrf_of(page), "handle": "@nobody-here"})
     assert reply.status_code == 422 and "no such person you can add: @nobody-here" in htmllib.unescape(reply.text)
+
+
+def test_the_edit_forms_of_a_decision_and_a_commitment_start_from_them_and_send_what_changed(seeded, browser, api):
+    """edit_decision's form is filled from the decision (question, description); sent with only the
+    question changed, the decision gets one revision naming the question alone. Likewise a
+    commitment's limit."""
+    page = browser.get(seeded["decision"]).text
+    form = _submit(form_of(page, "edit_decision"))
+    assert form["question"].startswith("Where is the offsite") and "base" not in form
+    assert browser.post(seeded["decision"] + "/actions/edit_decision",
+                        data={**form, "question": "Where, then?"}).status_code == 303
+    assert "✓ Updated the decision's question: revision 2." in visible_text(browser.get(seeded["decision"]).text)
+    form = _submit(form_of(browser.get(seeded["commitment"]).text, "edit_commitment"))
+    assert browser.post(seeded["commitment"] + "/actions/edit_commitment",
+                        data={**form, "limit": "4"}).status_code == 303
+    md = api.get(seeded["commitment"] + ".md").text
+    assert "[Revision 2; its history:" in md and "| 4 |" in md
