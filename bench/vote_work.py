@@ -54,7 +54,7 @@ def work_group(app, fx, message: bytes, group: int = GROUP):
         cursor.execute(AUDIT_SQL, (stamp, uid, "work", found[0], arguments["url"], "vote", '["votes"]', "ok", 0.0))
         cursor.execute("RELEASE work")
         message = "Vote replaced: 'March 3': accept."
-        actions = ["add_comment", "add_option", "vote", "close_decision"]
+        actions = ["add_comment", "add_option", "vote", "close_decision", "remind"]
         text = f"✓ {message}\nURL: {arguments['url']}\nAvailable there now: {', '.join(actions)}\n"
         return encode({"jsonrpc": "2.0", "id": msg["id"], "result": {
             "content": [{"type": "text", "text": text}],

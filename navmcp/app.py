@@ -6,6 +6,7 @@ Nothing is opened at construction, so a server answers `initialize` before touch
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from typing import TYPE_CHECKING
 
@@ -49,7 +50,11 @@ class App:
         if not url:  # embedded
             self.store  # noqa: B018 — the file and its schema exist before the feed opens it
             return Feed(SqliteSource(self.config.home / "navmcp.db"))
-        return Feed(PostgresSource(url, self.store))
+        if self.config.feed_database_url is None and getattr(self.store, "pooled", False):
+            logging.getLogger("navmcp.changes").warning(
+                "NAVMCP_PG_PREPARE=off names a transaction pooler, where LISTEN hears nothing: set "
+                "NAVMCP_FEED_DATABASE_URL to a direct or session-mode URL, or live pages will not update")
+        return Feed(PostgresSource(self.config.feed_database_url or url, self.store))
 
     @functools.cached_property
     def supabase(self):

@@ -10,7 +10,19 @@ within QUIET_SECONDS of the last one leaving. On SQLite the thread sleeps until 
 database is written (inotify, on Linux; elsewhere it wakes every `POLL_SECONDS`), then asks the
 file's `data_version` (a counter answered from shared memory, which moves when another connection
 commits) and reads rows only when it moved; on PostgreSQL it LISTENs (a NOTIFY is delivered only
-on commit) and reads the rows after the last one it saw, so a reconnect loses nothing.
+on commit) and then reads what committed since it last read.
+
+Every committed change is handed on exactly once, in the order of commits as the feed finds them.
+On SQLite writers take turns (one write transaction at a time), so numbers commit in order and the
+feed's position is the last number it read. On PostgreSQL a change numbered 5 may commit after one
+numbered 6: the position is the snapshot the feed last read with, and a read hands on the changes
+whose transaction that snapshot did not show and a newer one does (migration 20261128000040). A
+position is also a token (`Change.position`, a live page's event id) from which a watcher that
+reconnects catches up (`Feed.missed`).
+
+A database fault never ends the feed: the round is read again, with backoff, until the database
+answers; watchers stay, and hear of what committed meanwhile. Who a change concerns is asked of the
+database before anyone is told, so a fault half-way tells nobody twice.
 
 Whether a change concerns a watcher is judged in two steps: `Interest.may_concern` on ids alone
 (cheap, on every change), then `Feed.verdict` as the watcher, against the database (still a member?
@@ -19,6 +31,7 @@ newly a member?). A watcher that may no longer see its page is ended with a reas
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -27,7 +40,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from navmcp.clock import now
@@ -38,6 +51,8 @@ POLL_SECONDS = 0.02
 HOT_SECONDS = 1.0  # after a file beside the database was written, poll this long before sleeping again
 QUIET_SECONDS = 1.0  # a wait for changes returns empty after this long, so the feed notices nobody watches
 BATCH = 500
+BACKOFF_SECONDS = (0.05, 1.0)  # after a database fault, the first pause before reading again, and the longest
+MISSED_MOST = 2000  # a reconnecting watcher's catch-up reads this many changes at most (more: "changed")
 
 _STUDIO_PATH = re.compile(r"/studios/([a-z0-9][a-z0-9-]{0,31})(?:/([ndc])/([A-Za-z0-9_-]{1,64}))?(?:[/?]|$)")
 
@@ -48,6 +63,7 @@ class Change:
     studio_id: str | None
     item_id: str | None
     user_id: str | None  # who acted
+    position: str = ""  # the feed's position just after this change, as a token (`Feed.missed`)
 
 
 def record(tx, user_id: str, studio_id: str | None, item_id: str | None) -> None:
@@ -127,6 +143,7 @@ class Feed:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self.faults = 0  # database faults the feed has read through (in a row; 0 when it reads well)
 
     def __len__(self) -> int:
         return len(self._watchers)
@@ -137,14 +154,32 @@ class Feed:
             if self._thread is None:
                 # Where the watch begins is read here, before `add` returns: a change committed
                 # after it is one the thread will see, however late the thread starts.
-                last = self.source.last()
+                try:
+                    position = self.source.last()
+                except BaseException:
+                    self._watchers.discard(watcher)
+                    raise
                 self._stop.clear()
-                self._thread = threading.Thread(target=self._run, args=(last,), name="navmcp-feed", daemon=True)
+                self._thread = threading.Thread(target=self._run, args=(position,), name="navmcp-feed", daemon=True)
                 self._thread.start()
 
     def remove(self, watcher: Watcher) -> None:
         with self._lock:
             self._watchers.discard(watcher)
+
+    def position(self) -> str:
+        """Where the feed stands now, as a token `missed` reads from (a live page's first event id)."""
+        return self.source.token(self.source.last())
+
+    def missed(self, token: str, interest: Interest) -> bool:
+        """Whether a change after the position `token` may concern `interest` (a watcher that lost
+        its stream and came back). True also when that can't be told: the token is unreadable or
+        too much happened since; the watcher then reads its page again, which costs one read."""
+        position = self.source.parse(token)
+        if position is None:
+            return True
+        found = self.source.since(position, MISSED_MOST)
+        return found is None or any(interest.may_concern(change) for change in found)
 
     def close(self) -> None:
         self._stop.set()
@@ -154,33 +189,40 @@ class Feed:
             thread.join(timeout=5)
         self.source.close()
 
-    def _run(self, last: int) -> None:
-        try:
-            while not self._stop.is_set():
-                with self._lock:
-                    if not self._watchers:  # nobody watches: the thread ends, and so does all polling
-                        self._thread = None
-                        return
-                for change in self.source.wait(last, self._stop):
-                    last = max(last, change.seq)
-                    self.dispatch(change)
-        except Exception:
-            log.exception("the change feed stopped")
+    def _run(self, position: Any) -> None:
+        pending: list[Change] = []  # read and not yet handed on
+        after = position  # the position once `pending` is handed on
+        while not self._stop.is_set():
             with self._lock:
-                self._thread = None
-                watchers, self._watchers = list(self._watchers), set()
-            for watcher in watchers:
-                watcher.end("the server stopped watching for changes (details are in its log)")
+                if not self._watchers:  # nobody watches: the thread ends, and so does all polling
+                    self._thread = None
+                    return
+            try:
+                if not pending:
+                    pending, after = self.source.wait(position, self._stop)
+                while pending:
+                    self.dispatch(pending[0])
+                    pending.pop(0)
+                position = after
+                if self.faults:
+                    log.warning("the change feed reads again after %d database faults", self.faults)
+                    self.faults = 0
+            except Exception:
+                # The database went away, or a query failed: nobody was told of the change at hand,
+                # so it is handed on once the database answers again.
+                self.faults += 1
+                if self.faults == 1:
+                    log.warning("the change feed lost the database; it keeps trying", exc_info=True)
+                self.source.reset()
+                first, longest = BACKOFF_SECONDS
+                self._stop.wait(min(longest, first * 2 ** (self.faults - 1)))
 
     def dispatch(self, change: Change) -> None:
         with self._lock:
             concerned = [w for w in self._watchers if w.interest.may_concern(change)]
         if not concerned:
             return
-        # Who of the concerned is a member, asked once for all of them (as the actor, who sees the
-        # studio's members); whoever that does not show is asked about alone, as themselves.
-        users = {w.interest.user_id for w in concerned}
-        members = dict.fromkeys(self.source.members_among(change.studio_id, users, change.user_id), True)
+        members = self.members(change, {w.interest.user_id for w in concerned})
         for watcher in concerned:
             verdict = self.verdict(watcher.interest, change, members)
             if verdict == "notify":
@@ -188,6 +230,17 @@ class Feed:
             elif verdict is not None:
                 self.remove(watcher)
                 watcher.end(verdict)
+
+    def members(self, change: Change, users: set[str]) -> dict[str, bool]:
+        """Which of `users` are members of the change's studio: asked once for all of them (as the
+        actor, who sees the studio's members); whoever that does not show is asked about alone, as
+        themselves. All of it before anyone is told anything."""
+        if change.studio_id is None:
+            return {}
+        members = dict.fromkeys(self.source.members_among(change.studio_id, users, change.user_id), True)
+        for user_id in users - members.keys():
+            members[user_id] = self.source.is_member(change.studio_id, user_id)
+        return members
 
     def verdict(self, interest: Interest, change: Change, members: dict[str, bool] | None = None) -> str | None:
         """"notify", None (not this watcher's business after all), or why the watch ends. `members`
@@ -211,13 +264,32 @@ class Feed:
 
 
 class Source:
-    """Where the feed reads changes: a base class, each store's source says how."""
+    """Where the feed reads changes: a base class, each store's source says how. A position is the
+    source's own (a number, a snapshot); `token` and `parse` carry it as text."""
 
-    def last(self) -> int:
+    def last(self) -> Any:
+        """The position of now: what committed before it is not handed on."""
         raise NotImplementedError
 
-    def wait(self, after: int, stop: threading.Event) -> list[Change]:
+    def wait(self, position: Any, stop: threading.Event) -> tuple[list[Change], Any]:
+        """The changes committed after `position` (waiting a while for some), and the position
+        after them. Raises on a database fault; the feed then calls `reset` and asks again."""
         raise NotImplementedError
+
+    def since(self, position: Any, most: int) -> list[Change] | None:
+        """The changes committed after `position` until now, or None if more than `most`."""
+        raise NotImplementedError
+
+    def token(self, position: Any) -> str:
+        return str(position)
+
+    def parse(self, token: str) -> Any:
+        """The position a token names, or None for one this source did not make."""
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Drop the connection after a fault: the next call makes a new one."""
+        self.close()
 
     def is_member(self, studio_id: str | None, user_id: str) -> bool:
         raise NotImplementedError
@@ -246,7 +318,8 @@ class Source:
 
 
 class SqliteSource(Source):
-    """Changes in a SQLite file, read on a connection of the feed's own."""
+    """Changes in a SQLite file, read on a connection of the feed's own. Write transactions take
+    turns, so a change numbered later also committed later: the position is the last number read."""
 
     def __init__(self, path):
         self.path = path
@@ -262,7 +335,18 @@ class SqliteSource(Source):
     # Every query here is read to its end (fetchall): a statement left mid-result would hold its
     # snapshot open on this connection.
     def last(self) -> int:
-        return self.conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchall()[0][0]
+        # On a connection of its own: the feed's may be in use on its thread, and a store's
+        # connection may be inside a group whose writes are not committed yet.
+        with contextlib.closing(sqlite3.connect(self.path, timeout=10)) as conn:
+            return conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchall()[0][0]
+
+    def parse(self, token: str) -> int | None:
+        return int(token) if token.isdigit() and len(token) < 19 else None
+
+    def since(self, position: int, most: int) -> list[Change] | None:
+        with contextlib.closing(sqlite3.connect(self.path, timeout=10)) as conn:
+            rows = self._read_after(position, most + 1, conn)
+        return None if len(rows) > most else rows
 
     def is_member(self, studio_id: str | None, user_id: str) -> bool:
         return bool(self.conn.execute("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?",
@@ -271,7 +355,11 @@ class SqliteSource(Source):
     def _members(self, studio_id: str, chunk: list[str], as_user: str, sql: str) -> list[str]:
         return [row[0] for row in self.conn.execute(sql, (studio_id, *chunk)).fetchall()]
 
-    def wait(self, after: int, stop: threading.Event) -> list[Change]:
+    def wait(self, position: int, stop: threading.Event) -> tuple[list[Change], int]:
+        rows = self._wait(position, stop)
+        return rows, rows[-1].seq if rows else position
+
+    def _wait(self, after: int, stop: threading.Event) -> list[Change]:
         # Made before the first read below, so no commit after that read goes unseen; writes it told
         # of already are left to wake the loop below once more (their commit may not show yet).
         watch = self._watch()
@@ -325,9 +413,17 @@ class SqliteSource(Source):
             os.write(self._interrupt, b"x")
 
     def _after(self, after: int) -> list[Change]:
-        rows = self.conn.execute("SELECT seq, studio_id, item_id, user_id FROM changes WHERE seq > ?"
-                                 " ORDER BY seq LIMIT ?", (after, BATCH)).fetchall()
-        return [Change(*row) for row in rows]
+        return self._read_after(after, BATCH)
+
+    def _read_after(self, after: int, most: int, conn: sqlite3.Connection | None = None) -> list[Change]:
+        rows = (conn or self.conn).execute("SELECT seq, studio_id, item_id, user_id FROM changes WHERE seq > ?"
+                                           " ORDER BY seq LIMIT ?", (after, most)).fetchall()
+        return [Change(seq, studio, item, user, str(seq)) for seq, studio, item, user in rows]
+
+    def reset(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -369,9 +465,15 @@ def _drain(fd: int) -> None:
 
 
 class PostgresSource(Source):
-    """Changes announced by NOTIFY on a connection of the feed's own; rows read after the last seen."""
+    """Changes announced by NOTIFY on a connection of the feed's own (`url`: a session-level one,
+    not a transaction pooler's), read between two snapshots. A position is (since, upto, after):
+    the snapshot last read with; the snapshot a round reads up to (None between rounds); and, in
+    a round read in parts, the last number handed on."""
 
     CHANNEL = "navmcp_changes"
+    APPLICATION = "navmcp-feed"  # its name in pg_stat_activity
+    _BETWEEN = ("SELECT seq, studio_id, item_id, user_id FROM navmcp.changes_between("
+                "%s::pg_snapshot, %s::pg_snapshot, %s, %s)")
 
     def __init__(self, url: str, store):
         self.url = url
@@ -384,13 +486,27 @@ class PostgresSource(Source):
         if self._conn is None or self._conn.closed:
             import psycopg
 
-            self._conn = psycopg.connect(self.url, autocommit=True)
+            self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5, prepare_threshold=None,
+                                         application_name=self.APPLICATION)
             self._conn.execute(f"LISTEN {self.CHANNEL}")
             self._fresh = True
         return self._conn
 
-    def last(self) -> int:
-        return self.conn.execute("SELECT navmcp.last_change()").fetchone()[0]
+    def last(self) -> tuple[str, None, int]:
+        # Through the pool: the feed's own connection may be waiting for notifications meanwhile.
+        with self.store.read() as tx:
+            return tx.scalar("SELECT navmcp.change_position()"), None, 0
+
+    def token(self, position: tuple[str, str | None, int]) -> str:
+        since, upto, after = position
+        return f"{since}/{upto or ''}/{after}"
+
+    def parse(self, token: str) -> tuple[str, str | None, int] | None:
+        parts = token.split("/")
+        if len(parts) != 3 or not all(_SNAPSHOT.fullmatch(p) for p in parts[:2] if p) or not parts[0] \
+                or not parts[2].isdigit() or len(token) > 4000:
+            return None
+        return parts[0], parts[1] or None, int(parts[2])
 
     def is_member(self, studio_id: str | None, user_id: str) -> bool:
         with self.store.read(user_id=user_id) as tx:
@@ -401,22 +517,43 @@ class PostgresSource(Source):
         with self.store.read(user_id=as_user) as tx:
             return [row["user_id"] for row in tx.all(sql, (studio_id, *chunk))]
 
-    def wait(self, after: int, stop: threading.Event) -> list[Change]:
+    def wait(self, position: tuple[str, str | None, int],
+             stop: threading.Event) -> tuple[list[Change], tuple[str, str | None, int]]:
+        since, upto, after = position
+        conn = self.conn
+        if upto is None:  # between rounds: wait for a commit (a notification ends the wait at once)
+            heard = self._fresh or any(True for _ in conn.notifies(timeout=QUIET_SECONDS, stop_after=1))
+            self._fresh = False
+            if not heard:
+                return [], position
+            upto = conn.execute("SELECT pg_current_snapshot()::text").fetchone()[0]
+        rows = self._between(conn, since, upto, after, BATCH)
+        changes = [Change(seq, studio, item, user, self.token((since, upto, seq)))
+                   for seq, studio, item, user in rows]
+        if len(rows) == BATCH:  # more to read in this round
+            return changes, (since, upto, rows[-1][0])
+        done = (upto, None, 0)  # the round is read: the next one starts from its snapshot
+        if changes:
+            changes[-1] = replace(changes[-1], position=self.token(done))
+        return changes, done
+
+    def since(self, position: tuple[str, str | None, int], most: int) -> list[Change] | None:
+        since, upto, after = position
         import psycopg
 
         try:
-            conn = self.conn
-            # Wake every QUIET_SECONDS to see `stop`; a notification ends the wait at once.
-            heard = self._fresh or any(True for _ in conn.notifies(timeout=QUIET_SECONDS, stop_after=1))
-            self._fresh = False
-            rows = conn.execute("SELECT seq, studio_id, item_id, user_id FROM navmcp.changes_after(%s, %s)",
-                                (after, BATCH)).fetchall() if heard else []
-            return [Change(*row) for row in rows]
-        except psycopg.OperationalError:
-            log.warning("the change listener lost its connection; reconnecting", exc_info=True)
-            self.close()
-            time.sleep(0.2)
-            return []  # the next wait reads what was missed: rows after `after`
+            with self.store.read() as tx:
+                conn = tx.conn
+                now = conn.execute("SELECT pg_current_snapshot()::text AS s").fetchone()["s"]
+                rows = (self._between(conn, since, upto, after, most + 1) if upto else []) \
+                    + self._between(conn, upto or since, now, 0, most + 1)
+        except psycopg.errors.DataError:  # a snapshot PostgreSQL does not read as one
+            return None
+        return None if len(rows) > most else [Change(*row) for row in rows]
+
+    def _between(self, conn, since: str, upto: str, after: int, most: int) -> list[tuple]:
+        cursor = conn.cursor(row_factory=_tuples())
+        return cursor.execute(self._BETWEEN, (since, upto, after, most)).fetchall()
 
     def close(self) -> None:
         if self._conn is not None:
@@ -424,3 +561,12 @@ class PostgresSource(Source):
                 self._conn.close()
             finally:
                 self._conn = None
+
+
+_SNAPSHOT = re.compile(r"[0-9]{1,20}:[0-9]{1,20}:[0-9,]{0,2000}")
+
+
+def _tuples():
+    from psycopg.rows import tuple_row
+
+    return tuple_row

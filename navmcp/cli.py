@@ -223,6 +223,26 @@ def cmd_login_link(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_digest(args: argparse.Namespace) -> int:
+    """Send the e-mail digests that are due (run it once a day); needs NAVMCP_SMTP_URL."""
+    from navmcp.mail import SMTP_ENV, Smtp, send_digests
+
+    url = os.environ.get(SMTP_ENV)
+    if not url:
+        print(f"navmcp: no e-mail is sent without {SMTP_ENV} (smtp://[user:password@]host[:port][?from=address])",
+              file=sys.stderr)
+        return 1
+    try:
+        smtp = Smtp.from_url(url)
+    except ValueError as e:
+        print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    app = _app()
+    base = args.base_url or running_base_url(app.config.home) or DEFAULT_BASE_URL
+    print(f"{send_digests(app.store, smtp, base)} digest(s) sent.")
+    return 0
+
+
 def _command_path() -> str:
     """How to run this navmcp again: plain `navmcp` when it is on PATH, else its full path."""
     import shutil
@@ -367,9 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765)")
     web.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                      help="another host name accepted in Host/Origin headers (DNS-rebinding protection)")
-    web.add_argument("--forwarded-allow-ips", metavar="IPS", default=os.environ.get("NAVMCP_FORWARDED_ALLOW_IPS", ""),
+    # FORWARDED_ALLOW_IPS is uvicorn's (and gunicorn's) own name for it: a hosting team's habit is honoured.
+    web.add_argument("--forwarded-allow-ips", metavar="IPS",
+                     default=os.environ.get("NAVMCP_FORWARDED_ALLOW_IPS") or os.environ.get("FORWARDED_ALLOW_IPS", ""),
                      help="comma-separated addresses of the reverse proxies whose X-Forwarded-For and "
-                          "X-Forwarded-Proto are believed (default: none, env NAVMCP_FORWARDED_ALLOW_IPS)")
+                          "X-Forwarded-Proto are believed (default: none; env NAVMCP_FORWARDED_ALLOW_IPS "
+                          "or FORWARDED_ALLOW_IPS)")
     web.set_defaults(func=cmd_web)
     link = sub.add_parser("login-link", help="print a one-time web login link for a user")
     link.add_argument("handle", help="the user the link signs in")
@@ -377,6 +400,10 @@ def build_parser() -> argparse.ArgumentParser:
                       f"serving this NAVMCP_HOME while it runs, else {DEFAULT_BASE_URL})")
     link.add_argument("--minutes", type=_positive, default=LINK_MINUTES, help="how long the link stays valid")
     link.set_defaults(func=cmd_login_link)
+    digest = sub.add_parser("digest", help="e-mail each person who wants it a digest of their unread inbox "
+                            "(once a day; needs NAVMCP_SMTP_URL)")
+    digest.add_argument("--base-url", help="where `navmcp web` is reached, for the links (default: as login-link)")
+    digest.set_defaults(func=cmd_digest)
     seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); "
                                        "on PostgreSQL connect as the owner")
     seed.add_argument("--items", type=int, required=True, help="how many notes, decisions and commitments")

@@ -28,7 +28,10 @@ def complete(session: Reader, ref: Any, argument: Any, context: Any) -> dict[str
     arguments = arguments if isinstance(arguments, dict) else {}
     if not isinstance(ref, dict):
         raise InvalidParams("Invalid params: ref must be an object ('ref/prompt' or 'ref/resource')")
-    if ref.get("type") == "ref/prompt":
+    head, _, word = value.rpartition(" ")
+    if word.startswith("@") and ref.get("type") in ("ref/prompt", "ref/resource"):  # a mention, being typed
+        values = _mentions(session, arguments.get("studio"), head, word[1:].lower())
+    elif ref.get("type") == "ref/prompt":
         values = _prompt_values(session, ref.get("name"), name, value)
     elif ref.get("type") == "ref/resource":
         values = _template_values(session, ref.get("uri"), name, value, arguments)
@@ -37,6 +40,22 @@ def complete(session: Reader, ref: Any, argument: Any, context: Any) -> dict[str
                             "'ref/resource'")
     return {"completion": {"values": values[:MAX_VALUES], "total": len(values),
                            "hasMore": len(values) > MAX_VALUES}}
+
+
+def _mentions(session: Reader, studio: Any, head: str, prefix: str) -> list[str]:
+    """After '@': the handles of the members of the studio named in the context (yours only), and
+    the groups (`@admins`, `@everyone`), each as the whole value with that word completed."""
+    from navmcp.mentions import member_handles
+
+    if not isinstance(studio, str) or not studio:
+        return []
+    uid = session.user_id()
+    with session.app.store.read(user_id=uid) as tx:
+        studio_id = tx.scalar("SELECT s.id FROM studios s JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?"
+                              " WHERE s.handle = ?", (uid, studio.strip().lower()))
+        names = member_handles(tx, studio_id) if studio_id else []
+    lead = head + " " if head else ""
+    return [f"{lead}@{h}" for h in names if h.startswith(prefix)]
 
 
 def _prompt_values(session: Reader, prompt: Any, name: str, value: str) -> list[str]:

@@ -89,6 +89,9 @@ class Config:
     home: Path
     database_url: str | None
     token: str | None
+    # The change feed's own connection (LISTEN needs a session): NAVMCP_FEED_DATABASE_URL, where
+    # NAVMCP_DATABASE_URL is a transaction-mode pooler's; None: the same URL.
+    feed_database_url: str | None = None
     # Supabase Auth (hosted): the project's JWT secret (HS256) and/or its URL (JWKS for RS/ES keys).
     supabase_jwt_secret: str | None = None
     supabase_url: str | None = None
@@ -104,6 +107,7 @@ class Config:
         return cls(
             home=home,
             database_url=env.get("NAVMCP_DATABASE_URL") or None,
+            feed_database_url=env.get("NAVMCP_FEED_DATABASE_URL") or None,
             # Set but empty is a token, a bad one: only an unset NAVMCP_TOKEN means the local owner.
             token=env.get("NAVMCP_TOKEN"),
             supabase_jwt_secret=env.get("SUPABASE_JWT_SECRET") or None,

@@ -107,7 +107,7 @@ def insert_item(tx: Tx, studio: Row, user: Row, kind: str, title: str, body: str
     row = {"id": new_id(), "studio_id": studio["id"], "kind": kind, "title": title, "body": body,
            "created_by": user["id"], "created_at": stamp, "updated_at": stamp,
            "deadline": extra.get("deadline"), "critical_mass": extra.get("critical_mass"),
-           "participant_limit": extra.get("participant_limit")}
+           "participant_limit": extra.get("participant_limit"), "anonymous": int(bool(extra.get("anonymous")))}
     cols = ", ".join(row)
     tx.execute(f"INSERT INTO items ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
     set_tags(tx, row["id"], tags)

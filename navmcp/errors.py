@@ -95,8 +95,29 @@ class RateLimited(NavError):
         self.retry_after = retry_after
 
 
+class IdempotencyKeyRefused(NavError):
+    """An idempotency key that is malformed, or names another call than the one it came with."""
+
+    status = 422
+
+
 class Busy(NavError):
     """The database could not do the call in time (a lock held elsewhere, a statement too slow);
-    it was rolled back whole, so it is safe to send again."""
+    it was rolled back whole, so it is safe to send again (after `retry_after` seconds)."""
 
     status = 503
+    retry_after = 1
+
+
+class Unavailable(Busy):
+    """The database could not be reached, or its connection was lost before the call committed:
+    nothing of it was applied, so it is safe to send again once the database is back."""
+
+    retry_after = 2
+
+
+class OutcomeUnknown(NavError):
+    """The connection was lost while the call committed: it may or may not have been applied.
+    A write sent again with the same idempotency key is applied at most once."""
+
+    status = 500

@@ -48,6 +48,13 @@ class BatchBudgetSpent(JsonRpcError):
     code, default = -32000, "Server error: the batch's time budget was spent before this request"
 
 
+class ServerBusy(JsonRpcError):
+    """The database busy or away (`errors.Busy`): nothing was done, send it again (`data.retryAfter`
+    seconds). Never "not found" or "internal error" for a fault that passes."""
+
+    code, default = -32000, "Server error: the database is busy or away; send it again in a moment"
+
+
 class HeaderMismatch(JsonRpcError):
     """An HTTP header that mirrors a body field is missing, malformed, or says something else."""
 

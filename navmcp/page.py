@@ -111,6 +111,9 @@ class Page:
 # page names them by their handles), its order of rows (the pager's links carry positions) and the
 # hosted store's search index of an item (`fts`, a column of its row there).
 LEFT_OUT = frozenset({"created_by", "user_id", "studio_id", "seq", "fts"})
+# Rows whose own `id` is the store's id of a studio or a person (an item's id is in its URL: kept).
+ID_LEFT_OUT = frozenset({"studio", "studios", "user", "users", "member", "members", "person", "people", "voters",
+                         "participants", "author"})
 # Texts kept as a page shows them, escaped for markdown (the audit's stored outcomes): plain in JSON.
 AS_PLAIN = frozenset({"outcome"})
 
@@ -124,7 +127,8 @@ def public_data(data: dict[str, Any]) -> dict[str, Any]:
 
 def _public(key: str, value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _public(k, v) for k, v in value.items() if k not in LEFT_OUT}
+        return {k: _public(k, v) for k, v in value.items()
+                if k not in LEFT_OUT and not (k == "id" and key in ID_LEFT_OUT)}
     if isinstance(value, (list, tuple)):
         return [_public(key, v) for v in value]
     if key in AS_PLAIN and isinstance(value, str):

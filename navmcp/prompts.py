@@ -31,7 +31,7 @@ PROMPTS: list[dict[str, Any]] = [
      "description": "Find an open decision in a studio (on a topic, if given) and vote on it",
      "arguments": [STUDIO_ARG, TOPIC_ARG]},
     {"name": "what-needs-me", "title": "What needs me",
-     "description": "Decisions awaiting my vote and commitments near critical mass, across my studios",
+     "description": "My inbox first, then decisions awaiting my vote and commitments near critical mass, across my studios",
      "arguments": []},
     {"name": "weekly-review", "title": "Weekly review",
      "description": "A studio's week: what was written, decided and committed to, and what is still open",
@@ -105,10 +105,12 @@ def _decide(studio: str, topic: str) -> str:
 
 def _what_needs_me(studio: str | None, topic: str) -> str:
     return ("What needs me across my studios?\n\n"
-            "1. navigate('/'): the decisions awaiting my vote and the commitments near critical mass.\n"
-            "2. Open the ones that look urgent (deadlines first) to see where they stand.\n"
-            "3. List them for me, most urgent first, each with its URL and what I would do there "
-            "(vote, join). Do not act without asking me.")
+            "1. navigate('/inbox'): what concerns me, unread first (mentions of me, comments on my items, "
+            "decisions and commitments I took part in). Open the unread entries' items.\n"
+            "2. navigate('/'): the decisions awaiting my vote and the commitments near critical mass.\n"
+            "3. Open the ones that look urgent (deadlines first) to see where they stand.\n"
+            "4. List them for me, most urgent first, each with its URL and what I would do there "
+            "(answer, vote, join). Do not act, nor mark entries read, without asking me.")
 
 
 def _weekly_review(studio: str, topic: str) -> str:

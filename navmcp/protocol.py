@@ -38,7 +38,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from navmcp.codec import Preencoded, decode, encode, preencoded
-from navmcp.errors import echo
+from navmcp.errors import Busy, echo
+from navmcp.idempotency import META_KEY
 from navmcp.jsonrpc import (
     BatchBudgetSpent,
     HeaderMismatch,
@@ -48,6 +49,7 @@ from navmcp.jsonrpc import (
     JsonRpcError,
     MethodNotFound,
     ParseError,
+    ServerBusy,
     UnsupportedProtocolVersion,
     error_object,
 )
@@ -67,6 +69,7 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT = "io.modelcontextprotocol/clientInfo"
 META_SERVER = "io.modelcontextprotocol/serverInfo"
+IDEMPOTENCY_KEY = META_KEY  # a tools/call's `_meta` key: a write applied at most once (navmcp.idempotency)
 # Streamable HTTP mirrors these body fields in headers (keys lower-case, as the web app keeps them).
 VERSION_HEADER, METHOD_HEADER, NAME_HEADER = "mcp-protocol-version", "mcp-method", "mcp-name"
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # what Mcp-Name mirrors
@@ -94,7 +97,8 @@ class ToolHost(Protocol):
     unknown resource is `InvalidParams` with `data.uri`)."""
 
     def tool_definitions(self) -> list[dict[str, Any]]: ...
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
+    def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None) -> dict[str, Any]:
+        """`idempotency_key`: the call's `_meta["io.github.navmcp/idempotencyKey"]`, if any."""
     def tool_names(self) -> frozenset[str]: ...
     def list_resources(self, cursor: Any) -> dict[str, Any]: ...
     def list_resource_templates(self) -> dict[str, Any]: ...
@@ -110,6 +114,10 @@ class ToolHost(Protocol):
         """Watch the page a resource URI names (`navmcp.subscriptions`): `notify` on each change,
         `end` when it can no longer be watched. A handle for `unwatch` (None: nothing to watch)."""
     def unwatch(self, handle: Any) -> None: ...
+    def position(self) -> str:
+        """Where the change feed stands now, as a token."""
+    def missed(self, position: str, handle: Any) -> bool:
+        """Whether a change after `position` may concern the watched page `handle`."""
 
 
 def negotiate(requested: Any) -> str:
@@ -256,6 +264,9 @@ class Connection:
             return error_object(e, id_ if is_request else None)
         except JsonRpcError as e:
             return error_object(e, id_) if is_request else None
+        except Busy as e:  # the database busy or away, outside a tool call (whose result says it itself)
+            busy = ServerBusy(f"Server error: {e.message}", {"retryAfter": e.retry_after})
+            return error_object(busy, id_) if is_request else None
         except Exception:
             log.exception("internal error handling %r", msg.get("method"))
             return error_object(InternalError("Internal error (details are in the server log)"), id_) if is_request else None
@@ -384,7 +395,9 @@ class Connection:
             arguments = {}
         if not isinstance(arguments, dict):
             raise InvalidParams('Invalid params: "arguments" must be an object')
-        return self.host.call_tool(name, arguments)
+        meta = params.get("_meta")
+        key = meta.get(IDEMPOTENCY_KEY) if isinstance(meta, dict) else None
+        return self.host.call_tool(name, arguments) if key is None else self.host.call_tool(name, arguments, key)
 
     def _resources_list(self, params: dict[str, Any]) -> dict[str, Any]:
         return self.host.list_resources(params.get("cursor"))

@@ -18,8 +18,8 @@ import base64
 import binascii
 from typing import TYPE_CHECKING, Any, Protocol
 
-from navmcp.errors import NavError
-from navmcp.jsonrpc import InvalidParams
+from navmcp.errors import Busy, NavError
+from navmcp.jsonrpc import InvalidParams, ServerBusy
 
 if TYPE_CHECKING:
     from navmcp.app import App
@@ -47,6 +47,8 @@ KINDS = {
     "workspace_search": ("Search", "Items of all your studios matching a query"),
     "help": ("Help", "How navigation works, the URL map, examples"),
     "help_topic": ("Help topic", "One topic of the help"),
+    "inbox": ("Inbox", "What concerns you: mentions, comments on your items, decisions and commitments you took part in; "
+                       "watch it to be told when an entry arrives"),
     "whoami": ("Who am I", "Your user, your studios, the client you are connected with"),
     "studio": ("Studio", "A studio's feed: pinned and recent items, counts"),
     "members": ("Members", "A studio's members and their roles"),
@@ -131,6 +133,8 @@ def page_of(session: Reader, uri: Any):
     url = url_of(uri)
     try:
         return session.page(url)
+    except Busy as e:
+        raise ServerBusy(f"Server error: {e.message}", {"retryAfter": e.retry_after}) from None
     except NavError as e:
         raise not_found(uri, f"Resource not found: {uri[:300]} ({e.message})") from None
 

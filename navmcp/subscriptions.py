@@ -27,6 +27,10 @@ from navmcp.jsonrpc import InvalidParams
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 END_REASON = "io.github.navmcp/reason"  # why the server ended a subscription, in its final result's `_meta`
+# The change feed's position (`navmcp.changes`), in the `_meta` of a listen's acknowledgement, of each
+# notification and of its final result: a listen that names it in its own `_meta` (after a stream that
+# ended or dropped) is told at once of each page that changed since.
+POSITION = "io.github.navmcp/position"
 MAX_WATCHES = 100
 
 Send = Callable[[dict[str, Any]], None]
@@ -34,7 +38,9 @@ Send = Callable[[dict[str, Any]], None]
 
 class Subscriptions:
     """One connection's watches. `host.watch(uri, notify, end)` starts watching a resource (raising
-    InvalidParams for one that does not exist for this user) and returns a handle for `host.unwatch`."""
+    InvalidParams for one that does not exist for this user) and returns a handle for `host.unwatch`;
+    `host.position()` is where the change feed stands, and `host.missed(position, handle)` whether the
+    handle's page changed after it."""
 
     def __init__(self, host, send: Send):
         self.host = host
@@ -97,28 +103,38 @@ class Subscriptions:
             self._listens[request_id] = []
         meta = {SUBSCRIPTION_ID: request_id}
         gate = threading.Event()  # nothing is sent on a subscription before its acknowledgement
+        after = (params.get("_meta") or {}).get(POSITION) if isinstance(params.get("_meta"), dict) else None
 
         def updated(uri: str) -> Callable[[Any], None]:
-            def send(_change) -> None:
+            def send(change) -> None:
                 gate.wait(5)
                 if request_id in self._listens:
-                    self.send(_notification("notifications/resources/updated", {"_meta": meta, "uri": uri}))
+                    self.send(_notification("notifications/resources/updated",
+                                            {"_meta": {**meta, POSITION: change.position}, "uri": uri}))
             return send
 
         def lost(reason: str) -> None:
             gate.wait(5)
             self._finish(request_id, reason)
 
+        missed: list[str] = []
         try:
             for uri in uris:
                 handle = self.host.watch(uri, updated(uri), lost)
                 with self._lock:
                     self._listens[request_id].append(handle)
+                if isinstance(after, str) and handle is not None and self.host.missed(after, handle):
+                    missed.append(uri)
+            position = self.host.position()
         except BaseException:
             self._end(request_id)
             raise
         honored = {"resourceSubscriptions": uris} if uris else {}
-        self.send(_notification("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honored}))
+        self.send(_notification("notifications/subscriptions/acknowledged",
+                                {"_meta": {**meta, POSITION: position}, "notifications": honored}))
+        for uri in missed:  # changed while the client was away
+            self.send(_notification("notifications/resources/updated",
+                                    {"_meta": {**meta, POSITION: position}, "uri": uri}))
         gate.set()
 
     def cancel(self, request_id: Any) -> None:
@@ -133,8 +149,12 @@ class Subscriptions:
 
     def _finish(self, request_id: Any, reason: str) -> None:
         if self._end(request_id):
-            self.send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "resultType": "complete", "_meta": {SUBSCRIPTION_ID: request_id, END_REASON: reason}}})
+            meta = {SUBSCRIPTION_ID: request_id, END_REASON: reason}
+            try:
+                meta[POSITION] = self.host.position()
+            except Exception:  # the database is away: the client listens again without one, and re-reads
+                pass
+            self.send({"jsonrpc": "2.0", "id": request_id, "result": {"resultType": "complete", "_meta": meta}})
 
     def _end(self, request_id: Any) -> bool:
         with self._lock:

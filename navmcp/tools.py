@@ -185,7 +185,7 @@ class Session:
         store = self.app.__dict__.get("store")  # not opened yet: the first tool call opens it
         return store.group() if store is not None else nullcontext()
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None) -> dict[str, Any]:
         problem = check_arguments(name, arguments)
         if problem:
             return tool_error(problem)
@@ -193,7 +193,8 @@ class Session:
             user = self._acting_user(name, arguments)
             if name == "navigate":
                 return self._navigate(user, arguments["url"])
-            return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"))
+            return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"),
+                                 idempotency_key)
         except AuthError as e:
             return tool_error(f"authentication failed: {e.message}")
         except NoCurrentPage as e:
@@ -274,6 +275,12 @@ class Session:
         if handle is not None:
             self.app.feed.remove(handle)
 
+    def position(self) -> str:
+        return self.app.feed.position()
+
+    def missed(self, position: str, handle) -> bool:
+        return self.app.feed.missed(position, handle.interest)
+
     def list_prompts(self) -> dict[str, Any]:
         from navmcp import prompts
 
@@ -295,10 +302,12 @@ class Session:
         return {"content": [{"type": "text", "text": page.markdown}], "structuredContent": page.structured_preencoded(),
                 "isError": False}
 
-    def _execute(self, user, action: str, params: dict[str, Any] | None, url: str | None) -> dict[str, Any]:
+    def _execute(self, user, action: str, params: dict[str, Any] | None, url: str | None,
+                 idempotency_key: Any = None) -> dict[str, Any]:
         # Only navigate moves the current page: an action's outcome names its own URL, and the page
         # the model read last stays the one a url-less call means.
-        result = self.app.workspace.execute(user, self.state.target(url), action, params, self.client)
+        result = self.app.workspace.execute(user, self.state.target(url), action, params, self.client,
+                                            idempotency_key=idempotency_key)
         actions = ", ".join(result.actions) or "none"
         text = f"✓ {result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
         return {"content": [{"type": "text", "text": text}], "structuredContent": result.structured(),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from navmcp import actions as action_table, changes
+from navmcp import actions as action_table, changes, idempotency
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidActionParams, NavError
 from navmcp.identity import Principal
@@ -83,13 +83,19 @@ class Workspace:
                     data=data, actions=actions, template=spec.template, user=user)
 
     def execute(self, user: Row | Principal, url: str, name: str, params: dict[str, Any] | None,
-                client: str = "unknown") -> Result:
+                client: str = "unknown", idempotency_key: str | None = None) -> Result:
         """Run one action on the page at `url`. Refusals raise typed `NavError`s; every attempt by a
-        user who exists is audited."""
+        user who exists is audited. With `idempotency_key`, a repeat of the call is answered as the
+        first was and applies nothing (`navmcp.idempotency`)."""
         started = time.perf_counter()
         studio_id, target, user_id = None, url, _user_id(user)
+        key = idempotency.checked(idempotency_key)
         try:
             with self.store.write(user_id=user_id) as tx:
+                if key is not None:
+                    earlier = idempotency.claim(tx, user_id, key, name, url)
+                    if earlier is not None:
+                        return Result(**earlier)
                 user = _user_in(tx, user)
                 spec, req = make_request(tx, user, client, url, acting=True)
                 target = req.url
@@ -111,7 +117,10 @@ class Workspace:
                     after = self._actions_after(spec, req, outcome.url)
                 write_audit(tx, user_id, client, studio_id, target, name, params, "ok", started,
                             self.audit_retention_days)
-            return Result(True, outcome.message, outcome.url, after)
+                result = Result(True, outcome.message, outcome.url, after)
+                if key is not None:
+                    idempotency.settle(tx, user_id, key, result.structured())
+            return result
         except AuthError:
             raise  # no such user (deleted a moment ago): nobody to audit the attempt for
         except Busy:

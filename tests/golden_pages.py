@@ -102,7 +102,7 @@ def urls(app) -> list[str]:
     from navmcp.domain import CYCLES, KIND_LETTER
 
     base = "/studios/team"
-    found = ["/", "/whoami", "/help", "/help/urls", base, f"{base}?page=2", f"{base}?page=9", f"{base}/members",
+    found = ["/", "/whoami", "/inbox", "/inbox?page=9", "/help", "/help/urls", base, f"{base}?page=2", f"{base}?page=9", f"{base}/members",
              f"{base}/audit", f"{base}/audit?page=2", f"{base}/search?q=plan", f"{base}/search?q=comment&page=2",
              f"{base}/search?q=", f"{base}/tags/a", f"{base}/tags/f?page=2", f"{base}/tags/none", "/studios/solo",
              f"/studios/solo/n/{solo}", f"{base}/n/{solo}", "/studios/nope", f"{base}/n/nope",

@@ -76,8 +76,9 @@ def pg_database():
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-TABLES = ("oauth_refresh_tokens", "oauth_codes", "oauth_grants", "oauth_clients", "changes", "login_links",
-          "web_sessions", "mcp_sessions", "audit", "revisions", "links", "reads", "comments", "participants", "votes", "options",
+TABLES = ("inbox", "idempotency_keys", "oauth_refresh_tokens", "oauth_codes", "oauth_grants", "oauth_clients", "changes",
+          "login_links", "web_sessions", "mcp_sessions", "audit", "revisions", "links", "reads", "comments", "participants",
+          "votes", "options",
           "item_tags", "items", "studio_people", "memberships", "studios", "settings", "users")
 
 

@@ -71,17 +71,24 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, "/", {"create_studio"})
     check(owner, STUDIO, {"create_note", "create_decision", "create_commitment"})
     check(bob, STUDIO, {"create_note", "create_decision", "create_commitment"})
-    check(owner, f"{STUDIO}/members", {"add_member", "remove_member"})
+    check(owner, f"{STUDIO}/members", {"add_member", "remove_member", "create_invitation"})
+    check(bob, f"{STUDIO}/members", {"leave_studio"})
+    act(ws, owner, f"{STUDIO}/members", "create_invitation")  # an open invitation can be revoked
+    check(owner, f"{STUDIO}/members", {"add_member", "remove_member", "create_invitation", "revoke_invitation"})
     check(bob, f"{STUDIO}/members", {"leave_studio"})
     for url in ("/help", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
                 f"{STUDIO}/audit"):
         check(owner, url, set())
-    check(owner, "/whoami", {"make_unfindable"})  # accounts made by `navmcp user add` start findable
+    check(owner, "/whoami", {"make_unfindable", "set_email"})  # accounts made by `navmcp user add` start findable
     act(ws, owner, "/whoami", "make_unfindable")
     with app.store.read() as tx:  # the row as the next call reads it
         unfindable = user_by_id(tx, owner["id"])
-    check(unfindable, "/whoami", {"make_findable"})
+    check(unfindable, "/whoami", {"make_findable", "set_email"})
     act(ws, unfindable, "/whoami", "make_findable")
+    act(ws, owner, "/whoami", "set_email", {"email": "me@example.org"})
+    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_off"})
+    act(ws, owner, "/whoami", "digest_off")
+    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_on"})
 
     note = act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url
     check(owner, note, {"add_comment", "confirm_read", "edit_note", "pin"})
@@ -102,8 +109,9 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     act(ws, carol, bare, "add_comment", {"body": "mine"})
     check(carol, bare, {"add_comment", "add_option", "vote", "edit_comment", "delete_comment"})  # her comment
     check(owner, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
-                        "delete_comment"})  # an admin deletes any comment, edits none of others'
-    check(bob, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision"})
+                        "delete_comment", "remind"})  # an admin deletes any comment, edits none of others'
+    check(bob, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
+                      "remind"})
     act(ws, bob, bare, "close_decision")
     check(bob, bare, {"add_comment", "reopen_decision", "set_outcome"})  # within a week of closing
     check(carol, bare, {"add_comment", "edit_comment", "delete_comment"})
@@ -112,7 +120,8 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
 
     late = act(ws, owner, STUDIO, "create_decision", {"question": "Late?", "options": ["a"],
                                                      "deadline": "2100-01-01"}).url
-    check(owner, late, {"add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision"})
+    check(owner, late, {"add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
+                        "remind"})  # nobody has voted
     with app.store.write() as tx:  # the deadline passes without any write to the decision
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (late.rsplit("/", 1)[1],))
     check(owner, late, {"add_comment", "set_outcome"})  # closed by its deadline long ago: no reopening
@@ -133,6 +142,14 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (due.rsplit("/", 1)[1],))
     check(bob, due, {"add_comment"})
     check(carol, c, {"add_comment"})
+
+    # the inbox: bob's holds entries (added, a comment, critical mass, ...), unread until he reads them
+    check(people["eve"], "/inbox", set())  # in no studio: nothing concerns her
+    check(bob, "/inbox", {"mark_read", "dismiss"})
+    act(ws, bob, "/inbox", "mark_read", {"all": True})
+    check(bob, "/inbox", {"dismiss"})
+    act(ws, bob, "/inbox", "dismiss", {"all": True})
+    check(bob, "/inbox", set())
 
     # every action was offered (and accepted) somewhere
     assert set(seen) == set(ALL_ACTIONS)
@@ -156,7 +173,7 @@ def test_actions_of_other_pages_are_refused_with_the_valid_ones(ws, people):
         act(ws, people["owner"], STUDIO, "vote", {"votes": [{"option": "x"}]})
     assert "vote is not an action of /studios/team" in e.value.message
     assert ("Available here: create_note(title, body, tags?), create_decision(question, description?, options?,"
-            " deadline?, tags?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
+            " deadline?, tags?, anonymous?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
             in e.value.message)  # with what each needs (? marks an optional parameter)
     assert e.value.available == ["create_note", "create_decision", "create_commitment"]
     with pytest.raises(ActionUnavailable, match="No actions are available here"):
@@ -244,7 +261,7 @@ def test_members_add_change_remove(ws, people):
     with pytest.raises(InvalidActionParams) as e:
         act(ws, owner, members, "remove_member", {"handle": "bob"})
     assert e.value.message == ("remove_member failed: 'handle': @bob is not a member of this studio. "
-                               "Available here: add_member, remove_member, leave_studio.")
+                               "Available here: add_member, remove_member, leave_studio, create_invitation.")
     with pytest.raises(InvalidActionParams, match=r"^add_member failed: 'handle': no such person you can add: @nobody\. .*Available here: "):
         act(ws, owner, members, "add_member", {"handle": "nobody"})
 

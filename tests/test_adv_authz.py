@@ -32,6 +32,7 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
     "whoami": ("/whoami", ANYONE),
     "awaiting": ("/awaiting", ANYONE),  # anyone; they list only their own studios' items
     "near_mass": ("/near-mass", ANYONE),
+    "inbox": ("/inbox", ANYONE),  # anyone: their own entries only
     "studio": ("/studios/adv", MEMBERS),
     "members": ("/studios/adv/members", MEMBERS),
     "note": ("note", MEMBERS),
@@ -50,8 +51,13 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     # the world's accounts are `navmcp user add`'s, findable: each may stop being so, and be again
     ("whoami", "make_unfindable"): ("/whoami", {}, ANYONE),
     ("whoami", "make_findable"): ("/whoami", {}, ANYONE),  # after make_unfindable (see SETUP)
+    ("whoami", "set_email"): ("/whoami", {"email": "me@example.org"}, ANYONE),  # their own address
+    ("whoami", "digest_off"): ("/whoami", {}, ANYONE),  # after set_email (see SETUP)
+    ("whoami", "digest_on"): ("/whoami", {}, ANYONE),  # after set_email and digest_off (see SETUP)
     ("members", "add_member"): ("/studios/adv/members", {"handle": "outsider"}, {"admin"}),
     ("members", "remove_member"): ("/studios/adv/members", {"handle": "member"}, {"admin"}),
+    ("members", "create_invitation"): ("/studios/adv/members", {"role": "admin", "uses": 3}, {"admin"}),
+    ("members", "revoke_invitation"): ("/studios/adv/members", {"invitation": "w0rld1nv"}, {"admin"}),
     # the studio's only admin may not leave while others are in it
     ("members", "leave_studio"): ("/studios/adv/members", {}, {"author", "member"}),
     ("studio", "create_note"): ("/studios/adv", {"title": "T", "body": "B"}, MEMBERS),
@@ -66,6 +72,7 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("decision", "add_option"): ("decision", {"title": "Green"}, MEMBERS),
     ("decision", "vote"): ("decision", {"votes": [{"option": "Red", "prefer": True}]}, MEMBERS),
     ("decision", "close_decision"): ("decision", {}, {"admin", "author"}),
+    ("decision", "remind"): ("decision", {}, {"admin", "author"}),
     ("commitment", "add_comment"): ("commitment", {"body": "hi"}, MEMBERS),
     ("commitment", "join_commitment"): ("commitment", {}, MEMBERS),
     ("commitment", "leave_commitment"): ("commitment", {}, MEMBERS),  # after joining (see SETUP)
@@ -82,12 +89,17 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("decision", "set_outcome"): ("decision", {"outcome": "Red"}, {"admin", "author"}),  # after closing
     ("decision", "edit_decision"): ("decision", {"question": "Which, then?"}, {"admin", "author"}),
     ("commitment", "edit_commitment"): ("commitment", {"title": "Do it now"}, {"admin", "author"}),
+    # whoever has entries: the admin added author and member to the studio (the outsider has none)
+    ("inbox", "mark_read"): ("/inbox", {"all": True}, {"author", "member"}),
+    ("inbox", "dismiss"): ("/inbox", {"all": True}, {"author", "member"}),
 }
 SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {}),
-         ("decision", "reopen_decision"): ("close_decision", {}), ("decision", "set_outcome"): ("close_decision", {})}
+         ("decision", "reopen_decision"): ("close_decision", {}), ("decision", "set_outcome"): ("close_decision", {}),
+         ("whoami", "digest_off"): ("set_email", {"email": "me@example.org"}),
+         ("whoami", "digest_on"): [("set_email", {"email": "me@example.org"}), ("digest_off", {})]}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
-               "comments", "reads", "links", "revisions")
+               "comments", "reads", "links", "revisions", "inbox", "invitations", "mail_settings")
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +180,10 @@ def test_action_matrix(template, tmp_path, page, action):
             session = Session(app, token_of(w, role))
             url = url_of(w, key)
             if (page, action) in SETUP and role in allowed:
-                before_name, before_params = SETUP[(page, action)]
-                assert not session.call_tool("execute_action", {"action": before_name, "params": before_params,
-                                                                "url": url})["isError"]
+                steps = SETUP[(page, action)]
+                for before_name, before_params in steps if isinstance(steps, list) else [steps]:
+                    assert not session.call_tool("execute_action", {"action": before_name, "params": before_params,
+                                                                    "url": url})["isError"]
             before = digest(w.home)
             result = session.call_tool("execute_action", {"action": action, "params": params, "url": url})
             text = result["content"][0]["text"]
@@ -184,7 +197,7 @@ def test_action_matrix(template, tmp_path, page, action):
                 assert digest(w.home) == before, f"refused {action} by {role} still wrote"
                 if role == "invalid":
                     assert text.startswith("authentication failed"), text
-                elif role == "outsider" and page != "home":
+                elif role == "outsider" and page not in ("home", "inbox"):  # pages of their own
                     assert "no page at" in text and "Adversarial" not in text, text
                 else:
                     assert "not available" in text, text

@@ -45,6 +45,7 @@ def watching(any_app):
         feeds.append(watcher)
         return events
 
+    watch.app = second  # type: ignore[attr-defined]
     yield watch
     if "feed" in second.__dict__:
         second.feed.close()
@@ -198,3 +199,167 @@ def test_a_vote_in_another_process_reaches_a_watcher_here(any_app, team, watchin
         assert time.monotonic() - started < 2
     finally:
         client.close()
+
+
+# --- every change exactly once, in commit order (issue 41) ----------------------------------------
+
+
+def _studio_id(any_app, user, handle="team"):
+    with any_app.store.read(user_id=user["id"]) as tx:
+        return tx.scalar("SELECT id FROM studios WHERE handle = ?", (handle,))
+
+
+def _drain(events, expected: int, deadline: float = 30) -> list:
+    """The first `expected` events (within a hang-only deadline), then whatever else comes in 0.5 s."""
+    got = [events.get(timeout=deadline) for _ in range(expected)]
+    try:
+        while True:
+            got.append(events.get(timeout=0.5))
+    except queue.Empty:
+        return got
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"])
+def test_a_change_numbered_earlier_that_commits_later_is_handed_on(any_app, team, watching):
+    """The deterministic reproduction: two write transactions open at once, the second (a higher
+    number) commits first. A feed that read 'after the last number it saw' never handed the first on."""
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, "/studios/team")
+    time.sleep(0.2)
+    studio_id = _studio_id(any_app, alice)
+    first, second = any_app.store.write(user_id=alice["id"]), any_app.store.write(user_id=alice["id"])
+    tx1 = first.__enter__()
+    record(tx1, alice["id"], studio_id, None)
+    tx2 = second.__enter__()
+    record(tx2, alice["id"], studio_id, None)
+    second.__exit__(None, None, None)
+    kind, later = events.get(timeout=10)
+    assert kind == "notify"
+    first.__exit__(None, None, None)
+    kind, earlier = events.get(timeout=10)
+    assert kind == "notify" and earlier.seq < later.seq  # numbered earlier, committed later: still handed on
+    with pytest.raises(queue.Empty):
+        events.get(timeout=0.5)
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+def test_on_sqlite_a_later_number_is_a_later_commit(any_app, team, watching):
+    """SQLite's writers take turns: a second write transaction cannot start (and take a number)
+    until the first commits, so numbers commit in order and 'after the last number' misses none."""
+    import threading
+
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, "/studios/team")
+    time.sleep(0.2)
+    studio_id = _studio_id(any_app, alice)
+    first = any_app.store.write(user_id=alice["id"])
+    tx1 = first.__enter__()
+    record(tx1, alice["id"], studio_id, None)
+    seq1 = tx1.scalar("SELECT max(seq) FROM changes")
+    started = threading.Event()
+    seq2: list[int] = []
+
+    def second() -> None:
+        started.set()
+        with any_app.store.write(user_id=alice["id"]) as tx2:
+            record(tx2, alice["id"], studio_id, None)
+            seq2.append(tx2.scalar("SELECT max(seq) FROM changes"))
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    started.wait(5)
+    time.sleep(0.2)  # the second is waiting for the first's lock (were it not, the order below would not hold either)
+    first.__exit__(None, None, None)
+    thread.join(15)
+    assert seq2 and seq2[0] > seq1
+    got = _drain(events, 2)
+    assert [change.seq for kind, change in got] == [seq1, seq2[0]]
+
+
+def test_every_change_reaches_a_watcher_exactly_once_under_concurrent_writers(any_app, team, watching):
+    """Writers on four threads (connections of their own, commits in any order) and a watcher of
+    the studio on another App: every committed change is handed on, and none twice."""
+    import threading
+
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, "/studios/team")
+    time.sleep(0.2)
+    writers, each = 4, 15
+
+    def write(n: int) -> None:
+        for k in range(each):
+            ws.execute(alice if k % 2 else bob, decision, "add_comment", {"body": f"writer {n} comment {k}"})
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    got = _drain(events, writers * each, deadline=60)
+    seqs = [change.seq for kind, change in got if kind == "notify"]
+    assert len(seqs) == len(got) == writers * each
+    assert len(set(seqs)) == len(seqs)
+
+
+# --- a database fault never ends the feed (issue 41) ----------------------------------------------
+
+
+def test_a_fault_while_handing_a_change_on_is_read_through(any_app, team, watching):
+    """The membership check fails once (the database went away): nobody is ended or told twice,
+    and the change is handed on once the database answers."""
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, decision)
+    time.sleep(0.2)
+    feed = watching.app.feed
+    real, failures = feed.source.members_among, []
+
+    def flaky(*args):
+        if not failures:
+            failures.append(1)
+            raise ConnectionError("the database went away")
+        return real(*args)
+
+    feed.source.members_among = flaky
+    ws.execute(alice, decision, "add_comment", {"body": "while the database blinked"})
+    got = _drain(events, 1)
+    assert [kind for kind, _ in got] == ["notify"] and failures
+    ws.execute(alice, decision, "add_comment", {"body": "and after"})
+    assert events.get(timeout=10)[0] == "notify"
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"])
+def test_the_feed_reconnects_when_its_connection_is_terminated(any_app, team, watching, pg_database):
+    """The feed's LISTEN connection is terminated by the server; a change committed meanwhile is
+    still handed on, the watcher stays, and so do later changes."""
+    import psycopg
+
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, decision)
+    time.sleep(0.3)
+    with psycopg.connect(pg_database.admin_url, autocommit=True) as admin:
+        ended = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                              " WHERE application_name = 'navmcp-feed' AND datname = current_database()").fetchall()
+    assert ended
+    ws.execute(alice, decision, "add_comment", {"body": "while the feed was cut off"})
+    assert [kind for kind, _ in _drain(events, 1)] == ["notify"]
+    ws.execute(alice, decision, "add_comment", {"body": "after it came back"})
+    assert events.get(timeout=10)[0] == "notify"
+
+
+# --- catching up from a position (Last-Event-ID) ---------------------------------------------------
+
+
+def test_missed_tells_whether_a_change_since_a_position_concerns_a_watcher(any_app, team):
+    ws, alice, bob, carol, decision = team
+    feed = any_app.feed
+    with any_app.store.read(user_id=bob["id"]) as tx:
+        on_decision = interest(tx, bob["id"], decision)
+        on_other = interest(tx, alice["id"], "/studios/other")
+    start = feed.position()
+    assert not feed.missed(start, on_decision)
+    ws.execute(alice, decision, "add_comment", {"body": "news"})
+    assert feed.missed(start, on_decision)
+    assert not feed.missed(start, on_other)
+    assert not feed.missed(feed.position(), on_decision)
+    for nonsense in ("", "abc", "1/2/3", "9" * 40, "1:2:3//x", "5:1:/ /0"):
+        assert feed.missed(nonsense, on_decision)  # unreadable: read the page again

@@ -77,3 +77,21 @@ def test_at_most_100_values_with_has_more(app, owner):
     token = __import__("navmcp.identity", fromlist=["mint_token"]).mint_token(app.secret, owner["id"])
     result = complete(Rpc(app, token), {"type": "ref/prompt", "name": "standup"}, "studio", "s")
     assert len(result["values"]) == 100 and result["total"] == 103 and result["hasMore"] is True
+
+
+def test_member_handles_complete_after_an_at_sign(any_app, team):
+    alice_token, bob_token, offsite, lunch = team
+    alice = Rpc(any_app, alice_token)
+    any_app.workspace.execute(_user(any_app, "alice"), "/studios/team/members", "add_member", {"handle": "bob"})
+    ref = {"type": "ref/prompt", "name": "decide"}
+    assert complete(alice, ref, "topic", "lunch with @b", studio="team")["values"] == ["lunch with @bob"]
+    assert complete(alice, ref, "topic", "@", studio="team")["values"] == ["@alice", "@bob", "@admins", "@everyone"]
+    assert complete(alice, ref, "topic", "@", studio="other")["values"] == ["@alice", "@admins", "@everyone"]
+    assert complete(alice, ref, "topic", "@b")["values"] == []  # no studio named: nobody to offer
+    bob = Rpc(any_app, bob_token)
+    assert complete(bob, ref, "topic", "@", studio="other")["values"] == []  # not his studio
+
+
+def _user(any_app, handle):
+    with any_app.store.read() as tx:
+        return tx.find_user(handle)

@@ -124,7 +124,8 @@ def test_every_page_kinds_json_is_its_data(team):
     with pytest.raises(NavError):  # audited with its message, which quotes the title escaped for markdown
         ws.execute(alice, decision, "add_option", {"title": TRICKY})
     urls = {"home": "/", "help": "/help", "help_topic": "/help/decisions", "whoami": "/whoami",
-            "awaiting": "/awaiting", "near_mass": "/near-mass", "workspace_search": "/search?q=lisbon",
+            "awaiting": "/awaiting", "near_mass": "/near-mass", "inbox": "/inbox",
+                "workspace_search": "/search?q=lisbon",
             "studio": "/studios/team", "members": "/studios/team/members", "note": note, "decision": decision,
             "commitment": commitment, "cycle": "/studios/team/cycles/today", "search": "/studios/team/search?q=where",
             "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit"}
@@ -139,6 +140,8 @@ def test_every_page_kinds_json_is_its_data(team):
     assert seen["home"]["awaiting_count"] == 0 and seen["home"]["near_count"] == 1
     assert [r["title"] for r in seen["near_mass"]["rows"]] == ["Book"]
     assert seen["whoami"]["studios"][0]["role"] == "admin"
+    # bob commented on alice's decision (the fixture); joining her commitment, short of its mass, told her nothing
+    assert [(e["kind"], e["name"], e["actor"]) for e in seen["inbox"]["entries"]] == [("comment", "Where?", "bob")]
     assert seen["help_topic"]["topic"] == "decisions"
     assert [r["title"] for r in seen["workspace_search"]["results"]] == ["Where?"]
     assert [r["title"] for r in seen["search"]["results"]] == ["Where?"]

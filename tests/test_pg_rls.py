@@ -613,10 +613,11 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
     # membership, records changes, writes whether a user is findable and now and then prunes the
     # audit (every AUDIT_PRUNE_EVERY-th line of the process, so whether this test's lines include
     # one depends on the tests before it): those later migrations are applied beforehand too (none
-    # needs or touches studio_people).
+    # needs or touches studio_people). Adding a member writes an inbox entry; the members page
+    # counts invitations; a new item says whether it is anonymous.
     needed = tuple(v for v, name, _ in postgres_migrations()
-                   if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds",
-                               "issue44_columns"))
+                   if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds", "inbox",
+                               "invitations", "who_voted", "mail", "issue44_columns"))
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:
@@ -925,3 +926,54 @@ def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path, 
         with psycopg.connect(owner_url) as owner:
             assert owner.execute("SELECT handle, name, findable FROM users ORDER BY handle").fetchall() == [
                 ("lin", "lin", 0), ("olive", "olive", 1), ("sam", "Sam", 1)]
+
+
+def test_audit_lines_are_stamped_by_the_database_and_never_changed(team, pg_database):
+    """Issue 40 item 12: a member wrote lines in their own studio at any time they chose (or with an
+    id of their choosing), which sat among the real ones. Now the database stamps time and id, and
+    nobody but the owner's pruning changes or deletes a line."""
+    app, urls, ids, u = team
+    carol = u["carol"]
+    team_id = _owner_one(pg_database, "SELECT id FROM studios WHERE handle = 'team'")[0]
+    _as(app, carol, "INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome,"
+                    " duration_ms) VALUES ('2001-01-01T00:00:00.000000Z', ?, 'dated', ?, '/', 'x', '[]', 'ok', -5)",
+        (carol["id"], team_id))
+    (at, duration), = _owner_all(pg_database, "SELECT at, duration_ms FROM audit WHERE client = 'dated'")
+    assert at > "2026" and duration == 0
+    with pytest.raises(psycopg.errors.GeneratedAlways):
+        _as(app, carol, "INSERT INTO audit (id, at, user_id, client, studio_id, url, action, param_names, outcome,"
+                        " duration_ms) VALUES (1, 'now', ?, 'x', ?, '/', 'x', '[]', 'ok', 0)", (carol["id"], team_id))
+    for sql in ("UPDATE audit SET outcome = 'changed' WHERE user_id = ?", "DELETE FROM audit WHERE user_id = ?"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            _as(app, carol, sql, (carol["id"],))
+    # what the app writes is still written
+    count = "SELECT count(*) FROM audit WHERE user_id = %s AND action = 'add_comment'"
+    (before,) = _owner_one(pg_database, count, (carol["id"],))
+    app.workspace.execute(carol, urls["note"], "add_comment", {"body": "still audited"})
+    assert _owner_one(pg_database, count, (carol["id"],)) == (before + 1,)
+
+
+def test_a_revoked_grant_stays_revoked_and_a_grant_changes_only_its_use(team, pg_database):
+    """Issue 40 item 12: a person could un-revoke their own OAuth grant (or widen its scope, move it
+    to another client) by SQL through the app role."""
+    from navmcp.oauth import grants
+
+    app, urls, ids, u = team
+    alice = u["alice"]
+    code = grants.new_code()
+    grant_id = grants.approve(app.store, code, alice["id"], "c1", "C1", "read", "http://x/mcp", "http://127.0.0.1/cb",
+                              "x" * 43)
+    assert grants.take_code(app.store, code)["problem"] is None
+    assert grants.GrantCache.live(app.store, alice["id"], grant_id)  # the app's own update of its use
+    for sql in ("UPDATE oauth_grants SET scope = 'read write' WHERE id = ?",
+                "UPDATE oauth_grants SET client_id = 'c2' WHERE id = ?"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            _as(app, alice, sql, (grant_id,))
+    assert grants.revoke_grant(app.store, alice["id"], grant_id)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="stays revoked"):
+        _as(app, alice, "UPDATE oauth_grants SET revoked_at = NULL WHERE id = ?", (grant_id,))
+    assert _owner_one(pg_database, "SELECT revoked_at IS NOT NULL, scope FROM oauth_grants WHERE id = %s",
+                      (grant_id,)) == (True, "read")
+    _refused(app, alice, "INSERT INTO oauth_grants (id, user_id, client_id, client_name, scope, resource, created_at,"
+                         " issued_at) VALUES ('g9', ?, 'c9', 'C9', 'read write', 'http://x/mcp', 'now', 'now')",
+             (alice["id"],))

@@ -33,7 +33,7 @@ def test_the_four_rituals_are_listed_with_their_arguments(app, people, era):
     ("standup", {"studio": "team"}, ["/studios/team/cycles/yesterday", "/studios/team/cycles/today", "'/'"]),
     ("decide", {"studio": "team", "topic": "the offsite"}, ["/studios/team/search?q=the+offsite", "'vote'"]),
     ("decide", {"studio": "Team"}, ["navigate('/')", "/studios/team"]),
-    ("what-needs-me", {}, ["navigate('/')"]),
+    ("what-needs-me", {}, ["navigate('/inbox')", "navigate('/')"]),
     ("weekly-review", {"studio": "team"}, ["/studios/team/cycles/this-week", "/studios/team/cycles/last-week"]),
 ])
 def test_each_ritual_names_the_pages_to_open(app, people, name, arguments, urls):

@@ -644,3 +644,21 @@ def test_header_mismatch_comes_before_the_version_check():
     reply = new_conn().receive(modern("tools/list", version="1900-01-01"),
                                {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"})
     assert reply["error"]["code"] == -32020
+
+
+def test_a_database_away_is_a_server_error_to_send_again_not_not_found(app, owner, monkeypatch):
+    """resources/read (and any method but a tool call, whose result says it itself) while the
+    database is busy or away: -32000 with `retryAfter`, never "Resource not found" or -32603."""
+    from navmcp.errors import Unavailable
+    from navmcp.tools import Session as ToolSession
+
+    def away(self, url):
+        raise Unavailable("the database can't be reached right now; nothing of this call was applied")
+
+    monkeypatch.setattr(ToolSession, "page", away)
+    connection = Connection(ToolSession(app, None), name="navmcp", version="0", instructions="")
+    connection.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                        "params": {"protocolVersion": "2025-11-25", "capabilities": {}}})
+    reply = connection.receive({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "navmcp:///"}})
+    assert reply["error"]["code"] == -32000 and reply["error"]["data"] == {"retryAfter": 2}
+    assert "can't be reached" in reply["error"]["message"]

@@ -147,3 +147,20 @@ def test_a_deleted_comment_leaves_its_replies_under_deleted_and_no_text(team, ne
     with app.store.read(user_id=bob["id"]) as tx:
         assert tx.scalar("SELECT count(*) FROM comments WHERE id = ?", (lonely,)) == 0
     assert "lonely" not in ws.page(bob, note).markdown
+
+
+def test_a_reply_tells_the_author_of_the_comment_it_answers_once(team, new_user):
+    app, alice, bob, note, _ = team
+    ws = app.workspace
+    carol = new_user("carol")[0]
+    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "carol"})
+    ws.execute(carol, note, "add_comment", {"body": "a thought"})
+    root = ws.page(bob, note).data["comments"][0]["id"]
+    ws.execute(carol, "/inbox", "dismiss", {"all": True})  # being added
+    ws.execute(bob, note, "add_comment", {"body": "an answer", "reply_to": root})
+    entries = ws.page(carol, "/inbox").data["entries"]
+    assert [(e["kind"], e["count"]) for e in entries] == [("comment", 1)]  # one entry, not two
+    ws.execute(carol, "/inbox", "dismiss", {"all": True})
+    ws.execute(bob, note, "add_comment", {"body": "@carol see this", "reply_to": root})
+    assert [e["kind"] for e in ws.page(carol, "/inbox").data["entries"]] == ["mention"]  # mentioned: told once
+    assert "comment" not in [e["kind"] for e in ws.page(bob, "/inbox").data["entries"]]  # never the actor

@@ -30,10 +30,11 @@ EXERCISED_ACTIONS = {
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
     "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
-    "set_outcome",
+    "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
+    "digest_on",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
-                   "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass"}
+                   "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass", "inbox"}
 
 
 def test_the_contract_covers_every_page_and_action():
@@ -310,6 +311,23 @@ def test_only_a_findable_person_can_be_added_and_every_refusal_reads_the_same(an
         ws.execute(alice, members, "add_member", {"handle": "dana"})
 
 
+def test_the_inbox_lists_what_it_runs(any_app, team):
+    """/inbox offers mark_read while something is unread and dismiss while anything is there; each
+    valid action runs, and what the page then offers is what the outcome says."""
+    ws, alice, bob, carol = team
+    assert names(ws.page(carol, "/inbox")) == set()
+    with pytest.raises(ActionUnavailable, match="your inbox is empty"):
+        ws.execute(carol, "/inbox", "dismiss", {"all": True})
+    ws.execute(alice, "/studios/team", "create_note", {"title": "For bob", "body": "@bob and @carol"})
+    page = ws.page(bob, "/inbox")
+    assert names(page) == {"mark_read", "dismiss"} and page.data["unread"] == 2  # added, mentioned
+    assert names(ws.page(carol, "/inbox")) == set()  # carol is in no studio: her mention is plain text
+    done = ws.execute(bob, "/inbox", "mark_read", {"all": True})
+    assert done.message == "Marked 2 entries read." and set(done.actions) == names(ws.page(bob, "/inbox")) == {"dismiss"}
+    done = ws.execute(bob, "/inbox", "dismiss", {"all": True})
+    assert done.actions == [] and names(ws.page(bob, "/inbox")) == set()
+
+
 def test_a_name_is_never_an_email_address(any_app):
     """A name is shown to every member of one's studios: an e-mail address in it is refused."""
     from navmcp.errors import NavError
@@ -416,7 +434,10 @@ def test_decisions_vote_replace_close(any_app, team):
     assert "vote" not in names(page) and "Lisbon" in page.markdown
     with pytest.raises(ActionUnavailable, match="closed"):
         ws.execute(bob, url, "vote", {"votes": [{"option": "Berlin"}]})
-    assert "Where is the offsite?" not in ws.page(bob, "/").markdown  # nothing awaits a vote any more
+    home = ws.page(bob, "/")
+    # nothing awaits his vote there any more (his inbox says it closed)
+    assert "Where is the offsite?" not in [d["title"] for d in home.data["awaiting_votes"]]
+    assert "Where is the offsite?" not in home.markdown.split("## Awaiting your vote")[1]
 
 
 def test_commitments_join_limit_leave_close(any_app, team, new_user):

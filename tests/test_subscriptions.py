@@ -238,3 +238,76 @@ def test_the_sdk_client_listens_over_streamable_http(home, world, web_on):
         voter.close()
         admin.close()
 
+
+
+def test_a_listen_that_names_its_last_position_hears_of_what_changed_meanwhile(app, owner):
+    """Every acknowledgement, notification and final result carries the change feed's position; a
+    client that listens again (its stream ended or dropped) with the position it last had is told at
+    once of each page that changed since, and of no other."""
+    from navmcp.subscriptions import POSITION
+
+    ws = app.workspace
+    ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
+    decision = ws.execute(owner, "/studios/team", "create_decision", {"question": "Lunch?", "options": ["A", "B"]}).url
+    note = ws.execute(owner, "/studios/team", "create_note", {"title": "Quiet", "body": "nothing new"}).url
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    uris = ["navmcp://" + decision, "navmcp://" + note]
+
+    def listen(request_id, after=None):
+        sent: list = []
+        connection = Connection(Session(app, None), name="navmcp", version="0", instructions="",
+                                outbound=sent.append, watchable=True)
+        params = {"_meta": {**meta, **({POSITION: after} if after else {})},
+                  "notifications": {"resourceSubscriptions": uris}}
+        assert connection.receive({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen",
+                                   "params": params}) is None
+        return connection, sent
+
+    first, sent = listen(1)
+    ack = sent[0]
+    assert ack["method"] == "notifications/subscriptions/acknowledged" and ack["params"]["_meta"][POSITION]
+    position = ack["params"]["_meta"][POSITION]
+    first.close()
+    ws.execute(owner, decision, "vote", {"votes": [{"option": "A", "accept": True}]})
+    again, sent = listen(2, after=position)
+    assert [m["method"] for m in sent] == ["notifications/subscriptions/acknowledged", "notifications/resources/updated"]
+    assert sent[1]["params"]["uri"] == "navmcp://" + decision
+    caught_up = sent[0]["params"]["_meta"][POSITION]
+    again.close()
+    third, sent = listen(3, after=caught_up)
+    assert [m["method"] for m in sent] == ["notifications/subscriptions/acknowledged"]
+    third.close()
+
+
+def test_an_agent_watching_its_inbox_hears_of_a_mention(home, world):
+    """alice's agent writes a note mentioning @bob; bob's agent, listening on navmcp:///inbox with the
+    SDK client, is told, reads the entry, follows it to the note, and mark_read clears it."""
+    app, decision, tokens = world
+    uri = "navmcp:///inbox"
+    writer = other_process(home, tokens["alice"])
+
+    async def script(client, subscription):
+        assert "mentioned you" not in (await client.read_resource(uri)).contents[0].text
+        made = writer.call("execute_action", action="create_note", url="/studios/team",
+                           params={"title": "Agenda", "body": "@bob can you add the budget?"})
+        assert not made["isError"]
+        event = await next_event(subscription, 10)
+        assert event == ResourceUpdated(uri=uri)
+        text = (await client.read_resource(uri)).contents[0].text
+        assert "mentioned you in [Agenda](/studios/team/n/" in text  # by the local owner, alice here
+        note = text.split("mentioned you in [Agenda](", 1)[1].split(")", 1)[0]
+        entry = text.split("mentioned you in", 1)[1].split("entry `", 1)[1].split("`", 1)[0]
+        followed = await client.call_tool("navigate", {"url": note})
+        assert "can you add the budget" in followed.content[0].text
+        done = await client.call_tool("execute_action", {"action": "mark_read", "url": "/inbox",
+                                                         "params": {"entry": entry}})
+        assert not done.is_error, done.content[0].text
+        after = (await client.read_resource(uri)).contents[0].text
+        [line] = [ln for ln in after.splitlines() if "mentioned you in" in ln]
+        assert "**new**" not in line  # read now, and listed after the unread
+        return True
+
+    try:
+        assert listen_with_sdk(home, tokens["bob"], uri, script)
+    finally:
+        writer.close()

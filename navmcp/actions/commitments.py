@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from navmcp import domain
+from navmcp import domain, inbox
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import now
@@ -16,10 +16,15 @@ def join_commitment(req: Request, p: Params) -> Outcome:
     count = req.facts["count"] + 1
     message = f"Joined ({count} of critical mass {item['critical_mass']}"
     message += f", limit {item['participant_limit']})." if item["participant_limit"] else ")."
+    told: set[str] = set()
     if count == item["critical_mass"]:
         message += " Critical mass reached."
+        told = set(inbox.notify(req, "commitment_mass", [item["created_by"], *inbox.participants(req.tx, item["id"])],
+                                item["id"]))
     if item["participant_limit"] is not None and count >= item["participant_limit"]:
         domain.update_item(req.tx, item["id"], closed_at=now(), updated_at=now())
+        inbox.notify(req, "commitment_closed", [u for u in [item["created_by"], *inbox.participants(req.tx, item["id"])]
+                                                if u not in told], item["id"])
         message += " The limit is reached: the commitment is now closed."
     else:
         domain.touch(req.tx, item["id"])
@@ -44,6 +49,8 @@ def joined_and_open(req: Request) -> str | None:
 
 def close_commitment(req: Request, p: Params) -> Outcome:
     domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now())
+    inbox.notify(req, "commitment_closed", [req.item["created_by"], *inbox.participants(req.tx, req.item["id"])],
+                 req.item["id"])
     reached = req.facts["count"] >= req.item["critical_mass"]
     return Outcome("Commitment closed " + ("with critical mass reached." if reached else
                    f"short of critical mass ({req.facts['count']} of {req.item['critical_mass']})."), req.path)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from navmcp import domain
+from navmcp import domain, inbox
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import OptionRef, ShortText, Title
@@ -140,6 +140,7 @@ class CloseDecision(Params):
 def close_decision(req: Request, p: CloseDecision) -> Outcome:
     domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now(),
                        **({"outcome": p.outcome} if p.outcome else {}))
+    inbox.notify(req, "decision_closed", [req.item["created_by"], *inbox.voters(req.tx, req.item["id"])], req.item["id"])
     result = domain.winners(domain.tally(req.tx, req.item["id"]))
     said = " / tie with ".join(quoted(o["title"]) for o in result) if result else "no option was accepted"
     tie = len(result) > 1 and not p.outcome

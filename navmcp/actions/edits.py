@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from navmcp import domain, revisions
+from navmcp import domain, inbox, mentions, revisions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Comment, Deadline, ShortText, Tags, Title
@@ -88,6 +88,7 @@ def edit_item(req: Request, p: Params) -> Outcome:
         return Outcome(f"Nothing changed: the {kind} already reads that way (revision {item['revision']}).", req.path)
     number = revisions.save(req, changes, **columns, updated_at=now())
     if "body" in columns:
+        _tell_newly_mentioned(req, item["body"], columns["body"])
         # The item links what its text and its comments mention: made again from the new text and
         # the comments, which the edit leaves as they were.
         req.tx.execute("DELETE FROM links WHERE from_item = ?", (item["id"],))
@@ -97,6 +98,13 @@ def edit_item(req: Request, p: Params) -> Outcome:
         req.tx.execute("DELETE FROM item_tags WHERE item_id = ?", (item["id"],))
         domain.set_tags(req.tx, item["id"], tags or [])
     return Outcome(f"Updated the {kind}'s {', '.join(changes)}: revision {number}.", req.path)
+
+
+def _tell_newly_mentioned(req: Request, old: str | None, new: str) -> None:
+    """Whom the new text mentions and the old did not is told (issue 43's inbox)."""
+    before = set(mentions.mentioned(req.tx, req.studio["id"], req.role, old or ""))
+    inbox.notify(req, "mention", [u for u in mentions.mentioned(req.tx, req.studio["id"], req.role, new)
+                                  if u not in before], req.item["id"])
 
 
 def _limit_reachable(req: Request, limit: int) -> None:
@@ -135,6 +143,7 @@ def edit_comment(req: Request, p: EditComment) -> Outcome:
         return Outcome(f"Nothing changed: the comment already reads that way (revision {comment['revision']}).",
                        f"{req.path}?comment={comment['id']}")
     number = revisions.save(req, {"body": (comment["body"], p.body)}, comment, body=p.body)
+    _tell_newly_mentioned(req, comment["body"], p.body)
     domain.link_mentions(req.tx, req.studio, req.item["id"], p.body)
     domain.touch(req.tx, req.item["id"])
     return Outcome(f"Comment edited: revision {number}.", f"{req.path}?comment={comment['id']}")

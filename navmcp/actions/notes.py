@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from navmcp import domain
+from navmcp import domain, inbox, mentions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Comment
@@ -29,8 +29,15 @@ def add_comment(req: Request, p: AddComment) -> Outcome:
         (new_id(), req.item["id"], req.studio["id"], p.body, req.user["id"], now(), parent and parent["id"]))
     domain.link_mentions(req.tx, req.studio, req.item["id"], p.body)
     domain.touch(req.tx, req.item["id"])
+    told = set(inbox.notify(req, "mention", mentions.mentioned(req.tx, req.studio["id"], req.role, p.body),
+                            req.item["id"]))
+    # Who the item concerns hear of a comment, and a reply's parent author (`p.reply_to`'s, which
+    # may be a reply in the thread) with them: once, as one entry; one mentioned was told already.
+    concerned = set(inbox.related(req.tx, req.item["id"]))
     if parent:
-        # inbox (issue 43): a reply notifies the parent's author (`p.reply_to`'s, else the thread's) — wire it here.
+        concerned.add(req.tx.one("SELECT created_by FROM comments WHERE id = ?", (p.reply_to,))["created_by"])
+    inbox.notify(req, "comment", [u for u in concerned if u not in told], req.item["id"])
+    if parent:
         return Outcome("Reply added.", f"{req.path}?comment={parent['id']}")
     # Threads run oldest first, so a new one is on the last page: land there, not on page 1.
     pages = -(-req.tx.one("SELECT count(*) AS n FROM comments WHERE item_id = ? AND parent_id IS NULL",

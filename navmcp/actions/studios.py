@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from navmcp import changes, domain
+from navmcp import changes, domain, inbox, mentions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
@@ -69,6 +69,7 @@ def add_member(req: Request, p: AddMember) -> Outcome:
     else:  # the studio's lock (above) keeps another add of the same person from racing this insert
         req.tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
                        (req.studio["id"], user["id"], role, now()))
+        inbox.notify(req, "added", [user["id"]])
     return Outcome(f"@{p.handle} is now {named} of this studio.", req.path)
 
 
@@ -179,6 +180,7 @@ class CreateNote(Params):
 
 def create_note(req: Request, p: CreateNote) -> Outcome:
     item = domain.insert_item(req.tx, req.studio, req.user, "note", p.title, p.body, p.tags)
+    _tell_mentioned(req, item["id"], p.body)
     return Outcome(f"Created note {quoted(p.title)}.", domain.item_url(req.studio["handle"], item))
 
 
@@ -188,13 +190,15 @@ class CreateDecision(Params):
     options: Options = Field([], description="initial option titles (at most 20)")
     deadline: Deadline | None = None
     tags: Tags = []
+    anonymous: bool = Field(False, description="show only counts, never who voted how (to everyone, for good)")
 
 
 def create_decision(req: Request, p: CreateDecision) -> Outcome:
     item = domain.insert_item(req.tx, req.studio, req.user, "decision", p.question, p.description, p.tags,
-                              deadline=p.deadline)
+                              deadline=p.deadline, anonymous=p.anonymous)
     for title in p.options:
         domain.insert_option(req.tx, req.user, item["id"], title)
+    _tell_mentioned(req, item["id"], p.description)
     return Outcome(f"Created decision {quoted(p.question)} with {len(p.options)} option(s).",
                    domain.item_url(req.studio["handle"], item))
 
@@ -220,8 +224,13 @@ class CreateCommitment(Params):
 def create_commitment(req: Request, p: CreateCommitment) -> Outcome:
     item = domain.insert_item(req.tx, req.studio, req.user, "commitment", p.title, p.description, p.tags,
                               deadline=p.deadline, critical_mass=p.critical_mass, participant_limit=p.limit)
+    _tell_mentioned(req, item["id"], p.description)
     return Outcome(f"Created commitment {quoted(p.title)} (critical mass {p.critical_mass}).",
                    domain.item_url(req.studio["handle"], item))
+
+
+def _tell_mentioned(req: Request, item_id: str, text: str) -> None:
+    inbox.notify(req, "mention", mentions.mentioned(req.tx, req.studio["id"], req.role, text), item_id)
 
 
 ACTIONS = [

@@ -3,10 +3,11 @@ and Client ID Metadata Documents (the client id is an HTTPS URL; the document th
 checked and cached for a while). Both become a `Client`, which Authlib's grants ask the OAuth
 questions: which redirect URIs, grant types, scopes and authentication method it may use.
 
-Fetching a metadata document is a request to a URL anyone can name, so it is fenced: HTTPS only,
-to a public address (the name is resolved once and that address is the one connected to, so a
-second answer can't point it elsewhere), no redirects, a short timeout and a size limit. Loopback
-`http://` ids (a client under development on this machine) are accepted only with
+Fetching a metadata document (`navmcp.oauth.documents`) is a request to a URL anyone can name, so
+it is fenced here: HTTPS only, to a public address (`connectable_address`: every IPv4 address
+embedded in an IPv6 one is judged in its place; the name is resolved once and that address is
+the one connected to, so a second answer can't point it elsewhere). Loopback `http://` ids (a
+client under development on this machine) are accepted only with
 NAVMCP_OAUTH_LOOPBACK_CLIENT_IDS=1.
 """
 
@@ -14,14 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import http.client
 import ipaddress
 import json
 import os
-import socket
-import ssl
-import threading
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,16 +25,18 @@ from authlib.oauth2.rfc6749 import ClientMixin, InvalidClientError
 from authlib.oauth2.rfc7591 import ClientMetadataClaims
 from joserfc.errors import JoseError
 
-from navmcp.oauth import SCOPES
+from navmcp import text
+from navmcp.oauth import SCOPES, metadata
+from navmcp.render import DIRECTION_CONTROLS
 from navmcp.store import Store
 
 LOOPBACK_NAMES = ("127.0.0.1", "::1", "localhost")
-DOCUMENT_MAX_BYTES = 64 * 1024
-DOCUMENT_TIMEOUT = 5.0  # seconds, for connecting and for each read
-DOCUMENT_TTL = 300.0  # seconds a fetched document is believed (less if its Cache-Control says so)
 NAME_MAX = 100
-REDIRECT_URIS_MAX = 10
+REDIRECT_URIS_MAX = 5
+UNUSED_CLIENT_HOURS = 24.0  # a registered client no grant names is deleted after this (NAVMCP_OAUTH_UNUSED_CLIENT_HOURS)
+PRUNE_MOST = 100  # expired clients deleted per registration (each registration adds one)
 _REFUSED_SCHEMES = {"javascript", "data", "file", "vbscript", "about", "blob"}
+_NO_DIRECTION = dict.fromkeys(map(ord, DIRECTION_CONTROLS))
 
 
 def loopback_ids_allowed() -> bool:
@@ -48,7 +46,7 @@ def loopback_ids_allowed() -> bool:
 class Client(ClientMixin):
     def __init__(self, client_id: str, metadata: dict[str, Any], secret_hash: str | None = None):
         self.client_id, self.metadata, self.secret_hash = client_id, metadata, secret_hash
-        self.name = str(metadata.get("client_name") or client_id)[:NAME_MAX]
+        self.name = shown_name(str(metadata.get("client_name") or client_id))
         self.auth_method = metadata.get("token_endpoint_auth_method") or "client_secret_basic"
 
     def get_client_id(self) -> str:
@@ -59,11 +57,13 @@ class Client(ClientMixin):
         return uris[0] if len(uris) == 1 else None  # with several, the request must name one
 
     def get_allowed_scope(self, scope: str | None) -> str | None:
-        """The scopes granted of those asked for (all of ours when none are named), within the
-        client's registered `scope`; None (invalid_scope) when that leaves none."""
-        allowed = set((self.metadata.get("scope") or " ".join(SCOPES)).split()) & set(SCOPES)
-        wanted = scope.split() if scope else list(SCOPES)
-        return " ".join(s for s in SCOPES if s in wanted and s in allowed) or None
+        """The scopes asked for, of ours (when none are named: those the client registered, else
+        all of ours); None (invalid_scope) when that leaves none. A registered `scope` is the
+        client's own claim, not a ceiling: a client that comes back for more (step-up, after a 403
+        `insufficient_scope`) gets what it asks for once the person allows it on the consent page,
+        which names every scope asked for."""
+        wanted = scope.split() if scope else (self.metadata.get("scope") or " ".join(SCOPES)).split()
+        return " ".join(s for s in SCOPES if s in wanted) or None
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
         return redirect_uri_allowed(self.metadata.get("redirect_uris") or [], redirect_uri)
@@ -100,65 +100,167 @@ def redirect_uri_allowed(registered: list[str], presented: str) -> bool:
     return False
 
 
+def uri_characters_ok(uri: str) -> bool:
+    """Is every character one a URI may hold as it is (RFC 3986: printable ASCII but space, `"`,
+    `<`, `>`, `\\`, `^`, `` ` ``, `{`, `|`, `}`; anything else percent-encoded)? A tab, CR/LF, a
+    backslash or a raw non-ASCII letter is read differently by different parsers."""
+    return all("!" <= c <= "~" and c not in _NOT_IN_URIS for c in uri)
+
+
+_NOT_IN_URIS = frozenset('"<>\\^`{|}')
+
+
+def shown(value: str, limit: int = 120) -> str:
+    """A value quoted in an OAuth error description, which may hold only printable ASCII but `"`
+    and `\\` (RFC 6749 §5.2; Authlib refuses to build an error holding any other)."""
+    return "'" + metadata.header_text(value, limit) + "'"
+
+
 def check_redirect_uri(uri: Any) -> str | None:
-    """Why a redirect URI can't be registered, or None: absolute, no fragment, and plain `http`
-    only to a loopback address (RFC 8252); private-use schemes (`myapp://cb`) are allowed."""
+    """Why a redirect URI can't be registered, or None: URI characters only, absolute, no fragment,
+    and plain `http` only to a loopback address (RFC 8252); private-use schemes (`myapp://cb`)
+    are allowed."""
     if not isinstance(uri, str) or not uri or len(uri) > 2000:
         return "a redirect URI must be a string of up to 2000 characters"
+    if not uri_characters_ok(uri):
+        return (f"{shown(uri)} holds a character a URI can't hold as it is (a space, control character, "
+                "backslash or non-ASCII letter): percent-encode it")
     try:
         parts = urlsplit(uri)
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
-        return f"{uri!r} is not a valid URI"
+        return f"{shown(uri)} is not a valid URI"
     if not parts.scheme or parts.scheme.lower() in _REFUSED_SCHEMES:
-        return f"{uri!r} is not an absolute URI of an allowed scheme"
+        return f"{shown(uri)} is not an absolute URI of an allowed scheme"
     if parts.fragment or "#" in uri:
-        return f"{uri!r} has a fragment"
+        return f"{shown(uri)} has a fragment"
     if parts.scheme == "http" and parts.hostname not in LOOPBACK_NAMES:
-        return f"{uri!r}: plain http is allowed only to a loopback address (127.0.0.1, [::1], localhost)"
+        return f"{shown(uri)}: plain http is allowed only to a loopback address (127.0.0.1, [::1], localhost)"
     if parts.scheme in ("http", "https") and not parts.hostname:
-        return f"{uri!r} names no host"
+        return f"{shown(uri)} names no host"
     return None
+
+
+class InvalidMetadata(ValueError):
+    """Why client metadata can't be used; `redirect_uri` when a redirect URI is the reason
+    (RFC 7591 §3.2.2 names two errors)."""
+
+    def __init__(self, problem: str, *, redirect_uri: bool = False):
+        super().__init__(problem)
+        self.redirect_uri = redirect_uri
+
+
+# RFC 7591 §2's fields and their types; keys (`jwks`, `jwks_uri`) and software statements are not
+# used here (clients authenticate with none or a secret), so they are not registered.
+_FIELD_TYPES: dict[str, type] = {
+    "redirect_uris": list, "token_endpoint_auth_method": str, "grant_types": list, "response_types": list,
+    "client_name": str, "client_uri": str, "logo_uri": str, "scope": str, "contacts": list, "tos_uri": str,
+    "policy_uri": str, "software_id": str, "software_version": str}
+_IGNORED_FIELDS = frozenset({"jwks", "jwks_uri", "software_statement"})
 
 
 def validate_metadata(data: dict[str, Any], server_metadata: dict[str, Any]) -> dict[str, Any]:
     """Client metadata checked by RFC 7591's rules (Authlib's claims) and ours; the registered claims.
-    ValueError with the reason."""
+    InvalidMetadata with the reason."""
+    data = {k: v for k, v in data.items() if k not in _IGNORED_FIELDS}
+    for field, kind in _FIELD_TYPES.items():  # Authlib's claim checks fail on a value of another type
+        value = data.get(field)
+        if value is not None and not (isinstance(value, str) if kind is str else
+                                      isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise InvalidMetadata(f"{field} must be {'a string' if kind is str else 'a list of strings'}",
+                                  redirect_uri=field == "redirect_uris")
+    uris = data.get("redirect_uris")
+    if isinstance(uris, list):  # ours first: Authlib's claim check says only "Invalid claim"
+        for uri in uris[:REDIRECT_URIS_MAX + 1]:
+            problem = check_redirect_uri(uri)
+            if problem:
+                raise InvalidMetadata(problem, redirect_uri=True)
     claims = ClientMetadataClaims(data, {}, ClientMetadataClaims.get_claims_options(server_metadata), server_metadata)
     try:
         claims.validate()
     except JoseError as e:
-        raise ValueError(e.description or str(e)) from None
+        raise InvalidMetadata(e.description or str(e), redirect_uri=getattr(e, "claim_name", "") == "redirect_uris") \
+            from None
     metadata = dict(claims.get_registered_claims())
     uris = metadata.get("redirect_uris")
     if not isinstance(uris, list) or not uris:
-        raise ValueError("redirect_uris is required: the authorization code flow redirects to one of them")
+        raise InvalidMetadata("redirect_uris is required: the authorization code flow redirects to one of them",
+                              redirect_uri=True)
     if len(uris) > REDIRECT_URIS_MAX:
-        raise ValueError(f"at most {REDIRECT_URIS_MAX} redirect_uris")
-    for uri in uris:
-        problem = check_redirect_uri(uri)
-        if problem:
-            raise ValueError(problem)
+        raise InvalidMetadata(f"at most {REDIRECT_URIS_MAX} redirect_uris", redirect_uri=True)
     name = metadata.get("client_name")
-    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX
-                             or any(ord(c) < 32 or c == "\x7f" for c in name)):
-        raise ValueError(f"client_name must be one line of up to {NAME_MAX} characters")
+    if name is not None:
+        metadata["client_name"] = check_client_name(name)
     return metadata
+
+
+def check_client_name(name: Any) -> str:
+    """A client's name as stored, by the rules of titles (`text.normalized`: NFC, characters that
+    render as nothing dropped); InvalidMetadata for one that is not one visible line or holds a
+    text-direction control (one could reverse how the consent page's sentence reads)."""
+    if not isinstance(name, str):
+        raise InvalidMetadata("client_name must be a string")
+    value = text.normalized(name)
+    if any(ord(c) < 32 or c == "\x7f" for c in value):
+        raise InvalidMetadata(f"client_name must be one line of up to {NAME_MAX} characters")
+    value = " ".join(value.split())
+    if not value or len(value) > NAME_MAX:
+        raise InvalidMetadata(f"client_name must be one line of up to {NAME_MAX} characters")
+    if any(c in DIRECTION_CONTROLS for c in value):
+        raise InvalidMetadata("client_name must not contain text-direction controls (U+202A to U+202E, U+2066 "
+                              "to U+2069)")
+    if not any(c.isprintable() and not c.isspace() for c in value):
+        raise InvalidMetadata("client_name must contain a visible character")
+    return value
+
+
+def shown_name(name: str) -> str:
+    """A stored client name as pages show it: one line, no direction control nor invisible
+    character (names stored before the rule above)."""
+    return " ".join(text.normalized(name).translate(_NO_DIRECTION).split())[:NAME_MAX]
+
+
+def imitates_latin(name: str) -> bool:
+    """Does a word of the name mix Latin letters with letters of other alphabets that look like
+    Latin ones (`text.look_alike_key`'s table): "Сlaude" with a Cyrillic С? The consent page says
+    so. A word wholly of another alphabet ("Ёлка") is not flagged."""
+    if name.isascii():
+        return False
+    return any(any(c.isascii() and c.isalpha() for c in word)
+               and any(not c.isascii() and text.look_alike_key(c) != c and text.look_alike_key(c).isascii()
+                       for c in word)
+               for word in name.split())
 
 
 # --- registered clients (RFC 7591) -------------------------------------------------------------
 
 
+def unused_client_hours() -> float:
+    """Hours a registered client that never obtained a grant is kept (NAVMCP_OAUTH_UNUSED_CLIENT_HOURS)."""
+    configured = os.environ.get("NAVMCP_OAUTH_UNUSED_CLIENT_HOURS", "").strip()
+    try:
+        return max(float(configured), 0.0) if configured else UNUSED_CLIENT_HOURS
+    except ValueError:
+        return UNUSED_CLIENT_HOURS
+
+
 def save_registered(store: Store, client_id: str, secret: str | None, metadata: dict[str, Any]) -> None:
+    """Store a newly registered client; in the same transaction, delete up to PRUNE_MOST of the
+    clients registered before `unused_client_hours()` that no grant names (they expired)."""
+    from navmcp.clock import ago, now
+
     secret_hash = hashlib.sha256(secret.encode()).hexdigest() if secret else None
-    name = str(metadata.get("client_name") or client_id)[:NAME_MAX]
+    name = shown_name(str(metadata.get("client_name") or client_id))
     body = json.dumps(metadata, ensure_ascii=False)
+    before = ago(unused_client_hours() * 3600)
     with store.write() as tx:
-        if store.hosted:  # nobody is known yet: the function inserts this one row
+        if store.hosted:  # nobody is known yet: the functions prune and insert these rows only
+            tx.one("SELECT navmcp.oauth_prune_clients(?, ?) AS gone", (before, PRUNE_MOST))
             tx.one("SELECT navmcp.oauth_register_client(?, ?, ?, ?) AS done", (client_id, secret_hash, name, body))
         else:
-            from navmcp.clock import now
-
+            tx.execute("DELETE FROM oauth_clients WHERE client_id IN (SELECT c.client_id FROM oauth_clients c"
+                       " WHERE c.created_at < ? AND NOT EXISTS (SELECT 1 FROM oauth_grants g"
+                       " WHERE g.client_id = c.client_id) ORDER BY c.created_at LIMIT ?)", (before, PRUNE_MOST))
             tx.execute("INSERT INTO oauth_clients (client_id, secret_hash, name, metadata, created_at)"
                        " VALUES (?, ?, ?, ?, ?)", (client_id, secret_hash, name, body, now()))
 
@@ -182,39 +284,6 @@ def is_document_id(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
 
 
-class DocumentCache:
-    """Fetched and validated metadata documents, by URL, each believed for a while."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._clients: dict[str, tuple[Client, float]] = {}
-
-    def client(self, url: str, server_metadata: dict[str, Any]) -> Client:
-        """The client whose id is `url`; InvalidClientError saying why it can't be used."""
-        known = self._clients.get(url)
-        if known is not None and known[1] > time.monotonic():
-            return known[0]
-        data, ttl = fetch_document(url)
-        if data.get("client_id") != url:
-            raise InvalidClientError(description="the client metadata document's client_id is not its own URL")
-        if not data.get("client_name"):
-            raise InvalidClientError(description="the client metadata document has no client_name")
-        method = data.get("token_endpoint_auth_method") or "none"
-        if method != "none":
-            raise InvalidClientError(description=f"token_endpoint_auth_method {method!r} is not supported for "
-                                                 "metadata-document clients (only 'none')")
-        try:
-            metadata = validate_metadata({**data, "token_endpoint_auth_method": "none"}, server_metadata)
-        except ValueError as e:
-            raise InvalidClientError(description=f"the client metadata document is invalid: {e}") from None
-        client = Client(url, metadata)
-        with self._lock:
-            if len(self._clients) >= 1024:
-                self._clients.clear()
-            self._clients[url] = (client, time.monotonic() + ttl)
-        return client
-
-
 def check_document_url(url: str) -> tuple[str, str, int]:
     """(scheme, host, port) of an acceptable metadata document URL; InvalidClientError otherwise."""
     try:
@@ -232,75 +301,35 @@ def check_document_url(url: str) -> tuple[str, str, int]:
     return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
-def _address(host: str, port: int) -> str:
-    """The one address to connect to: public, or loopback under the development setting."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise InvalidClientError(description=f"the client metadata document's host {host!r} does not resolve") from None
-    for info in infos:
-        ip = ipaddress.ip_address(info[4][0])
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-            ip = ip.ipv4_mapped
-        if ip.is_global:
+def connectable_address(addresses: list[str]) -> str | None:
+    """The first of a name's addresses that may be connected to: a public one (every IPv4
+    address embedded in an IPv6 one unwrapped and judged in its place), or loopback under the
+    development setting; None when there is none."""
+    for written in addresses:
+        ip = ipaddress.ip_address(written.split("%", 1)[0])
+        judged = embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+        if (judged or ip).is_global and not (judged or ip).is_multicast:
             return str(ip)
-        if ip.is_loopback and loopback_ids_allowed():
+        if (judged or ip).is_loopback and loopback_ids_allowed():
             return str(ip)
-    raise InvalidClientError(description="the client metadata document's host is not a public address")
+    return None
 
 
-class _PinnedHTTPS(http.client.HTTPSConnection):
-    """HTTPS to one resolved address, with the certificate checked for the URL's host name."""
-
-    def __init__(self, host: str, address: str, port: int, timeout: float):
-        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
-        self._address = address
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+_MAPPED_OR_TRANSLATED = (ipaddress.IPv6Network("::ffff:0:0/96"), ipaddress.IPv6Network("::ffff:0:0:0/96"))
 
 
-def fetch_document(url: str) -> tuple[dict[str, Any], float]:
-    """GET a client metadata document: (the JSON object, seconds to believe it)."""
-    scheme, host, port = check_document_url(url)
-    address = _address(host, port)
-    parts = urlsplit(url)
-    target = parts.path + ("?" + parts.query if parts.query else "")
-    if scheme == "https":
-        conn: http.client.HTTPConnection = _PinnedHTTPS(host, address, port, DOCUMENT_TIMEOUT)
-    else:
-        conn = http.client.HTTPConnection(address, port, timeout=DOCUMENT_TIMEOUT)
-    try:
-        conn.request("GET", target, headers={"Host": parts.netloc, "Accept": "application/json",
-                                             "User-Agent": "navmcp-oauth"})
-        reply = conn.getresponse()
-        if reply.status != 200:
-            raise InvalidClientError(description=f"the client metadata document answered HTTP {reply.status}")
-        body = reply.read(DOCUMENT_MAX_BYTES + 1)
-        if len(body) > DOCUMENT_MAX_BYTES:
-            raise InvalidClientError(description=f"the client metadata document is larger than "
-                                                 f"{DOCUMENT_MAX_BYTES} bytes")
-        cache_control = reply.getheader("cache-control") or ""
-    except (OSError, http.client.HTTPException) as e:
-        raise InvalidClientError(description=f"the client metadata document could not be fetched "
-                                             f"({type(e).__name__})") from None
-    finally:
-        conn.close()
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidClientError(description="the client metadata document is not JSON") from None
-    if not isinstance(data, dict):
-        raise InvalidClientError(description="the client metadata document is not a JSON object")
-    return data, _ttl(cache_control)
-
-
-def _ttl(cache_control: str) -> float:
-    for part in cache_control.lower().split(","):
-        name, _, value = part.strip().partition("=")
-        if name in ("no-store", "no-cache"):
-            return 0.0
-        if name == "max-age" and value.strip().isdigit():
-            return min(float(value.strip()), 3600.0)
-    return DOCUMENT_TTL
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries, in any form that reaches it: IPv4-mapped and
+    IPv4-translated (`::ffff:a.b.c.d`, `::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), 6to4
+    (`2002:AABB:CCDD::/48`), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/48`), Teredo (the client's address)."""
+    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if any(ip in net for net in _MAPPED_OR_TRANSLATED) or any(ip in net for net in _NAT64):
+        return low32
+    if int(ip) >> 32 == 0 and int(ip) > 1:  # ::a.b.c.d (:: and ::1 are IPv6's own)
+        return low32
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    return None

@@ -18,6 +18,7 @@ import hashlib
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -118,14 +119,19 @@ def issue_refresh_token(store: Store, grant: Grant) -> str:
     return token
 
 
-def spend_refresh_token(store: Store, token: str) -> Row:
+def spend_refresh_token(store: Store, token: str, check: Callable[[Row], None] | None = None) -> Row:
     """Rotate: spend a refresh token. Its grant's fields and `problem` (None, 'invalid', 'reused',
-    'expired' or 'revoked'); one spent before revokes its grant (the whole family)."""
+    'expired' or 'revoked'); one spent before revokes its grant (the whole family). `check` judges
+    the rest of the request (client, scope, resource) on a live token's row in the same
+    transaction: what it raises is raised and the token stays unspent, so a refused refresh never
+    turns the client's corrected retry into reuse."""
     with store.write() as tx:
         if _hosted(store):
             row = tx.one("SELECT * FROM navmcp.oauth_spend_refresh(?)", (digest(token),))
         else:
             row = _spend_refresh_sql(tx, digest(token))
+        if row["problem"] is None and check is not None:
+            check(row)  # raising rolls the spend back
     if row["problem"] == "reused":
         GrantCache.forget(row["grant_id"])
     return row
@@ -183,6 +189,13 @@ def revoke_client(store: Store, user_id: str, client_id: str) -> int:
     for grant_id in ids:
         GrantCache.forget(grant_id)
     return len(ids)
+
+
+def has_approved(store: Store, user_id: str, client_id: str) -> bool:
+    """Has `user_id` ever pressed Allow for `client_id` (a grant, live or not)?"""
+    with store.read(user_id=user_id) as tx:
+        return tx.one("SELECT 1 AS yes FROM oauth_grants WHERE user_id = ? AND client_id = ? LIMIT 1",
+                      (user_id, client_id)) is not None
 
 
 def connected_apps(store: Store, user_id: str) -> list[dict[str, Any]]:

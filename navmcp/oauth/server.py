@@ -11,20 +11,23 @@ where things are stored, what a token is, and who the user is (the web app's sig
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, InvalidGrantError, OAuth2Error, grants as authlib_grants
+from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestError
 from authlib.oauth2.rfc6749.requests import JsonPayload, JsonRequest, OAuth2Payload, OAuth2Request
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
-from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError
+from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError, InvalidRedirectURIError
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc9207 import IssuerParameter
 
 from navmcp.errors import AuthError
 from navmcp.identity import Access, is_access_token, mint_access_token, verify_access_token
 from navmcp.oauth import ACCESS_TOKEN_SECONDS, SCOPES, clients, grants, metadata
+from navmcp.oauth.documents import FetchFailed
 
 if TYPE_CHECKING:
     from navmcp.app import App
@@ -176,12 +179,8 @@ class S256Challenge(CodeChallenge):
     def validate_code_challenge(self, grant: Any, redirect_uri: str) -> None:
         data = grant.request.payload.data
         if not data.get("code_challenge"):
-            from authlib.oauth2.rfc6749 import InvalidRequestError
-
             raise InvalidRequestError("PKCE is required: send code_challenge with code_challenge_method=S256")
         if data.get("code_challenge_method") != "S256":
-            from authlib.oauth2.rfc6749 import InvalidRequestError
-
             raise InvalidRequestError("code_challenge_method must be S256")
         super().validate_code_challenge(grant, redirect_uri)
 
@@ -227,12 +226,25 @@ class RefreshGrant(authlib_grants.RefreshTokenGrant):
     INCLUDE_NEW_REFRESH_TOKEN = True  # rotation: every refresh spends the old token and issues a new one
     server: OAuthServer
 
-    def authenticate_refresh_token(self, refresh_token: str) -> _Issued:
-        return _Issued(_grant_of(grants.spend_refresh_token(self.server.app.store, refresh_token), "refresh token"))
-
     def validate_token_request(self) -> None:
-        super().validate_token_request()
-        _check_resource(self.request, self.request.refresh_token.grant.resource)
+        """Authlib's checks, in the order that spends the token last: the client and its grant
+        type, then the token's client, scope and resource judged in the transaction that spends
+        it (`grants.spend_refresh_token`), so a refused request leaves the token as it was."""
+        client = self._validate_request_client()
+        self.request.client = client
+        presented = self.request.form.get("refresh_token")
+        if not presented:
+            raise InvalidRequestError("Missing 'refresh_token' in request.")
+
+        def check(row: dict[str, Any]) -> None:
+            issued = _Issued(_grant_of(row, "refresh token"))
+            if not issued.check_client(client):
+                raise InvalidGrantError(description="this refresh token was issued to another client")
+            self._validate_token_scope(issued)
+            _check_resource(self.request, issued.grant.resource)
+
+        row = grants.spend_refresh_token(self.server.app.store, presented, check)
+        self.request.refresh_token = _Issued(_grant_of(row, "refresh token"))
 
     def authenticate_user(self, refresh_token: _Issued) -> Grantee:
         return Grantee(refresh_token.grant)
@@ -293,13 +305,9 @@ class Registration(ClientRegistrationEndpoint):
         data.setdefault("response_types", ["code"])
         try:
             return clients.validate_metadata(data, self.get_server_metadata())
-        except ValueError as e:
-            problem = str(e)
-            if "redirect" in problem:
-                from authlib.oauth2.rfc7591.errors import InvalidRedirectURIError
-
-                raise InvalidRedirectURIError(problem) from None
-            raise InvalidClientMetadataError(problem) from None
+        except clients.InvalidMetadata as e:
+            problem = metadata.header_text(str(e), 300)
+            raise (InvalidRedirectURIError if e.redirect_uri else InvalidClientMetadataError)(problem) from None
 
     def generate_client_info(self, request: Any) -> dict[str, Any]:
         info = super().generate_client_info(request)
@@ -322,9 +330,11 @@ class _Issuer(IssuerParameter):
 
 
 class OAuthServer(AuthorizationServer):
-    """One request's authorization server (the issuer is the request's origin, see `metadata`)."""
+    """One request's authorization server (the issuer is the request's origin, see `metadata`).
+    `documents` are the metadata documents fetched for this request before it was handled
+    (`navmcp.oauth.documents`): a client id that is a URL is looked up there, never fetched here."""
 
-    def __init__(self, app: App, issuer: str, documents: clients.DocumentCache):
+    def __init__(self, app: App, issuer: str, documents: Mapping[str, clients.Client | FetchFailed]):
         super().__init__(scopes_supported=list(SCOPES))
         self.app, self.issuer, self.documents = app, issuer, documents
         self.resource = metadata.resource(issuer)
@@ -337,7 +347,13 @@ class OAuthServer(AuthorizationServer):
 
     def query_client(self, client_id: str) -> clients.Client | None:
         if clients.is_document_id(client_id):
-            return self.documents.client(client_id, metadata.authorization_server(self.issuer))
+            outcome = self.documents.get(client_id)
+            if outcome is None:
+                raise InvalidClientError(description="the client metadata document was not fetched for this "
+                                                     "request: send the client id where OAuth says to")
+            if isinstance(outcome, FetchFailed):
+                raise InvalidClientError(description=outcome.description)
+            return outcome
         return clients.load_registered(self.app.store, client_id)
 
     def save_token(self, token: dict[str, Any], request: OAuth2Request) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from navmcp.errors import NotFound
-from navmcp.pages import home, items, search, studio
+from navmcp.pages import home, inbox, items, search, studio
 from navmcp.pages.request import PAGE_SIZE, Request, query_text, url_with
 from navmcp.store import Row, Tx
 
@@ -169,6 +169,7 @@ ROUTES: list[PageSpec] = [
     PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami),
     PageSpec("awaiting", "/awaiting", home.resolve_list, home.view_awaiting, template="todo"),
     PageSpec("near_mass", "/near-mass", home.resolve_list, home.view_near_mass, template="todo"),
+    PageSpec("inbox", "/inbox", inbox.resolve_inbox, inbox.view_inbox),
     PageSpec("workspace_search", "/search", home.resolve_home, search.view_workspace_search, ("q", "page"),
              costly=True, template="search"),
     PageSpec("studio", "/studios/{studio}", studio.resolve_studio, studio.view_studio, ("page", "after")),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from navmcp import inbox, mail
 from navmcp.clock import now
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
@@ -30,6 +31,7 @@ def your_studios(req: Request) -> list[dict[str, Any]]:
 # commitments you have not joined that have not reached critical mass, the fewest joins to go first
 # and then the newest. Home shows the first HOME_ROWS of each and their counts.
 HOME_ROWS = 5
+HOME_INBOX = 3  # the newest unread inbox entries home shows
 # Home counts each studio's list up to this many (then says "more than"): counting stops at the
 # cap, so a page's cost does not grow with a backlog (the app shell counts on every page).
 COUNT_CAP = 100
@@ -81,6 +83,7 @@ class _Newest(str):
 def view_home(req: Request) -> dict[str, Any]:
     tx, uid, now_ = req.tx, req.user["id"], now()
     studios = your_studios(req)
+    unread = inbox.unread_count(tx, uid)
     awaiting_votes, near_mass, counts = [], [], {"awaiting": 0, "near": 0, "capped": False}
     for studio in studios:
         sid, handle = studio["id"], studio["handle"]
@@ -104,6 +107,8 @@ def view_home(req: Request) -> dict[str, Any]:
         "near_mass": sorted(near_mass, key=_near_order)[:HOME_ROWS],
         "awaiting_count": counts["awaiting"], "near_count": counts["near"], "counts_capped": counts["capped"],
         "lists": {"awaiting": "/awaiting", "near": "/near-mass"},
+        "unread": min(unread, inbox.COUNT_CAP), "unread_capped": unread > inbox.COUNT_CAP,
+        "inbox": inbox.newest(tx, uid, HOME_INBOX) if unread else [],
     }
 
 
@@ -163,7 +168,7 @@ def view_near_mass(req: Request) -> dict[str, Any]:
 
 
 def resolve_whoami(req: Request) -> None:
-    pass
+    req.facts["mail"] = mail.settings(req.tx, req.user["id"])  # your digest's address, yours alone
 
 
 def view_whoami(req: Request) -> dict[str, Any]:
@@ -172,6 +177,7 @@ def view_whoami(req: Request) -> dict[str, Any]:
         "breadcrumb": [HOME, ("Who am I", "/whoami")],
         "studios": your_studios(req),
         "client": req.client,
+        "mail": req.facts["mail"],
     }
 
 

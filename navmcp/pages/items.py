@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import domain, revisions
+from navmcp import ballots, domain, mentions, revisions
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls
@@ -182,6 +182,8 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
             "from": counts["linked_from"] - len(linked_from)},
         "links_to": with_urls(req, links_to),
         "linked_from": with_urls(req, linked_from),
+        # the members its text and the comments shown mention (@handle): listed, and linked for people
+        "mentions": mentions.members_named(tx, req.studio["id"], [part, *(c["body"] for c in comments)]),
     }
     return data, counts
 
@@ -254,6 +256,14 @@ def view_decision(req: Request) -> dict[str, Any]:
     # Your vote is in the tally (its `my_` columns), in the options' own order here, oldest first.
     data["your_votes"] = [{"title": o["title"], "accept": o["my_accept"], "prefer": o["my_prefer"]}
                           for o in sorted(options, key=_oldest_first) if o["my_accept"] is not None]
+    data["anonymous"] = bool(item.get("anonymous"))
+    if data["anonymous"]:
+        data["ballots"], data["not_voted"], data["not_voted_count"] = [], [], 0
+    else:
+        data["ballots"] = ballots.who_voted(req.tx, item["id"])
+        data["not_voted"] = [r["handle"] for r in ballots.not_voted(req.tx, studio_id, item["id"])]
+        data["not_voted_count"] = (len(data["not_voted"]) if len(data["not_voted"]) < ballots.MOST_NAMED
+                                   else ballots.not_voted_count(req.tx, studio_id, item["id"]))
     data["result"] = None if data["open"] else domain.winners(options)
     data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data

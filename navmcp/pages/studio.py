@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from navmcp import invitations
 from navmcp.clock import now
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
@@ -40,6 +41,8 @@ def resolve_members(req: Request) -> None:
         raise no_studio(req)
     req.role = row.pop("role")
     req.studio = row
+    if req.role == "admin":  # whether there is an invitation to revoke
+        req.facts["open_invitations"] = invitations.open_count(req.tx, row["id"])
 
 
 def no_studio(req: Request) -> NotFound:
@@ -147,7 +150,8 @@ def view_members(req: Request) -> dict[str, Any]:
     )
     return {"title": f"Members of {req.studio['name']}",
             "breadcrumb": crumbs(req, ("Members", f"/studios/{req.studio['handle']}/members")),
-            "members": members, "pager": pager}
+            "members": members, "pager": pager,
+            "invitations": invitations.listing(req.tx, req.studio["id"]) if req.role == "admin" else []}
 
 
 def resolve_cycle(req: Request) -> None:

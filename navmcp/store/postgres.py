@@ -20,6 +20,16 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
 - No call waits forever: a lock held elsewhere for longer than `NAVMCP_PG_LOCK_TIMEOUT` (10s, as
   SQLite's busy timeout) or a statement running longer than `NAVMCP_PG_STATEMENT_TIMEOUT` (30s)
   rolls the call back and answers `Busy` (503), which says it is safe to send again.
+- A lost database is told apart from a bug: a connection lost before the commit answers
+  `Unavailable` (503, nothing applied); one lost during the commit answers `OutcomeUnknown`. The
+  first loss starts a probe that connects every PROBE_SECONDS; while it fails, calls are refused at
+  once (no wait for the pool), and when it connects the pool is made anew, so service returns
+  within a probe of the database's return (the pool's own reconnection backs off to many seconds).
+- Behind a transaction-mode pooler (PgBouncer, Supabase's transaction port) a client's session
+  is not its own: `NAVMCP_PG_PREPARE=off` turns prepared statements off and sets the timeouts (and
+  the app role, given the owner's URL) in every transaction instead of once per connection. The
+  change feed LISTENs, which needs a session: `NAVMCP_FEED_DATABASE_URL` names a direct or
+  session-mode URL for it (`navmcp.changes`).
 
 The schema is `supabase/migrations/*.sql` (`navmcp.store.migrations`), applied by `navmcp migrate`
 (see `migrate`).
@@ -33,16 +43,17 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import psycopg
 from psycopg.rows import RowMaker, dict_row, no_result, tuple_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from navmcp import search
-from navmcp.errors import Busy, NavError
+from navmcp.errors import Busy, NavError, OutcomeUnknown, Unavailable
 from navmcp.search import Query
 from navmcp.store.fulltext import tsquery, tsquery_any
 from navmcp.store.migrations import Migration, postgres_migrations, run
@@ -51,6 +62,20 @@ from navmcp.store.seam import Row, row_maker
 log = logging.getLogger("navmcp.store.postgres")
 
 APP_ROLE = "navmcp_app"
+PROBE_SECONDS = 0.25  # while the database is away, how often a probe tries to connect
+UNAVAILABLE = ("the database can't be reached right now; nothing of this call was applied, so it is safe "
+               "to send again in a moment")
+
+
+def prepare_threshold(environ=os.environ) -> int | None:
+    """psycopg's `prepare_threshold`: its default (prepare a statement run 5 times), or None (never)
+    with NAVMCP_PG_PREPARE=off, as a transaction-mode pooler needs."""
+    raw = (environ.get("NAVMCP_PG_PREPARE") or "on").strip().lower()
+    if raw in ("off", "0", "false", "no"):
+        return None
+    if raw in ("on", "1", "true", "yes"):
+        return 5
+    raise NavError(f"server misconfigured: NAVMCP_PG_PREPARE={raw[:20]!r} must be on or off")
 
 
 class SchemaMissing(NavError):
@@ -157,6 +182,13 @@ class PostgresTx:
         # the function records the acting user itself.
         self.conn.execute("SELECT navmcp.note_change(%s, %s, %s)", (at, studio_id, item_id))
 
+    def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
+                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+        # As the owner (migration 20261128000050): nobody writes another's entries directly; the
+        # function records the acting user itself and writes only for members of the studio.
+        self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s)",
+                          (at, kind, studio_id, item_id, client, list(user_ids), fold, expired))
+
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         # As the owner (migration 20261124000019): the votes and participants policies would scan
         # every item of the user's studios for each count.
@@ -176,23 +208,81 @@ class PostgresStore:
         self.url = url
         self.timeouts = (os.environ.get("NAVMCP_PG_LOCK_TIMEOUT") or "10s",
                          os.environ.get("NAVMCP_PG_STATEMENT_TIMEOUT") or "30s")
+        self.prepare = prepare_threshold()
+        self.pooled = self.prepare is None  # behind a transaction pooler: every setting per transaction
+        self._local_role = False
+        self.down_since: float | None = None  # monotonic time the database was found away, while it is
+        self._probing = threading.Lock()
+        self._closed = False
         # One direct connection first: an unreachable or refusing server is named at once, where the
         # pool retried for its whole timeout (30 s) and then raised PoolTimeout without the reason;
         # so is a timeout PostgreSQL cannot read (the pool would retry on it just the same).
         try:
-            with psycopg.connect(url, connect_timeout=10, autocommit=True, row_factory=_dict_rows) as conn:
+            with psycopg.connect(url, connect_timeout=10, autocommit=True, row_factory=_dict_rows,
+                                 prepare_threshold=self.prepare) as conn:
                 self._configure(conn)
         except psycopg.errors.InvalidParameterValue as e:
             raise NavError(f"NAVMCP_PG_LOCK_TIMEOUT / NAVMCP_PG_STATEMENT_TIMEOUT: {str(e).strip()}") from None
+        except psycopg.OperationalError as e:  # unreachable (or refusing): a process started meanwhile says 503
+            raise Unavailable(f"cannot connect to PostgreSQL at {_redact(url)}: {str(e).strip()[:300]}") from None
         except psycopg.Error as e:
             raise NavError(f"cannot connect to PostgreSQL at {_redact(url)}: {str(e).strip()[:300]}") from None
         max_size = max_size or int(os.environ.get("NAVMCP_PG_POOL_SIZE", "5"))
-        self.pool: ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
-            url, min_size=min_size, max_size=max(min_size, max_size), open=False,
-            kwargs={"autocommit": True, "row_factory": _dict_rows}, configure=self._configure,
-            name="navmcp")
+        self._sizes = (min_size, max(min_size, max_size))
+        self.pool = self._new_pool()
         self.pool.open(wait=True, timeout=30)
         self._check_schema()
+
+    def _new_pool(self) -> ConnectionPool[psycopg.Connection[Row]]:
+        return ConnectionPool(
+            self.url, min_size=self._sizes[0], max_size=self._sizes[1], open=False,
+            kwargs={"autocommit": True, "row_factory": _dict_rows, "prepare_threshold": self.prepare,
+                    "connect_timeout": 10},
+            configure=self._configure, name="navmcp")
+
+    def reachable(self) -> bool:
+        """Whether the database answers now (`/readyz`): a round trip on a pooled connection, or
+        False at once while the database is known to be away."""
+        if self.down_since is not None:
+            return False
+        try:
+            with self.read() as tx:
+                return tx.scalar("SELECT 1 AS one") == 1
+        except (Busy, psycopg.Error):
+            return False
+
+    def _lost(self) -> None:
+        """A connection failed: probe the database on a thread of its own (once at a time). If the
+        first try connects it was one dead connection, which the pool replaces; else calls are
+        refused at once until a try connects, and then the pool is made anew."""
+        if self._closed or not self._probing.acquire(blocking=False):
+            return
+        threading.Thread(target=self._probe, name="navmcp-pg-probe", daemon=True).start()
+
+    def _probe(self) -> None:
+        try:
+            while not self._closed:
+                try:
+                    with psycopg.connect(self.url, connect_timeout=2, autocommit=True) as conn:
+                        conn.execute("SELECT 1")
+                except psycopg.Error:
+                    if self.down_since is None:
+                        self.down_since = time.monotonic()
+                        log.warning("PostgreSQL can't be reached; calls are answered 503 until it is back")
+                    time.sleep(PROBE_SECONDS)
+                    continue
+                if self.down_since is None:  # one dead connection: the pool drops the others it has
+                    self.pool.check()
+                    return
+                fresh = self._new_pool()
+                fresh.open(wait=False)
+                old, self.pool = self.pool, fresh
+                log.warning("PostgreSQL is back after %.1f s", time.monotonic() - self.down_since)
+                self.down_since = None
+                old.close(timeout=0)
+                return
+        finally:
+            self._probing.release()
 
     def _configure(self, conn: psycopg.Connection[Row]) -> None:
         # Connected as some other role (e.g. the database owner)? Work as the app role, so the
@@ -203,7 +293,10 @@ class PostgresStore:
                             " set_config('statement_timeout', %s, false),"
                             " set_config('synchronous_commit', 'on', false)", self.timeouts).fetchall()[0]["r"]
         if role != APP_ROLE:
-            conn.execute(f'SET ROLE "{APP_ROLE}"')
+            if self.pooled:  # a session setting would stay with the pooler's server connection: per transaction
+                self._local_role = True
+            else:
+                conn.execute(f'SET ROLE "{APP_ROLE}"')
 
     def _check_schema(self) -> None:
         with self.pool.connection() as conn:
@@ -228,12 +321,23 @@ class PostgresStore:
             if isinstance(e, psycopg.errors.QueryCanceled):
                 raise Busy(f"the database is busy: a statement of this call ran longer than {self.timeouts[1]}; "
                            f"nothing of it was applied, so it is safe to send again") from e
+            if isinstance(e, psycopg.OperationalError) and conn.closed:  # the connection was lost: no COMMIT was sent
+                self._lost()
+                raise Unavailable(UNAVAILABLE) from e
             raise
         else:
             try:
                 conn.execute("ROLLBACK" if readonly else "COMMIT")
             except BaseException as e:
                 lease.__exit__(type(e), e, e.__traceback__)
+                if readonly and isinstance(e, psycopg.Error):  # what was read stands
+                    self._lost()
+                    return
+                if isinstance(e, psycopg.OperationalError):
+                    self._lost()
+                    raise OutcomeUnknown("the connection to the database was lost while this call committed: it "
+                                         "may or may not have been applied. Read the page to see, or send it "
+                                         "again with the same idempotency key, which applies it at most once") from e
                 raise
             lease.__exit__(None, None, None)
 
@@ -242,24 +346,40 @@ class PostgresStore:
         that died while idle in the pool (server restart, network, idle timeout) is dropped and
         another one tried: nothing has run yet, so nothing is lost."""
         for attempt in range(self.RETRIES):
+            if self.down_since is not None:  # known to be away: said at once, not after the pool's wait
+                raise Unavailable(UNAVAILABLE)
             lease = self.pool.connection()
-            conn = lease.__enter__()
+            try:
+                conn = lease.__enter__()
+            except PoolClosed:  # made anew a moment ago (`_probe`): the next try takes the new one
+                continue
+            except PoolTimeout as e:
+                self._lost()
+                raise Unavailable(UNAVAILABLE) from e
             try:
                 conn.execute(begin)
-                conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
+                if self.pooled:  # behind a transaction pooler, the session's settings are not this one's
+                    if self._local_role:
+                        conn.execute(f'SET LOCAL ROLE "{APP_ROLE}"')
+                    conn.execute("SELECT set_config('request.jwt.claims', %s, true), set_config('lock_timeout', %s, true),"
+                                 " set_config('statement_timeout', %s, true), set_config('synchronous_commit', 'on', true)",
+                                 (claims, *self.timeouts))
+                else:
+                    conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
                 return lease, conn
             except psycopg.OperationalError as e:
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("ROLLBACK")
                 lease.__exit__(type(e), e, e.__traceback__)  # a broken connection leaves the pool
+                self._lost()
                 if attempt == self.RETRIES - 1:
-                    raise
+                    raise Unavailable(UNAVAILABLE) from e
                 log.warning("retrying a transaction start: %s", e)
                 # One dead, likely all (a server restart): test the idle ones now, so the retries
                 # don't each draw another dead one from a pool larger than RETRIES.
                 self.pool.check()
                 time.sleep(0.01 * 2**attempt)
-        raise AssertionError("unreachable")
+        raise Unavailable(UNAVAILABLE)
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[PostgresTx]:
         """One consistent snapshot (REPEATABLE READ, READ ONLY) as `user_id`."""
@@ -282,6 +402,7 @@ class PostgresStore:
             return tx.execute(sql, params)
 
     def close(self) -> None:
+        self._closed = True
         self.pool.close()
 
 

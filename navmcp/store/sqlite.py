@@ -14,6 +14,7 @@ import contextlib
 import logging
 import operator
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -126,6 +127,21 @@ class SqliteTx:
                                   (at, studio_id, item_id, user_id)).lastrowid
         if seq is not None and seq % CHANGES_PRUNE_EVERY == 0:
             self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
+
+    def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
+                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+        for user_id in user_ids:
+            if fold and self.cursor.execute(
+                    "UPDATE inbox SET count = count + 1, updated_at = ?, actor_id = ?, client = ? WHERE user_id = ?"
+                    " AND item_id = ? AND kind = ? AND read_at IS NULL AND dismissed_at IS NULL",
+                    (at, actor_id, client, user_id, item_id, kind)).rowcount:
+                continue
+            self.cursor.execute("INSERT INTO inbox (id, user_id, kind, studio_id, item_id, actor_id, client, created_at,"
+                                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                (secrets.token_hex(8), user_id, kind, studio_id, item_id, actor_id, client, at, at))
+        if user_ids:
+            self.cursor.execute(f"DELETE FROM inbox WHERE user_id IN ({', '.join('?' * len(user_ids))}) AND updated_at < ?",
+                                (*user_ids, expired))
 
     def prune_audit(self, days: int, most: int) -> None:
         # Oldest first by id (ids grow with time): the walk stops at the first line to keep.

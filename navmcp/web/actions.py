@@ -1,6 +1,7 @@
 """The action API of every page: `{page}/actions` (GET: the actions valid there, JSON) and
 `{page}/actions/{name}` (POST: a form from the HTML page, or a JSON body from a script), run
-through `Workspace.execute`, the same rule and handler as MCP's `execute_action`. A form is
+through `Workspace.execute`, the same rule and handler as MCP's `execute_action` (with an
+`Idempotency-Key` header, applied at most once: `navmcp.idempotency`). A form is
 answered with a redirect to the page acted on or created (its flash saying what happened), or
 with its page showing the refusal beside the form; anything else with JSON."""
 
@@ -8,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import actions as action_table
+from navmcp import actions as action_table, idempotency
 from navmcp.codec import decode
-from navmcp.errors import NavError
+from navmcp.errors import Busy, NavError
 from navmcp.jsonrpc import ParseError
 from navmcp.web import auth, html
 from navmcp.web.pages import show
-from navmcp.web.renditions import Target, error_response
+from navmcp.web.renditions import Target, error_response, retry_after
 from navmcp.web.request import Request
 from navmcp.web.response import Response, json_response, redirect
 from navmcp.web.site import Caller, Site
@@ -27,7 +28,7 @@ def list_actions(site: Site, caller: Caller, url: str) -> Response:
     try:
         page = site.app.workspace.page(caller.user, url, caller.client)
     except NavError as e:
-        return error_response("json", e.status, e.message, url=e.url)
+        return error_response("json", e.status, e.message, url=e.url, headers=retry_after(e))
     return json_response(200, {"url": page.url, "actions": [a.public() for a in page.actions]},
                          [("cache-control", "no-store")])
 
@@ -67,10 +68,14 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
         if is_form:  # an edit form must not overwrite what changed since it was filled (lost update)
             html.check_fresh(action_info(known), await req.form(),
                              lambda: app.workspace.page(caller.user, url, caller.client))
-        result = app.workspace.execute(caller.user, url, name, params, caller.client)
+        result = app.workspace.execute(caller.user, url, name, params, caller.client,
+                                       idempotency_key=req.header(idempotency.HEADER))
     except NavError as e:
         if answer == "json":
-            return error_response("json", e.status, e.message, url=e.url or url, actions=e.available, fields=e.fields)
+            return error_response("json", e.status, e.message, url=e.url or url, actions=e.available, fields=e.fields,
+                                  headers=retry_after(e))
+        if isinstance(e, Busy):  # nothing to show the refusal beside: the page can't be read either
+            return error_response(answer, e.status, e.message, url=url, headers=retry_after(e))
         return show(site, caller, url, "html", error=e, action=name, form=await req.form() if is_form else None,
                     host=req.header("host"))
     if answer == "json":

@@ -14,10 +14,11 @@ import logging
 from typing import Any
 
 from navmcp.app import App
+from navmcp.errors import Busy
 from navmcp.protocol import ParseError
 from navmcp.web import live, mcp_http, routing
 from navmcp.web.events import open_events
-from navmcp.web.renditions import refused, target
+from navmcp.web.renditions import refused, retry_after, target
 from navmcp.web.request import MAX_BODY, BodyDeadlines, BodyTimeout, BodyTooLarge, Request
 from navmcp.web.response import SECURITY_HEADERS, Refusal, Response
 from navmcp.web.server import READ
@@ -56,11 +57,11 @@ class WebApp:
         if read is not None and len(read[0]) <= self.max_body:
             req._body, req._message = read
         handler = routing.fixed(req.path)
-        req.target = target(req, handler is not None)
+        req.target = target(req, handler is not None, req.path in routing.JSON_ONLY)
         if req.path not in routing.ROUTES and live.wants_events(req.method, req.header("accept")):
             return await self._events(req, receive, send)
         try:
-            if req.path == routing.HEALTH and handler is not None:  # never opens the store, never waits
+            if req.path in (routing.HEALTH, routing.READY) and handler is not None:  # no checks, no queue
                 response = await handler(self.site, req)
             else:
                 response = await self._handle(req, handler)
@@ -69,6 +70,8 @@ class WebApp:
         except BodyTimeout:
             response = self.refuse(req, Refusal(408, f"request body not received within {req.body_timeout:g} "
                                                      "seconds", (("connection", "close"),)))
+        except Busy as e:  # the database busy or away where no handler answers it (who is asking, say)
+            response = self.refuse(req, Refusal(e.status, e.message, tuple(retry_after(e))))
         except Exception:
             log.exception("internal error on %s %s", req.method, req.path)
             response = self.refuse(req, Refusal(500, INTERNAL_ERROR))
@@ -99,6 +102,9 @@ class WebApp:
         refusal = self.origins.check(req) or self.site.limits.before(req)
         if refusal:
             return self.refuse(req, refusal)
+        prepare = routing.PREPARE.get(req.path)
+        if prepare is not None and (early := await prepare(self.site, req)) is not None:
+            return early
         pool = self.workers.pool(self.workers.costly is not None and await self._is_costly(req))
         handler = handler or routing.workspace_page
         if pool is None:
@@ -125,9 +131,13 @@ class WebApp:
     async def _events(self, req: Request, receive, send) -> None:
         """A page's live stream (`events.open_events`), after the same checks as the page; opened
         in a worker thread on the hosted store, where the page's check is round trips."""
-        if self.workers.offload is None:
-            self._start()
-        refusal = self.origins.check(req) or self.site.limits.before(req)  # refused tokens count here too
+        refusal: Refusal | None = None
+        try:
+            if self.workers.offload is None:
+                self._start()
+        except Busy as e:  # the database away since this process started: try again, not a 500
+            refusal = Refusal(e.status, e.message, tuple(retry_after(e)))
+        refusal = refusal or self.origins.check(req) or self.site.limits.before(req)  # refused tokens count here too
         response: Response | EventStream
         if refusal:
             response = self.refuse(req, refusal)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from navmcp.changes import interest
 from navmcp.errors import NavError
 from navmcp.web import live
+from navmcp.web.renditions import retry_after
 from navmcp.web.request import Request
 from navmcp.web.response import Response, text
 from navmcp.web.site import Site
@@ -27,7 +28,8 @@ def open_events(site: Site, req: Request) -> EventStream | Response:
             wanted = interest(tx, caller.user["id"], url)
         if wanted is None:
             return text(204, "")  # a page no change alters (help): nothing to stream
-        opened = live.open_stream(app, site.streams, site.standing(req, caller), url, wanted)
+        opened = live.open_stream(app, site.streams, site.standing(req, caller), url, wanted,
+                                  req.header("last-event-id"))
         return opened if isinstance(opened, EventStream) else text(429, opened, headers=[("retry-after", "60")])
     except NavError as e:
-        return text(e.status, e.message)
+        return text(e.status, e.message, headers=retry_after(e))

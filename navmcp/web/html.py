@@ -27,12 +27,13 @@ from navmcp import actions as action_table
 from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, plain, spans, templates_dir, utc
-from navmcp.web.markdown import NO_HOSTS, OwnHosts, to_html
+from navmcp.web.markdown import NO_HOSTS, NO_MENTIONS, Mentions, OwnHosts, to_html
 
 PAGE_TEMPLATE = "{}.html.j2"  # a page kind's HTML template (in templates/html/), from its templates' name
 # This instance's hosts while a page renders (`render_page`): the markdown filter links their full
 # URLs inside the app. A context variable, as the filter runs inside macros that see no page context.
 _OWN_HOSTS: ContextVar[OwnHosts] = ContextVar("own_hosts", default=NO_HOSTS)
+_MENTIONS: ContextVar[Mentions] = ContextVar("mentions", default=NO_MENTIONS)  # the page's (`render_page`)
 LONG_TEXT = 500  # strings allowed to be longer than this get a text area
 # Deadlines take a bare date (the end of that day, UTC): what a date input sends. Its hint for people.
 # A second input beside the date picker takes the day in words ("next friday": navmcp.dates, read
@@ -70,7 +71,7 @@ def environment():
     env.filters["utc"] = utc
     env.filters["plain"] = plain
     env.filters["message"] = message_html
-    env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get())
+    env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get(), _MENTIONS.get())
     env.filters["ago"] = ago
     env.filters["initials"] = initials
     env.filters["hue"] = hue
@@ -249,12 +250,15 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     # the help pages' text is ours, written once in their markdown
     extra = {"help_html": help_html(page.markdown)} if page.template == "help" else {}
     hosts = _OWN_HOSTS.set(own_hosts)
+    named = page.data.get("mentions")
+    mentioned = _MENTIONS.set((page.data["studio"]["handle"], frozenset(named)) if named else NO_MENTIONS)
     try:
         return render(PAGE_TEMPLATE.format(page.template), page.context(
             **extra, forms=forms, csrf=csrf, alternates=alternates, flash=flash, error=error,
             action_base=page.url.split("?", 1)[0].rstrip("/") or "", shell=shell or NO_SHELL))
     finally:
         _OWN_HOSTS.reset(hosts)
+        _MENTIONS.reset(mentioned)
 
 
 _AVAILABLE = re.compile(r"\s*(?:Available here: [^\n]*|No actions are available here for you\.)\s*$")
@@ -321,7 +325,8 @@ def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:
         search = f"/studios/{handle}/search" if handle else None
         scope = next((s["name"] for s in studios if s["handle"] == handle), "")
     return {"studios": studios, "current": current, "search": search, "search_scope": scope,
-            **({"awaiting": data["awaiting_count"] + data["near_count"], "awaiting_more": data["counts_capped"]}
+            **({"awaiting": data["awaiting_count"] + data["near_count"], "awaiting_more": data["counts_capped"],
+                "unread": data.get("unread", 0), "unread_more": data.get("unread_capped", False)}
                if home is not None else {})}
 
 

@@ -4,7 +4,9 @@ EventSource sends) is a stream of server-sent events that says when the page's f
 The stream carries no page content, only `changed` (read the page again), `gone` (you may no
 longer see it, you signed out, or the server needed the stream's place: the stream ends, saying
 why; `navmcp.web.streams`) and `bye` (the stream's time is up; EventSource reconnects by
-itself). Whether a change concerns the page, and whether the watcher may still see it, is judged
+itself). Every event's id is the change feed's position (`navmcp.changes`): EventSource sends the
+last one back as `Last-Event-ID` when it reconnects, and the new stream begins with `changed` if the
+page changed meanwhile. Whether a change concerns the page, and whether the watcher may still see it, is judged
 by the change feed (`navmcp.changes`); the stream itself is an `sse.EventStream`.
 """
 
@@ -24,9 +26,13 @@ def wants_events(method: str, accept: str | None) -> bool:
     return method == "GET" and accept is not None and accept.split(",", 1)[0].strip().lower() == "text/event-stream"
 
 
-def open_stream(app, streams: Streams, held_by: Standing, url: str, wanted: Interest) -> EventStream | str:
+def open_stream(app, streams: Streams, held_by: Standing, url: str, wanted: Interest,
+                last_event_id: str | None = None) -> EventStream | str:
     """The stream of `url`'s changes as `held_by`'s user sees the page (already shown to be
-    visible), lasting as long as `held_by` holds (`streams`); or why it can't open (too many open)."""
+    visible), lasting as long as `held_by` holds (`streams`); or why it can't open (too many open).
+    Every event carries the change feed's position as its id; a stream opened again with that id
+    (`Last-Event-ID`, which EventSource sends when it reconnects by itself) begins with `changed`
+    if the page changed meanwhile."""
 
     def gone(reason: str) -> None:
         app.feed.remove(watcher)
@@ -37,12 +43,21 @@ def open_stream(app, streams: Streams, held_by: Standing, url: str, wanted: Inte
         streams.release(slot)
 
     stream = EventStream(on_close=closed, on_timeout=lambda: stream.put(BYE, last=True))
-    watcher = Watcher(wanted, lambda change: streams.tell(slot, lambda: stream.put(changed)), gone)
+    watcher = Watcher(wanted, lambda change: streams.tell(slot, lambda: stream.put(f"id: {change.position}\n" + changed)),
+                      gone)
     changed = "event: changed\ndata: " + json.dumps(url) + "\n\n"
     admitted = streams.admit(held_by, gone)
     if isinstance(admitted, str):
         return admitted
     slot = admitted
-    stream.put("retry: 3000\n: watching " + json.dumps(url) + "\n\n")
-    app.feed.add(watcher)
+    try:
+        app.feed.add(watcher)
+        position = app.feed.position()
+        missed = bool(last_event_id) and app.feed.missed(last_event_id, wanted)
+    except BaseException:
+        closed()
+        raise
+    stream.put(f"retry: 3000\nid: {position}\n: watching " + json.dumps(url) + "\n\n")
+    if missed:
+        streams.tell(slot, lambda: stream.put(f"id: {position}\n" + changed))
     return stream

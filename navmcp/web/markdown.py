@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
+from navmcp.mentions import MENTION
+
 # A navmcp page path written in running text (not already a link): a studio, its pages and items.
 _APP_PATH = re.compile(r"(?<![\w/.:-])(/studios/[a-z0-9][a-z0-9-]{0,31}(?:/(?:[ndc]/[A-Za-z0-9_-]{1,64}|members|search|"
                        r"audit|cycles/[a-z-]{1,20}|tags/[a-z0-9][a-z0-9-]{0,31}))?)(?![\w/-])")
@@ -75,6 +77,8 @@ class OwnHosts(NamedTuple):
 
 
 NO_HOSTS = OwnHosts()
+Mentions = tuple[str, frozenset[str]]  # a studio's handle, and the handles of its members a page mentions
+NO_MENTIONS: Mentions = ("", frozenset())
 
 
 def in_app(href: str, hosts: OwnHosts) -> str | None:
@@ -105,7 +109,8 @@ def _link_app_paths(state) -> None:
             continue
         if hosts != NO_HOSTS:
             _own_urls_to_paths(block.children, hosts)
-        if "/studios/" not in block.content:
+        mentioned = state.env.get("mentions") or NO_MENTIONS
+        if "/studios/" not in block.content and not (mentioned[1] and "@" in block.content):
             continue
         out, depth = [], 0
         for token in block.children:
@@ -113,20 +118,33 @@ def _link_app_paths(state) -> None:
                 depth += 1
             elif token.type == "link_close":
                 depth -= 1
-            if token.type != "text" or depth or "/studios/" not in token.content:
+            if token.type != "text" or depth or ("/studios/" not in token.content and "@" not in token.content):
                 out.append(token)
                 continue
             pos = 0
-            for m in _APP_PATH.finditer(token.content):
-                if m.start() > pos:
-                    out.append(_text(Token, token.content[pos:m.start()]))
+            for href, start, end in _links_in(token.content, mentioned):
+                if start > pos:
+                    out.append(_text(Token, token.content[pos:start]))
                 opening = Token("link_open", "a", 1)
-                opening.attrs = {"href": m.group(1)}
-                out += [opening, _text(Token, m.group(1)), Token("link_close", "a", -1)]
-                pos = m.end()
+                opening.attrs = {"href": href}
+                out += [opening, _text(Token, token.content[start:end]), Token("link_close", "a", -1)]
+                pos = end
             if pos < len(token.content):
                 out.append(_text(Token, token.content[pos:]))
         block.children = out
+
+
+def _links_in(text: str, mentioned: Mentions) -> list[tuple[str, int, int]]:
+    """(href, start, end) of each navmcp path in `text`, and of each @handle of a member the page
+    mentions (to the studio's members page), in order."""
+    found = [(m.group(1), m.start(), m.end()) for m in _APP_PATH.finditer(text)] if "/studios/" in text else []
+    studio, members = mentioned
+    if members and "@" in text:
+        for m in MENTION.finditer(text):
+            handle = m.group(1).lower().rstrip("-")
+            if handle in members and not any(s <= m.start() < e for _, s, e in found):
+                found.append((f"/studios/{studio}/members", m.start(), m.start() + 1 + len(handle)))
+    return sorted(found, key=lambda link: link[1])
 
 
 def _own_urls_to_paths(children, hosts: OwnHosts) -> None:
@@ -150,9 +168,10 @@ def _text(Token, content: str):
 
 
 @functools.lru_cache(maxsize=2048)
-def to_html(text: str, hosts: OwnHosts = NO_HOSTS) -> Markup:
+def to_html(text: str, hosts: OwnHosts = NO_HOSTS, mentions: Mentions = NO_MENTIONS) -> Markup:
     """User-written markdown as safe HTML (see the module's docstring); `hosts`: this instance's,
-    whose full URLs are links inside the app."""
+    whose full URLs are links inside the app; `mentions`: a studio's handle and the handles of its
+    members the page mentions, whose @handle links to its members page."""
     if not text:
         return Markup("")
-    return Markup(_parser().render(text, {"hosts": hosts}))
+    return Markup(_parser().render(text, {"hosts": hosts, "mentions": mentions}))

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from navmcp import pages, sessions
 from navmcp.codec import encode
-from navmcp.errors import AuthError
+from navmcp.errors import AuthError, Busy
 from navmcp.identity import Access
 from navmcp.jsonrpc import InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion, error_object
 from navmcp.oauth import SCOPES, metadata as oauth_metadata, scopes_needed
@@ -40,7 +40,7 @@ from navmcp.protocol import LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPO
 from navmcp.state import NavigationState
 from navmcp.tools import Session, connection
 from navmcp.web.auth import bearer_token
-from navmcp.web.renditions import error_response
+from navmcp.web.renditions import error_response, retry_after
 from navmcp.web.request import Request
 from navmcp.web.response import Response
 from navmcp.web.sse import EventStream
@@ -86,7 +86,8 @@ def _insufficient_scope(issuer: str, needed: frozenset[str], id_: Any) -> Respon
     scope = " ".join(s for s in SCOPES if s in needed)
     challenge = oauth_metadata.challenge(issuer, error="insufficient_scope", scope=scope,
                                          description=f"this request needs the scope {scope}")
-    return fault(403, f"Forbidden: this request needs the scope {scope!r}: authorize this app again with it",
+    return fault(403, f"Forbidden: this request needs the scope {scope!r}: ask for it in a new authorization "
+                      "request; the person sees it on the consent page and may allow it",
                  [("www-authenticate", challenge)], id_=id_)
 
 
@@ -174,6 +175,8 @@ async def handle(site: Site, req: Request) -> Response | EventStream:
         if modern or _modern_request(value):
             return _receive_modern(site, token, user, value, req.headers, access)
         return _receive(site, token, user, session_id, stored, looked_up, value, access)
+    except Busy as e:  # the database busy or away outside a tool call (a session read, say): nothing applied
+        return fault(e.status, "Service Unavailable: " + e.message, retry_after(e), id_=_request_id(value))
     except Exception:  # here, not in the web app: the id is known, so the client can match the error
         log.exception("internal error on POST /mcp")
         return _json(500, error_object(InternalError("Internal error (details are in the server log)"),

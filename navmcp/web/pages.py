@@ -11,7 +11,7 @@ from navmcp.errors import NavError
 from navmcp.page import Page
 from navmcp.web import auth, html
 from navmcp.web.renderers import render
-from navmcp.web.renditions import RENDITIONS, alternates, error_response
+from navmcp.web.renditions import RENDITIONS, alternates, error_response, retry_after
 from navmcp.web.response import HTML_CSP, Response, text
 from navmcp.web.site import Caller, Site
 
@@ -25,7 +25,7 @@ def show(site: Site, caller: Caller, url: str, rendition: str, *, error: NavErro
     try:
         page = app.workspace.page(caller.user, url, caller.client)
     except NavError as e:
-        return error_response(rendition, e.status, e.message, url=e.url)
+        return error_response(rendition, e.status, e.message, url=e.url, headers=retry_after(e))
     headers = [("vary", "Accept"), ("cache-control", "no-store")]
     if rendition != "html":  # the HTML page alone has surroundings to gather (app shell, forms, flash)
         return text(200, render(rendition, page), RENDITIONS[rendition], headers=headers)

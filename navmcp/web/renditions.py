@@ -15,7 +15,7 @@ from typing import Any
 
 from navmcp import pages
 from navmcp.codec import encode
-from navmcp.errors import FieldError, NotFound
+from navmcp.errors import Busy, FieldError, NavError, NotFound
 from navmcp.jsonrpc import InternalError, InvalidRequest, SessionNotFound, error_object
 from navmcp.render import inline, plain
 from navmcp.web import html
@@ -47,10 +47,14 @@ class Target:
     costly: bool = False  # a page whose read may cost more than one page of data (pages.is_costly)
 
 
-def target(req: Request, fixed: bool) -> Target:
-    """The target of `req`; `fixed`: its path is one of the app's own routes, not a workspace page."""
+def target(req: Request, fixed: bool, json_only: bool = False) -> Target:
+    """The target of `req`; `fixed`: its path is one of the app's own routes, not a workspace page;
+    `json_only`: a route that answers JSON whatever is asked (the OAuth token, registration and
+    revocation endpoints), its faults too."""
     if req.path == JSON_RPC_PATH:
         return Target("jsonrpc", "json", req.path)
+    if json_only:
+        return Target("json", "json", req.path)
     path = req.path
     if path.endswith(".json"):
         negotiated, path = "json", path[:-5] or "/"
@@ -162,6 +166,12 @@ def error_response(rendition: str, status: int, message: str, *, url: str | None
     page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": html.people_words(message),
                                          "available": actions})
     return text(status, page, RENDITIONS["html"], headers=[*headers, ("content-security-policy", HTML_CSP)])
+
+
+def retry_after(error: NavError) -> list[tuple[str, str]]:
+    """The `Retry-After` of a fault that applied nothing and may be sent again (the database busy
+    or away), else none."""
+    return [("retry-after", str(error.retry_after))] if isinstance(error, Busy) else []
 
 
 def refused(req: Request, refusal: Refusal, url: str | None = None) -> Response:

@@ -99,6 +99,7 @@ class Request:
     _message: Any = _UNREAD
     unproven_link: bool = False  # a login link from an address over its bad-token limit (WebLimits.before)
     target: Any = None  # what the request names and in which rendition it is answered (renditions.target)
+    prepared: Any = None  # what its route's prepare step fetched on the loop for the handler (routing.PREPARE)
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from navmcp.errors import AuthError
 from navmcp.oauth.metadata import WELL_KNOWN
-from navmcp.web import mcp_http, signin, static
+from navmcp.web import invite, mcp_http, signin, static
 from navmcp.web.actions import list_actions, run_action
 from navmcp.web.pages import show
 from navmcp.web.renditions import error_response, refused
@@ -23,6 +23,7 @@ from navmcp.web.sse import EventStream
 
 Handler = Callable[[Site, Request], Awaitable[Response | EventStream]]
 HEALTH = "/healthz"  # answered without the checks, the store or the worker threads
+READY = "/readyz"  # answered without the checks or the worker threads; asks the database
 
 
 def _oauth(name: str) -> Handler:
@@ -32,6 +33,12 @@ def _oauth(name: str) -> Handler:
 
         return await getattr(endpoints, name)(site, req)
     return handler
+
+
+def _oauth_prepare(site: Site, req: Request) -> Awaitable[Response | None]:
+    from navmcp.oauth import endpoints
+
+    return endpoints.prepare(site, req)
 
 
 async def workspace_page(site: Site, req: Request) -> Response:
@@ -76,6 +83,7 @@ async def workspace_page(site: Site, req: Request) -> Response:
 # Exact paths; every other path is a page of the workspace.
 ROUTES: dict[str, Handler] = {
     HEALTH: static.healthz,
+    READY: static.readyz,
     "/favicon.ico": static.favicon,
     "/mcp": mcp_http.handle,
     "/login": signin.login,
@@ -87,9 +95,16 @@ ROUTES: dict[str, Handler] = {
     **{f"/{name.replace('_', '-')}": _oauth(name)
        for name in ("authorize", "token", "register", "revoke", "connected_apps")},
 }
+# A step run on the event loop before the handler, wherever the handler runs: what it waits for
+# (a client's metadata document, fetched from anywhere) holds no thread. A response ends the request.
+PREPARE: dict[str, Callable[[Site, Request], Awaitable[Response | None]]] = {
+    path: _oauth_prepare for path in ("/authorize", "/token", "/revoke")}
+# Routes answered in JSON whatever the request asks, their faults (413, 408, 500) included.
+JSON_ONLY = frozenset({"/token", "/register", "/revoke"})
 PREFIXES: tuple[tuple[str, Handler], ...] = (
     ("/static/", static.asset),
     ("/.well-known/", _oauth("well_known")),  # JSON, never a login page
+    ("/invite/", invite.invite),  # an invitation link, for a person in a browser (navmcp.invitations)
 )
 
 

@@ -97,7 +97,7 @@ def frame_objects(draw) -> Any:
                 method=method, params=params)
 
 
-PAGE_URLS = {"home": "/", "whoami": "/whoami", "members": "/studios/adv/members", "studio": "/studios/adv", "note": "/studios/adv/n/@NOTE",
+PAGE_URLS = {"home": "/", "whoami": "/whoami", "inbox": "/inbox", "members": "/studios/adv/members", "studio": "/studios/adv", "note": "/studios/adv/n/@NOTE",
              "decision": "/studios/adv/d/@DECISION", "commitment": "/studios/adv/c/@COMMITMENT"}
 param_value = st.sampled_from(NASTY_VALUES) | junk | st.text(max_size=300)
 

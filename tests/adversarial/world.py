@@ -69,6 +69,9 @@ def build(home: Path, extra_users: int = 0) -> World:
         with app.store.read() as tx:
             w.urls[f"{kind}_comment"] = tx.scalar("SELECT id FROM comments WHERE item_id = ?",
                                                   (w.urls[kind].rsplit("/", 1)[1],))  # an id, not a URL
+    act(app, admin, "/studios/adv/members", "create_invitation")
+    with app.store.write() as tx:  # an open invitation whose id the tests know
+        tx.execute("UPDATE invitations SET id = 'w0rld1nv'")
     app.store.close()
     return w
 

@@ -91,3 +91,18 @@ def test_a_record_left_by_a_killed_server_is_not_used(tmp_path):
     dead.wait()
     (home / "web.json").write_text(f'{{"base_url": "http://127.0.0.1:9", "pid": {dead.pid}}}')
     assert cli(home, "login-link", "bob").stdout.startswith("http://127.0.0.1:8765/login?token=")
+
+
+def test_the_proxies_believed_come_from_either_variable(monkeypatch):
+    """docs/oauth.md names uvicorn's FORWARDED_ALLOW_IPS, which navmcp ignored (cookies then lost
+    `Secure` behind a proxy): both names are read, navmcp's own first; the flag beats both."""
+    from navmcp.cli import build_parser
+
+    for name in ("NAVMCP_FORWARDED_ALLOW_IPS", "FORWARDED_ALLOW_IPS"):
+        monkeypatch.delenv(name, raising=False)
+    assert build_parser().parse_args(["web"]).forwarded_allow_ips == ""
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "10.0.0.5")
+    assert build_parser().parse_args(["web"]).forwarded_allow_ips == "10.0.0.5"
+    monkeypatch.setenv("NAVMCP_FORWARDED_ALLOW_IPS", "127.0.0.1")
+    assert build_parser().parse_args(["web"]).forwarded_allow_ips == "127.0.0.1"
+    assert build_parser().parse_args(["web", "--forwarded-allow-ips", "10.1.1.1"]).forwarded_allow_ips == "10.1.1.1"

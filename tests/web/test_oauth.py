@@ -76,7 +76,7 @@ def test_consent_page_names_the_client_the_scopes_and_the_person(anon, browser, 
     verifier, challenge = pkce()
     page = browser.get(authorization_url(client["client_id"], challenge))
     assert page.status_code == 200
-    assert "Allow Nice &lt;b&gt;App&lt;/b&gt; to use navmcp as @" + owner["handle"] in page.text
+    assert "Allow <bdi>Nice &lt;b&gt;App&lt;/b&gt;</bdi> to use navmcp as @" + owner["handle"] in page.text
     assert "<strong>read</strong>" in page.text and "<strong>write</strong>" in page.text
     assert ">Allow</button>" in page.text and ">Deny</button>" in page.text
     assert "form-action 'self' http://127.0.0.1:9999" in page.headers["content-security-policy"]
@@ -142,8 +142,16 @@ def test_a_redirect_uri_that_does_not_match_is_refused_on_a_page(anon, browser):
         assert "invalid_request" in reply.text
 
 
-def test_pkce_is_required_and_s256_only(anon, browser):
+def _seen_client(anon, browser) -> dict:
+    """A client the signed-in person has allowed once: errors of its requests go back to it
+    (for one they never saw, a page: tests/web/test_oauth_hardening.py)."""
     client = register(anon)
+    consent(browser, authorization_url(client["client_id"], pkce()[1]))
+    return client
+
+
+def test_pkce_is_required_and_s256_only(anon, browser):
+    client = _seen_client(anon, browser)
     missing = browser.get(authorization_url(client["client_id"], None, code_challenge_method=None))
     assert missing.status_code == 303 and redirect_query(missing)["error"] == "invalid_request"
     assert redirect_query(missing)["iss"] == ISSUER
@@ -152,7 +160,7 @@ def test_pkce_is_required_and_s256_only(anon, browser):
 
 
 def test_a_resource_other_than_this_mcp_is_refused(anon, browser):
-    client = register(anon)
+    client = _seen_client(anon, browser)
     reply = browser.get(authorization_url(client["client_id"], pkce()[1], resource="https://other.example/mcp"))
     assert reply.status_code == 303 and redirect_query(reply)["error"] == "invalid_target"
     ok = browser.get(authorization_url(client["client_id"], pkce()[1], resource="HTTP://127.0.0.1/mcp/"))
@@ -160,7 +168,7 @@ def test_a_resource_other_than_this_mcp_is_refused(anon, browser):
 
 
 def test_an_unknown_scope_is_refused(anon, browser):
-    client = register(anon)
+    client = _seen_client(anon, browser)
     reply = browser.get(authorization_url(client["client_id"], pkce()[1], scope="read admin"))
     assert redirect_query(reply)["error"] == "invalid_scope"
 

@@ -12,7 +12,7 @@ import threading
 import httpx
 import pytest
 
-from navmcp.oauth import clients
+from navmcp.oauth import documents as fetched
 from oauthflow import authorization_url, consent, exchange, mcp, pkce
 from webclient import WebServer, follow_login_link
 
@@ -110,7 +110,7 @@ def test_an_unreachable_document_is_invalid_client(browser, dev):
 
 
 def test_an_oversized_document_is_invalid_client(browser, documents, dev):
-    url = documents.raw("/big.json", 200, b'{"x": "' + b"a" * (clients.DOCUMENT_MAX_BYTES + 10) + b'"}')
+    url = documents.raw("/big.json", 200, b'{"x": "' + b"a" * (fetched.MAX_BYTES + 10) + b'"}')
     assert "larger than" in refused_page(browser, url)
 
 

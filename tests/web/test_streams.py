@@ -77,6 +77,9 @@ def test_a_live_page_ended_to_make_room_is_told_why(monkeypatch):
         def remove(self, watcher):
             self.watchers.discard(watcher)
 
+        def position(self):
+            return "0"
+
     monkeypatch.setattr(streams, "MAX_STREAMS", 2)
     app, registry = SimpleNamespace(feed=Feed()), streams.Streams()
     first, second = (live.open_stream(app, registry, Standing("big"), "/studios/team", Interest("big", "s1"))

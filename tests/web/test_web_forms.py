@@ -433,8 +433,9 @@ def test_ballot_and_patterns_in_a_phone_browser(seeded, browser):
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
         try:
             page = chromium.new_page(viewport={"width": 360, "height": 800})
-            page.route("http://navmcp.test/**", lambda route: route.fulfill(
-                body=pages[route.request.url.removeprefix("http://navmcp.test")],
+            page.route("http://navmcp.test/**", lambda route: route.fulfill(  # others (the inbox's stream): 404
+                status=200 if route.request.url.removeprefix("http://navmcp.test") in pages else 404,
+                body=pages.get(route.request.url.removeprefix("http://navmcp.test"), ""),
                 content_type="text/css" if route.request.url.endswith(".css") else
                 "text/javascript" if route.request.url.endswith(".js") else "text/html"))
             page.goto("http://navmcp.test/d")

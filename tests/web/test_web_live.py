@@ -49,10 +49,27 @@ def listen(base: str, token: str, url: str) -> tuple[queue.Queue, threading.Even
 
 
 @pytest.fixture
-def world(server):
-    """The server's workspace seen from this process (another App on the same file): alice owns
-    studio `team` with a decision; bob is a member."""
-    app = App(Config(home=server.home, database_url=None, token=None))
+def world(world_factory, server):
+    return world_factory(server)
+
+
+@pytest.fixture
+def world_factory():
+    """make(server): the server's workspace seen from this process (another App on the same
+    file): alice owns studio `team` with a decision; bob is a member."""
+    apps = []
+
+    def make(server):
+        app = App(Config(home=server.home, database_url=None, token=None))
+        apps.append(app)
+        return _world(app)
+
+    yield make
+    for app in apps:
+        app.store.close()
+
+
+def _world(app):
     with app.store.write() as tx:
         alice, bob = create_user(tx, "alice", findable=True), create_user(tx, "bob", findable=True)
     ws = app.workspace
@@ -61,8 +78,7 @@ def world(server):
     ws.execute(alice, "/", "create_studio", {"handle": "other", "name": "Other"})
     decision = ws.execute(alice, "/studios/team", "create_decision",
                           {"question": "Lunch?", "options": ["Pizza", "Soup"]}).url
-    yield app, ws, alice, bob, decision
-    app.store.close()
+    return app, ws, alice, bob, decision
 
 
 def test_a_vote_elsewhere_reaches_the_open_page(server, world):
@@ -222,3 +238,123 @@ def test_open_streams_leave_the_request_limit_free(tmp_path):
             sock.close()
         app.store.close()
         server.stop()
+
+
+def _stream(base: str, token: str, url: str, last_event_id: str | None = None, wait: float = 1.0):
+    """The status, the events (name, id) and the last id of a stream read for `wait` seconds."""
+    headers = {**EVENTS, "Authorization": f"Bearer {token}"}
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = last_event_id
+    events, last_id, name, event_id = [], None, None, None
+    with httpx.stream("GET", base + url, headers=headers, timeout=httpx.Timeout(5, read=wait)) as reply:
+        status = reply.status_code
+        try:
+            for line in reply.iter_lines():
+                if line.startswith("id: "):
+                    event_id = last_id = line[4:]
+                elif line.startswith("event: "):
+                    name = line[7:]
+                elif line == "" and name:
+                    events.append((name, event_id))
+                    name = None
+        except httpx.ReadTimeout:
+            pass
+    return status, events, last_id
+
+
+def test_a_stream_opened_again_with_its_last_event_id_says_what_it_missed(server, world):
+    """EventSource reconnects with the id of the last event it had: if the page changed in
+    between, the new stream begins with `changed`; if not, it says nothing."""
+    app, ws, alice, bob, decision = world
+    token = mint_token(app.secret, bob["id"])
+    status, events, first_id = _stream(server.base, token, decision)
+    assert status == 200 and first_id and events == []
+    status, events, again_id = _stream(server.base, token, decision, last_event_id=first_id)
+    assert status == 200 and events == []  # nothing changed meanwhile
+    ws.execute(alice, decision, "vote", {"votes": [{"option": "Soup", "accept": True}]})
+    ws.execute(alice, "/studios/other", "create_note", {"title": "elsewhere", "body": "not this page"})
+    status, events, later_id = _stream(server.base, token, decision, last_event_id=first_id)
+    assert status == 200 and [name for name, _ in events] == ["changed"]
+    status, events, _ = _stream(server.base, token, decision, last_event_id=later_id)
+    assert events == []  # caught up
+    status, events, _ = _stream(server.base, token, decision, last_event_id="not a position")
+    assert [name for name, _ in events] == ["changed"]  # can't tell: read the page again
+
+
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/bin/chromium").exists(),
+                    reason="needs Debian's chromium (.ci/run installs it)")
+def test_an_open_page_catches_up_after_its_server_restarts(tmp_path, world_factory):
+    """The server of an open page stops; a vote lands while it is away; a server comes back on the
+    same address. The page reconnects by itself and shows the vote, without a reload."""
+    import re
+    import subprocess
+    import sys
+
+    from playwright.sync_api import sync_playwright
+
+    from webclient import WebServer
+
+    server = WebServer(tmp_path / "webhome")
+    try:
+        app, ws, alice, bob, decision = world_factory(server)
+        link = subprocess.run([sys.executable, "-m", "navmcp", "login-link", "alice", "--base-url", server.base],
+                              env=server.env, capture_output=True, text=True, check=True).stdout.strip()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = browser.new_page()
+                page.goto(link)
+                page.get_by_role("button", name=re.compile("^Sign in as")).click()
+                page.wait_for_url(server.base + "/")
+                page.goto(server.base + decision)
+                soup = page.locator(".ballot li", has_text="Soup").locator(".counts")
+                assert soup.inner_text() == "0 accept, 0 prefer"
+                page.wait_for_timeout(500)  # the page's event stream is open
+                server.stop()
+                ws.execute(bob, decision, "vote", {"votes": [{"option": "Soup", "accept": True}]})
+                server = WebServer(server.home, port=server.port)
+                page.wait_for_function("() => document.querySelector('#live-mark') !== null", timeout=30_000)
+                assert soup.inner_text() == "1 accept, 0 prefer"
+                assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/bin/chromium").exists(),
+                    reason="needs Debian's chromium (.ci/run installs it)")
+def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
+    """bob has the studio's decision open in Chromium; alice mentions @bob in a note in the other
+    process: the shell's unread badge counts it without a reload; reading his inbox clears it."""
+    import re
+    import subprocess
+    import sys
+
+    from playwright.sync_api import sync_playwright
+
+    app, ws, alice, bob, decision = world
+    link = subprocess.run([sys.executable, "-m", "navmcp", "login-link", "bob", "--base-url", server.base],
+                          env=server.env, capture_output=True, text=True, check=True).stdout.strip()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(link)
+            page.get_by_role("button", name=re.compile("^Sign in as")).click()
+            page.wait_for_url(server.base + "/")
+            page.goto(server.base + decision)
+            badge = page.locator(".inbox-badge")
+            assert badge.inner_text() == "1 unread"  # alice added him to the studio
+            page.wait_for_timeout(500)  # the event streams are open
+            ws.execute(alice, "/studios/other", "create_note", {"title": "Elsewhere", "body": "@bob"})  # not his
+            ws.execute(alice, "/studios/team", "create_note", {"title": "Agenda", "body": "@bob, have a look"})
+            page.wait_for_function("() => document.querySelector('.inbox-badge .n').textContent === '2'",
+                                   timeout=10_000)
+            assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+            page.goto(server.base + "/inbox")
+            page.get_by_role("button", name="Mark all read").click()
+            page.wait_for_url(server.base + "/inbox")
+            assert page.locator(".inbox-badge").is_hidden()
+        finally:
+            browser.close()

@@ -97,9 +97,9 @@ def test_the_app_shell(app, seeded, browser, api):
     side = re.search(r'<nav class="side" aria-label="Your studios">(.*?)</nav>', page, re.S).group(1)
     assert '<a href="/studios/team" aria-current="page">' in side
     # what awaits you counts home's lists: a decision you have not voted on
-    before = int(re.search(r'<span class="n">(\d+)', shell).group(1))
+    before = int(re.search(r'class="awaits" href="/#awaiting"><span class="n">(\d+)', shell).group(1))
     api.post("/studios/team/actions/create_decision", json={"question": "New one", "options": ["a", "b"]})
-    after = re.search(r'<span class="n">(\d+)', browser.get(seeded["note"]).text).group(1)
+    after = re.search(r'class="awaits" href="/#awaiting"><span class="n">(\d+)', browser.get(seeded["note"]).text).group(1)
     assert int(after) == before + 1
 
 

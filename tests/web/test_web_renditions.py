@@ -280,3 +280,41 @@ def test_a_target_that_names_no_page_says_why():
     assert (found.rendition, found.action, found.spec) == ("json", "vote", None)
     assert found.missing is not None and "no page at /studios/team/x/y" in found.missing.message
     assert target(_request("/search", query="q=x"), fixed=False).costly
+
+
+def test_json_pages_carry_no_store_id_of_a_studio_or_a_person(any_app):
+    """docs/http.md: the store's ids of people and studios are left out of `.json` (pages name them
+    by handle). The studio rows of `/`, `/whoami` and every studio page carried theirs (issue 40
+    item 13); both stores."""
+    from navmcp.identity import add_user, mint_token
+    from navmcp.web import create_app
+    from webclient import Client
+
+    alice, bob = add_user(any_app.store, "alice"), add_user(any_app.store, "bob")
+    api = Client(create_app(any_app), {"Authorization": f"Bearer {mint_token(any_app.secret, alice['id'])}"})
+    try:
+        def act(url, action, **params):
+            reply = api.post(f"{url.rstrip('/')}/actions/{action}", json=params)
+            assert reply.status_code == 200, reply.text
+            return reply.json()["url"]
+
+        act("/", "create_studio", handle="team", name="Team")
+        note = act("/studios/team", "create_note", title="N", body="b", tags=["t"])
+        decision = act("/studios/team", "create_decision", question="Q", options=["A", "B"])
+        commitment = act("/studios/team", "create_commitment", title="C", critical_mass=1, limit=3)
+        act(note, "add_comment", body="c")
+        act(decision, "vote", votes=[{"option": "A", "accept": True, "prefer": True}])
+        act(commitment, "join_commitment")
+        with any_app.store.read(user_id=alice["id"]) as tx:
+            studio_id = tx.one("SELECT id FROM studios WHERE handle = 'team'")["id"]
+        secret = {studio_id, alice["id"], bob["id"]}
+        for url in ("/", "/whoami", "/studios/team", "/studios/team/members", note, decision, commitment,
+                    "/studios/team/cycles/today", "/studios/team/tags/t", "/studios/team/audit", "/search?q=N"):
+            reply = api.get(url, headers={"Accept": "application/json"})
+            assert reply.status_code == 200, (url, reply.text[:200])
+            assert not [s for s in secret if s in reply.text], (url, reply.text[:600])
+            assert reply.json()["data"]  # the page's facts are still there
+        home = api.get("/", headers={"Accept": "application/json"}).json()["data"]
+        assert [s["handle"] for s in home["studios"]] == ["team"]  # named by handle
+    finally:
+        api.close()

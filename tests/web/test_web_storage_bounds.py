@@ -84,13 +84,23 @@ def test_an_idle_session_has_ended_and_a_used_one_stays_fresh(api, any_app, owne
     assert owner_db("SELECT count(*) FROM mcp_sessions WHERE id = ?", idle["Mcp-Session-Id"]) == [(0,)]
 
 
+def _old_lines(any_app, owner_db, user_id: str, *days: int) -> None:
+    """Audit lines written `days` ago: as the owner on PostgreSQL, where the app role's lines are
+    stamped with the time they are written (tests/test_pg_rls.py)."""
+    for n in days:
+        line = (ago(n * 86400), user_id, "t", None, "/", "old", "[]", "ok", 0)
+        if any_app.store.hosted:
+            owner_db(workspace.AUDIT_SQL, *line)
+        else:
+            with any_app.store.write(user_id=user_id) as tx:
+                tx.execute(workspace.AUDIT_SQL, line)
+
+
 def test_audit_lines_past_the_retention_are_pruned(any_app, new_user, owner_db, monkeypatch):
     alice, _ = new_user("alice")
     ws = any_app.workspace
     assert ws.audit_retention_days == 365  # the default
-    with any_app.store.write(user_id=alice["id"]) as tx:
-        for days in (400, 380, 366):
-            tx.execute(workspace.AUDIT_SQL, (ago(days * 86400), alice["id"], "t", None, "/", "old", "[]", "ok", 0))
+    _old_lines(any_app, owner_db, alice["id"], 400, 380, 366)
     monkeypatch.setattr(workspace, "AUDIT_PRUNE_EVERY", 1)
     monkeypatch.setattr(workspace, "AUDIT_PRUNE_MOST", 2)  # at most this many per prune, oldest first
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
@@ -103,8 +113,7 @@ def test_audit_lines_past_the_retention_are_pruned(any_app, new_user, owner_db, 
 def test_with_retention_0_the_audit_is_kept(any_app, new_user, owner_db, monkeypatch):
     alice, _ = new_user("alice")
     ws = workspace.Workspace(any_app.store, audit_retention_days=0)
-    with any_app.store.write(user_id=alice["id"]) as tx:
-        tx.execute(workspace.AUDIT_SQL, (ago(4000 * 86400), alice["id"], "t", None, "/", "old", "[]", "ok", 0))
+    _old_lines(any_app, owner_db, alice["id"], 4000)
     monkeypatch.setattr(workspace, "AUDIT_PRUNE_EVERY", 1)
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     assert [a for (a,) in owner_db("SELECT action FROM audit ORDER BY id")] == ["old", "create_studio"]

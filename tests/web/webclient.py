@@ -83,9 +83,9 @@ def csrf_of(html_text: str) -> str:
 class WebServer:
     """A real `navmcp web` process on a free loopback port; `login_link` is the one it printed."""
 
-    def __init__(self, home: Path, env: dict[str, str] | None = None):
+    def __init__(self, home: Path, env: dict[str, str] | None = None, port: int | None = None):
         self.home = home
-        self.port = free_port()
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "NAVMCP_HOME": str(home), **(env or {})}
         env.pop("NAVMCP_TOKEN", None)

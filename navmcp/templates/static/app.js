@@ -168,8 +168,11 @@
     fetch(here, { headers: { Accept: "text/html" }, credentials: "same-origin" })
       .then(function (reply) { return reply.ok ? reply.text() : null; })
       .then(function (html) {
-        var fresh = html && new DOMParser().parseFromString(html, "text/html").getElementById("main");
+        var doc = html && new DOMParser().parseFromString(html, "text/html");
+        var fresh = doc && doc.getElementById("main");
         if (!fresh) return;
+        var badge = doc.querySelector(".inbox-badge");
+        if (badge) showUnread(badge.hidden ? 0 : badge.textContent.trim().split(" ")[0]);
         var mark = document.getElementById("live-mark");
         if (mark) mark.remove();
         // the one-time message this page came with ("✓ Vote recorded") stays: the page fetched
@@ -201,13 +204,52 @@
       });
   }
 
-  var source = new EventSource(here);
-  source.addEventListener("changed", refresh);
+  // The shell's unread badge follows your inbox from every page (the inbox page follows itself).
+  function showUnread(n) {
+    var badge = document.querySelector(".inbox-badge");
+    if (!badge) return;
+    badge.querySelector(".n").textContent = String(n);
+    badge.hidden = !n || n === "0";
+  }
+  if (location.pathname !== "/inbox" && document.querySelector(".inbox-badge")) {
+    var inbox = new EventSource("/inbox");
+    inbox.addEventListener("changed", function () {
+      fetch("/inbox.json", { credentials: "same-origin" })
+        .then(function (reply) { return reply.ok ? reply.json() : null; })
+        .then(function (page) { if (page) showUnread(page.data.unread); })
+        .catch(function () { /* the next change tries again */ });
+    });
+    document.addEventListener("submit", function (event) { if (!event.defaultPrevented) inbox.close(); });
+  }
+
+
+  // EventSource reconnects by itself after a dropped connection, sending the id of the last event it
+  // had (the server then says "changed" if anything changed meanwhile). An answer that is no stream
+  // (the server restarting, its database away: 503) ends it for good: then a new one is opened after
+  // a pause, growing to a minute, and the page is fetched again once it opens.
+  var source = null, pause = 1000, leaving = false, ended = false;
+  function watch(caughtUp) {
+    source = new EventSource(here);
+    source.addEventListener("open", function () {
+      pause = 1000;
+      if (!caughtUp) { caughtUp = true; refresh(); }
+    });
+    source.addEventListener("changed", refresh);
+    source.addEventListener("gone", function (event) {
+      ended = true;
+      source.close();
+      say(JSON.parse(event.data));
+    });
+    source.addEventListener("error", function () {
+      if (source.readyState !== EventSource.CLOSED || leaving || ended) return;
+      setTimeout(function () { if (!leaving) watch(false); }, pause);
+      pause = Math.min(pause * 2, 60000);
+    });
+  }
+  watch(true);
   // A form sent from this page leaves it: the change it makes must not refresh the page on its way
   // out, which would take the one-time message meant for the page the form lands on.
-  document.addEventListener("submit", function (event) { if (!event.defaultPrevented) source.close(); });
-  source.addEventListener("gone", function (event) {
-    source.close();
-    say(JSON.parse(event.data));
+  document.addEventListener("submit", function (event) {
+    if (!event.defaultPrevented) { leaving = true; source.close(); }
   });
 })();

@@ -1,0 +1,20 @@
+"""Your inbox (`/inbox`): what happened that concerns you, unread first, then read, newest first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from navmcp import inbox
+from navmcp.pages.request import PAGE_SIZE, Request, paginate
+
+
+def resolve_inbox(req: Request) -> None:
+    req.facts["unread"], req.facts["entries"] = inbox.counts(req.tx, req.user["id"])
+
+
+def view_inbox(req: Request) -> dict[str, Any]:
+    unread, total = req.facts["unread"], req.facts["entries"]
+    pager = paginate(req, total)
+    rows = inbox.entries(req.tx, req.user["id"], unread, pager["offset"], PAGE_SIZE) if total else []
+    return {"title": "Inbox", "breadcrumb": [("Home", "/"), ("Inbox", "/inbox")],
+            "entries": rows, "unread": unread, "pager": pager}
