@@ -8,7 +8,7 @@ state?" (refusal: 409). Each returns None when allowed, else a reason written fo
 
 from __future__ import annotations
 
-from navmcp.actions import commitments, decisions, inbox, invitations, mail, notes, people, reminders, studios  # noqa: I001
+from navmcp.actions import closing, commitments, decisions, edits, inbox, invitations, mail, notes, people, reminders, studios  # noqa: I001,E501
 from navmcp.actions.action import Action, Outcome, Params, param_docs  # first: it readies pydantic (lean.py)
 from navmcp.errors import ActionUnavailable, echo
 from navmcp.pages import Request
@@ -16,7 +16,8 @@ from navmcp.pages import Request
 __all__ = ["ACTIONS", "BY_PAGE", "Action", "Outcome", "Params", "available", "check", "param_docs", "valid_here"]
 
 ACTIONS: list[Action] = [*people.ACTIONS, *mail.ACTIONS, *studios.ACTIONS, *invitations.ACTIONS, *notes.ACTIONS,
-                         *decisions.ACTIONS, *reminders.ACTIONS, *commitments.ACTIONS, *inbox.ACTIONS]
+                         *decisions.ACTIONS, *reminders.ACTIONS, *commitments.ACTIONS, *edits.ACTIONS, *closing.ACTIONS,
+                         *inbox.ACTIONS]
 
 
 def _by_page(actions: list[Action]) -> dict[str, dict[str, Action]]:
