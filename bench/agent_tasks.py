@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The targets of issue 28 (calls and characters per task; None: no number given).
 TARGETS = {
     "find_and_vote": {"calls": 4, "chars": 12_000},
-    "read_long_note": {"calls": 3, "chars": 36_000},
+    "read_long_note": {"calls": 3, "chars": 37_000},  # issue 28 set 36,000; issue 44 added comment ids
     "join_closest": {"calls": 3, "chars": None},
     "week_in_studio": {"calls": None, "chars": None},
     "keyword_everywhere": {"calls": 4, "chars": None},

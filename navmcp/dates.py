@@ -17,13 +17,16 @@ What is understood (case and extra spaces aside):
 | `end of week`, `end of next week` | Sunday of this week, of next week |
 | `end of month`, `end of next month`, `end of year` | the last day of it |
 | `1 december`, `dec 1`, `december 1st` | its next occurrence (today included) |
+
+Any of them may end with a time of day (`time_of_day`): `friday 17:00`, `tomorrow at 9:30`,
+`next monday 5pm`, in UTC unless the phrase ends with a zone (`UTC`, `Z`, `+02:00`).
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from datetime import date, timedelta
+from datetime import UTC, date, time, timedelta, timezone
 
 WEEKDAYS = {name: i for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                                                 "sunday"))}
@@ -65,6 +68,34 @@ def date_from_phrase(text: str, today: date) -> date | None:
         if (m := pattern.fullmatch(phrase)) and m.group(month_at) in MONTHS:
             return _next_occurrence(today, MONTHS[m.group(month_at)], int(m.group(day_at)))
     return None
+
+
+_TIME = re.compile(r"(.*?)(?:,? at)?,? (\d{1,2})(?::(\d{2}))? ?(am|pm)?(?: ?(utc|z|gmt|[+-]\d{2}:?\d{2}))?")
+
+
+def time_of_day(text: str) -> tuple[str, time, timezone] | None:
+    """A phrase's trailing time of day ("friday 17:00", "tomorrow at 9pm", "dec 1 9:30 +02:00"):
+    the phrase before it, the time, and its zone (UTC unless named); None when it ends with none.
+    A bare number is a time only with am/pm or a minute ("in 3 days" keeps its 3)."""
+    phrase = " ".join(text.lower().split())
+    m = _TIME.fullmatch(phrase)
+    if m is None or not (m.group(3) or m.group(4)):
+        return None
+    hour, minute = int(m.group(2)), int(m.group(3) or 0)
+    if m.group(4):
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if m.group(4) == "pm" else 0)
+    if hour > 23 or minute > 59:
+        return None
+    zone: timezone = UTC
+    if m.group(5) and m.group(5)[0] in "+-":
+        digits = m.group(5)[1:].replace(":", "")
+        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        if offset >= timedelta(hours=24):
+            return None
+        zone = timezone(-offset if m.group(5)[0] == "-" else offset)
+    return m.group(1), time(hour, minute), zone
 
 
 def _ahead(today: date, n: int, unit: str) -> date | None:

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from navmcp.clock import moment, now
 from navmcp.text import INVISIBLE
 
 BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
@@ -184,6 +185,25 @@ def utc(value: str) -> str:
     return f"{value[:10]} {value[11:16]} UTC"
 
 
+# How far off a deadline is, in the largest unit that reads naturally: (unit, its seconds, below what).
+_DUE_UNITS = (("minute", 60, 3600), ("hour", 3600, 2 * 86400), ("day", 86400, 60 * 86400),
+              ("month", 30 * 86400, 730 * 86400), ("year", 365 * 86400, float("inf")))
+
+
+def due(value: str, at: str | None = None) -> str:
+    """A deadline as an item page shows it: its time (`utc`) and how far off it is, in plain words:
+    "2026-12-04 17:00 UTC (in 6 days)", "… (2 hours ago)"."""
+    try:
+        seconds = (moment(value) - moment(at or now())).total_seconds()
+    except ValueError:
+        return utc(value)
+    far = abs(seconds)
+    unit, size = next((u, s) for u, s, below in _DUE_UNITS if far < below)
+    n = max(1, int(far // size))
+    words = f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{utc(value)} ({'in ' + words if seconds >= 0 else words + ' ago'})"
+
+
 def body_cuts(text: str) -> list[int]:
     """Where a long body is cut into parts of at most BODY_PART_CHARS: after a line's end, else after
     a sentence's, else between words, in the second half of each part's room; never mid-word unless
@@ -271,6 +291,7 @@ def environment():
     env.filters["crumbs"] = crumbs
     env.filters["page_links"] = page_links
     env.filters["utc"] = utc
+    env.filters["due"] = due  # a deadline: its time and how far off it is
     env.filters["plain"] = plain  # a stored message (the audit's outcomes) is escaped once, as a whole
     return env
 

@@ -86,7 +86,7 @@ def build(app, leave: bool = True, owner_url: str | None = None) -> None:
                                         "options": ["2100-03-01T10:00+01:00", "2100-03-02 15:00 Europe/Lisbon"]})
     ws.execute(alice, poll, "add_time", {"start": "2100-03-03 08:00"})
     ws.execute(alice, poll, "answer", {"times": [{"option": 1, "answer": "yes"}, {"option": 2, "answer": "maybe"}]})
-    ws.execute(dave, poll, "answer", {"times": [{"option": 1, "answer": "yes"}, {"option": 3, "answer": "no"}]})
+    ws.execute(dave, poll, "answer", {"times": [{"option": 1, "answer": "maybe"}, {"option": 3, "answer": "no"}]})
     ws.execute(bob, poll, "close_poll", {})
     polled = new(alice, "create_decision", {"question": "Open poll?", "kind": "times", "options": ["2100-04-01 09:00"]})
     ws.execute(bob, polled, "answer", {"times": [{"option": 1, "answer": "maybe"}]})

@@ -101,27 +101,35 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(owner, bobs_note, {"add_comment", "confirm_read", "pin"})
 
     bare = act(ws, bob, STUDIO, "create_decision", {"question": "No options yet?"}).url
-    check(bob, bare, {"add_comment", "add_option", "close_decision"})
+    check(bob, bare, {"add_comment", "add_option", "close_decision", "edit_decision", "extend_decision"})
     check(carol, bare, {"add_comment", "add_option"})
-    check(owner, bare, {"add_comment", "add_option", "close_decision"})  # admin may close
+    check(owner, bare, {"add_comment", "add_option", "close_decision", "edit_decision", "extend_decision"})  # admin may close, edit
     act(ws, carol, bare, "add_option", {"title": "Yes"})
     check(carol, bare, {"add_comment", "add_option", "vote"})
-    check(bob, bare, {"add_comment", "add_option", "vote", "close_decision", "remind"})
+    act(ws, carol, bare, "add_comment", {"body": "mine"})
+    check(carol, bare, {"add_comment", "add_option", "vote", "edit_comment", "delete_comment"})  # her comment
+    check(owner, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
+                        "delete_comment", "remind"})  # an admin deletes any comment, edits none of others'
+    check(bob, bare, {"add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
+                      "remind"})
     act(ws, bob, bare, "close_decision")
-    check(bob, bare, {"add_comment"})
+    check(bob, bare, {"add_comment", "reopen_decision", "set_outcome"})  # within a week of closing
+    check(carol, bare, {"add_comment", "edit_comment", "delete_comment"})
+    act(ws, carol, bare, "delete_comment", {"comment": ws.page(carol, bare).data["comments"][0]["id"]})
     check(carol, bare, {"add_comment"})
 
     late = act(ws, owner, STUDIO, "create_decision", {"question": "Late?", "options": ["a"],
                                                      "deadline": "2100-01-01"}).url
-    check(owner, late, {"add_comment", "add_option", "vote", "close_decision", "remind"})  # nobody has voted
+    check(owner, late, {"add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
+                        "remind"})  # nobody has voted
     with app.store.write() as tx:  # the deadline passes without any write to the decision
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (late.rsplit("/", 1)[1],))
-    check(owner, late, {"add_comment"})
+    check(owner, late, {"add_comment", "set_outcome"})  # closed by its deadline long ago: no reopening
 
     c = act(ws, bob, STUDIO, "create_commitment", {"title": "C", "critical_mass": 1, "limit": 2}).url
-    check(bob, c, {"add_comment", "join_commitment", "close_commitment"})
+    check(bob, c, {"add_comment", "join_commitment", "close_commitment", "edit_commitment"})
     check(carol, c, {"add_comment", "join_commitment"})
-    check(owner, c, {"add_comment", "join_commitment"})  # admins don't close others' commitments
+    check(owner, c, {"add_comment", "join_commitment", "edit_commitment"})  # admins edit, don't close others' commitments
     act(ws, carol, c, "join_commitment")
     check(carol, c, {"add_comment", "leave_commitment"})  # already in: leaving is offered, not joining
     act(ws, owner, c, "join_commitment")  # the limit is reached: closed
@@ -129,7 +137,7 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, c, {"add_comment"})
 
     due = act(ws, bob, STUDIO, "create_commitment", {"title": "Due", "critical_mass": 3, "deadline": "2100-01-01"}).url
-    check(bob, due, {"add_comment", "join_commitment", "close_commitment"})
+    check(bob, due, {"add_comment", "join_commitment", "close_commitment", "edit_commitment"})
     with app.store.write() as tx:  # closed by its deadline: closing it by hand would rewrite when it closed
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (due.rsplit("/", 1)[1],))
     check(bob, due, {"add_comment"})
@@ -138,22 +146,22 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     # decision kinds (navmcp/kinds): each offers its own actions, and no other kind's
     proposal = act(ws, bob, STUDIO, "create_decision", {"question": "P?", "kind": "consent",
                                                         "deadline": "2100-01-01"}).url
-    check(bob, proposal, {"add_comment", "consent", "object", "amend"})  # not everyone has a stance: no close
+    check(bob, proposal, {"add_comment", "consent", "object", "amend", "extend_decision"})  # not everyone has a stance: no close
     check(carol, proposal, {"add_comment", "consent", "object"})
-    check(owner, proposal, {"add_comment", "consent", "object"})
+    check(owner, proposal, {"add_comment", "consent", "object", "extend_decision"})
     for user in (owner, bob):
         act(ws, user, proposal, "consent")
     act(ws, carol, proposal, "object", {"reason": "not before the release"})
-    check(bob, proposal, {"add_comment", "consent", "object", "amend", "close_decision"})  # everyone has one
-    check(owner, proposal, {"add_comment", "consent", "object", "close_decision"})  # an admin may close
+    check(bob, proposal, {"add_comment", "consent", "object", "amend", "close_decision", "extend_decision"})  # everyone has one
+    check(owner, proposal, {"add_comment", "consent", "object", "close_decision", "extend_decision"})  # an admin may close
     check(carol, proposal, {"add_comment", "consent", "object"})
     act(ws, owner, proposal, "close_decision")
-    check(bob, proposal, {"add_comment"})
+    check(bob, proposal, {"add_comment", "reopen_decision", "set_outcome"})  # no edit_decision: amend is its edit
     undated = act(ws, carol, STUDIO, "create_decision", {"question": "U?", "kind": "consent"}).url
-    check(carol, undated, {"add_comment", "consent", "object", "amend", "close_decision"})  # no deadline to wait for
+    check(carol, undated, {"add_comment", "consent", "object", "amend", "close_decision", "extend_decision"})  # no deadline to wait for
 
     dotted = act(ws, bob, STUDIO, "create_decision", {"question": "D?", "kind": "dots"}).url
-    check(bob, dotted, {"add_comment", "add_option", "close_decision"})
+    check(bob, dotted, {"add_comment", "add_option", "close_decision", "edit_decision", "extend_decision"})
     act(ws, carol, dotted, "add_option", {"title": "one"})
     check(carol, dotted, {"add_comment", "add_option", "allocate"})
     act(ws, carol, dotted, "allocate", {"dots": [{"option": 1, "dots": 2}]})
@@ -161,11 +169,11 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(carol, dotted, {"add_comment"})
 
     poll = act(ws, bob, STUDIO, "create_decision", {"question": "T?", "kind": "times"}).url
-    check(bob, poll, {"add_comment", "add_time", "close_poll"})
+    check(bob, poll, {"add_comment", "add_time", "close_poll", "edit_decision", "extend_decision"})
     check(carol, poll, {"add_comment", "add_time"})
     act(ws, carol, poll, "add_time", {"start": "2100-01-05T10:00+01:00"})
     check(carol, poll, {"add_comment", "add_time", "answer"})
-    check(owner, poll, {"add_comment", "add_time", "answer", "close_poll"})
+    check(owner, poll, {"add_comment", "add_time", "answer", "close_poll", "edit_decision", "extend_decision"})
     act(ws, carol, poll, "answer", {"times": [{"option": 1, "answer": "yes"}]})
     act(ws, bob, poll, "close_poll")
     check(carol, poll, {"add_comment"})
@@ -328,9 +336,10 @@ def test_note_lifecycle(ws, people):
     # an edit to what is there already changes nothing, its Updated time included; a real one says what
     updated = ws.page(bob, r.url).data["item"]["updated_at"]
     same = act(ws, bob, r.url, "edit_note", {"title": "Plan", "body": "final text about walruses", "tags": ["done"]})
-    assert same.message == "Nothing changed: the note already reads that way."
+    assert same.message == "Nothing changed: the note already reads that way (revision 2)."
     assert ws.page(bob, r.url).data["item"]["updated_at"] == updated
-    assert act(ws, bob, r.url, "edit_note", {"title": "Plan", "tags": ["done", "q1"]}).message == "Updated the note's tags."
+    assert act(ws, bob, r.url, "edit_note", {"title": "Plan", "tags": ["done", "q1"]}).message == (
+        "Updated the note's tags: revision 3.")
     act(ws, owner, r.url, "confirm_read")
     with pytest.raises(ActionUnavailable, match="already confirmed"):
         act(ws, owner, r.url, "confirm_read")
@@ -494,7 +503,8 @@ def test_a_prefer_on_a_rejected_option_does_not_count(app, ws, people, decision)
         tx.execute("UPDATE votes SET prefer = 1 WHERE user_id = ? AND option_id IN"
                    " (SELECT id FROM options WHERE title = 'Berlin')", (carol["id"],))
     assert tally(ws, owner, decision)["Berlin"] == (2, 0)
-    assert act(ws, owner, decision, "close_decision").message == "Decision closed. Result: 'Lisbon' / tie with 'Berlin'."
+    assert act(ws, owner, decision, "close_decision").message == (
+        "Decision closed. Result: 'Lisbon' / tie with 'Berlin'. A tie: set_outcome says which is chosen.")
 
 
 def test_replies_quote_user_text_inertly(ws, people, decision):
@@ -558,7 +568,7 @@ def test_closed_decision_shows_result_and_offers_no_vote(ws, people, decision):
         act(ws, carol, decision, "close_decision")
     assert e.value.status == 403 and "creator or a studio admin" in e.value.message
     r = act(ws, owner, decision, "close_decision")
-    assert "Result: 'Lisbon'" in r.message and r.actions == ["add_comment"]
+    assert "Result: 'Lisbon'" in r.message and r.actions == ["add_comment", "reopen_decision", "set_outcome"]
     page = ws.page(bob, decision)
     assert "**Result**: Lisbon." in page.markdown  # its tally is in the options list, said once
     assert "1. Lisbon — id `" in page.markdown and " — 2 accept, 1 prefer" in page.markdown
@@ -710,7 +720,8 @@ def test_refused_tool_result_teaches(app, people):
     session.call_tool("execute_action", {"url": d, "action": "close_decision"})
     r = session.call_tool("execute_action", {"url": d, "action": "vote", "params": {"votes": [{"option": "a"}]}})
     assert r["isError"] is True
-    assert r["structuredContent"] == {"ok": False, "message": r["content"][0]["text"], "url": d, "actions": ["add_comment"]}
+    assert r["structuredContent"] == {"ok": False, "message": r["content"][0]["text"], "url": d,
+                                    "actions": ["add_comment", "reopen_decision", "set_outcome"]}
     assert "vote is not available" in r["content"][0]["text"]
     bad = session.call_tool("execute_action", {"url": STUDIO, "action": "create_note", "params": {"title": ""}})
     assert bad["isError"] is True

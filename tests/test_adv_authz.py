@@ -84,16 +84,30 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("commitment", "join_commitment"): ("commitment", {}, MEMBERS),
     ("commitment", "leave_commitment"): ("commitment", {}, MEMBERS),  # after joining (see SETUP)
     ("commitment", "close_commitment"): ("commitment", {}, {"author"}),
+    # "=key": a value of the world's (the author's comment on the item, an id)
+    ("note", "edit_comment"): ("note", {"comment": "=note_comment", "body": "edited"}, {"author"}),
+    ("decision", "edit_comment"): ("decision", {"comment": "=decision_comment", "body": "edited"}, {"author"}),
+    ("commitment", "edit_comment"): ("commitment", {"comment": "=commitment_comment", "body": "edited"}, {"author"}),
+    ("note", "delete_comment"): ("note", {"comment": "=note_comment"}, {"admin", "author"}),
+    ("decision", "delete_comment"): ("decision", {"comment": "=decision_comment"}, {"admin", "author"}),
+    ("commitment", "delete_comment"): ("commitment", {"comment": "=commitment_comment"}, {"admin", "author"}),
+    ("decision", "extend_decision"): ("decision", {"deadline": "2100-01-01"}, {"admin", "author"}),
+    ("decision", "reopen_decision"): ("decision", {}, {"admin", "author"}),  # after closing (see SETUP)
+    ("decision", "set_outcome"): ("decision", {"outcome": "Red"}, {"admin", "author"}),  # after closing
+    ("decision", "edit_decision"): ("decision", {"question": "Which, then?"}, {"admin", "author"}),
+    ("commitment", "edit_commitment"): ("commitment", {"title": "Do it now"}, {"admin", "author"}),
     # whoever has entries: the admin added author and member to the studio (the outsider has none)
     ("inbox", "mark_read"): ("/inbox", {"all": True}, {"author", "member"}),
     ("inbox", "dismiss"): ("/inbox", {"all": True}, {"author", "member"}),
 }
 SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {}),
+         ("decision", "reopen_decision"): ("close_decision", {}), ("decision", "set_outcome"): ("close_decision", {}),
          ("whoami", "digest_off"): ("set_email", {"email": "me@example.org"}),
          ("whoami", "digest_on"): [("set_email", {"email": "me@example.org"}), ("digest_off", {})]}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
-               "comments", "reads", "links", "inbox", "invitations", "mail_settings", "responses", "proposal_versions")
+               "comments", "reads", "links", "revisions", "inbox", "invitations", "mail_settings", "responses",
+               "proposal_versions")
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +117,11 @@ def template(tmp_path_factory):
 
 def url_of(w: world.World, key: str) -> str:
     return key if key.startswith("/") else w.urls[key]
+
+
+def params_of(w: world.World, params: dict) -> dict:
+    """An expectation's params, each "=key" replaced by the world's value of that key."""
+    return {k: w.urls[v[1:]] if isinstance(v, str) and v.startswith("=") else v for k, v in params.items()}
 
 
 def token_of(w: world.World, role: str) -> str:
@@ -163,6 +182,7 @@ def test_action_matrix(template, tmp_path, page, action):
     key, params, allowed = ACTION_EXPECT[(page, action)]
     for role in ROLES:
         w = world.copy(template, tmp_path / role)
+        params = params_of(w, params)
         app = w.app()
         try:
             session = Session(app, token_of(w, role))

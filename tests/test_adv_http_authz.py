@@ -16,7 +16,7 @@ from adversarial import figures, world
 from adversarial.http import HEADERS, INIT, Http, HttpAgent, WebProcess
 from navmcp.web import create_app
 from navmcp.web.auth import create_login_link
-from test_adv_authz import ACTION_EXPECT, PAGE_EXPECT, ROLES, SETUP, digest, token_of, url_of
+from test_adv_authz import ACTION_EXPECT, PAGE_EXPECT, ROLES, SETUP, digest, params_of, token_of, url_of
 from test_adv_tokens import ROOT, attacks
 
 SECRETS = ("Adversarial", "A note", "Which?", "Do it", "Red")
@@ -78,7 +78,7 @@ def test_action_matrix_over_the_action_api(template, tmp_path, page, action):
                     assert http.request("POST", f"{url}/actions/{name}", json=before_params,
                                         headers=auth).status_code == 200
             before = digest(w.home)
-            reply = http.request("POST", f"{url}/actions/{action}", json=params, headers=auth)
+            reply = http.request("POST", f"{url}/actions/{action}", json=params_of(w, params), headers=auth)
             figures.add("authz.http.action_checks")
             if role in allowed:
                 assert reply.status_code == 200 and reply.json()["ok"] is True, (role, action, reply.text[:300])

@@ -26,8 +26,9 @@ def test_the_agent_tasks_meet_their_targets_at_a_small_size(tmp_path):
     assert all(t["done"] for t in tasks.values()), tasks
     assert tasks["find_and_vote"]["calls"] <= 4 and tasks["find_and_vote"]["chars"] <= 12_000
     assert tasks["keyword_everywhere"]["calls"] <= 4 and tasks["keyword_everywhere"]["found"] == "3 of 3"
-    # The note is the same 27,700 characters and 32 comments at every size.
-    assert tasks["read_long_note"]["calls"] <= 3 and tasks["read_long_note"]["chars"] <= 36_000
+    # The note is the same 27,700 characters and 32 comments at every size. (Issue 28 set 36,000; each
+    # comment's id, which replies, edits and deletions name, and their actions, cost about 1,000 more.)
+    assert tasks["read_long_note"]["calls"] <= 3 and tasks["read_long_note"]["chars"] <= 37_000
     assert tasks["join_closest"]["calls"] <= 3 and tasks["join_closest"]["proves_closest"]
     assert tasks["week_in_studio"]["rows_repeated"] == 0
     assert tasks["home_page"]["chars"] <= 2_000  # five rows of each list, however many items

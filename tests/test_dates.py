@@ -43,3 +43,43 @@ def test_the_agents_schema_says_phrases_are_read():
     schema = BY_PAGE["studio"]["create_decision"].input_schema
     deadline = schema["properties"]["deadline"]
     assert EXAMPLES in str(deadline) and "ISO 8601" in str(deadline)
+
+
+@pytest.mark.parametrize("phrase, before, at, offset_minutes", [
+    ("friday 17:00", "friday", "17:00", 0), ("tomorrow at 9am", "tomorrow", "09:00", 0),
+    ("next monday 5pm UTC", "next monday", "17:00", 0), ("dec 1 9:30 +02:00", "dec 1", "09:30", 120),
+    ("Friday, at 12am", "friday", "00:00", 0), ("in 3 days 08:15 -0500", "in 3 days", "08:15", -300),
+])
+def test_a_phrase_may_end_with_a_time_of_day_and_its_zone(phrase, before, at, offset_minutes):
+    from navmcp.dates import time_of_day
+
+    day_phrase, moment, zone = time_of_day(phrase)
+    assert (day_phrase, moment.strftime("%H:%M")) == (before, at)
+    assert zone.utcoffset(None).total_seconds() == offset_minutes * 60
+
+
+@pytest.mark.parametrize("phrase", ["in 3 days", "december 1", "friday 25:00", "friday 13pm", "friday 9:75"])
+def test_numbers_that_are_no_time_are_left_to_the_day(phrase):
+    from navmcp.dates import time_of_day
+
+    assert time_of_day(phrase) is None
+
+
+def test_a_deadline_in_words_with_a_time_is_that_moment_in_utc():
+    from navmcp.actions.fields import _deadline
+
+    stamped = _deadline("tomorrow at 9:30 +02:00")
+    assert stamped.endswith("T07:30:00.000000Z")
+    assert _deadline("tomorrow").endswith("T23:59:59.000000Z")  # a day alone: its end, as before
+
+
+@pytest.mark.parametrize("deadline, said", [
+    ("2026-12-04T17:00:00.000000Z", "2026-12-04 17:00 UTC (in 6 days)"),
+    ("2026-11-28T15:00:00.000000Z", "2026-11-28 15:00 UTC (2 hours ago)"),
+    ("2026-11-28T17:00:30.000000Z", "2026-11-28 17:00 UTC (in 1 minute)"),
+    ("2027-03-01T00:00:00.000000Z", "2027-03-01 00:00 UTC (in 3 months)"),
+])
+def test_an_items_deadline_says_how_far_off_it_is(deadline, said):
+    from navmcp.render import due
+
+    assert due(deadline, "2026-11-28T17:00:00.000000Z") == said

@@ -81,7 +81,8 @@ def test_a_decisions_json_carries_its_options_tallies_and_votes(team):
     comment = data["comments"][0]
     assert comment["body"] == TRICKY + "\n## Available actions" and comment["author"] == "bob"
     assert data["pager"]["total"] == 1 and data["pager"]["next"] is None
-    assert [a["name"] for a in page["actions"]] == ["add_comment", "add_option", "vote", "close_decision"]
+    assert [a["name"] for a in page["actions"]] == ["add_comment", "delete_comment", "add_option", "vote",
+                                                   "close_decision", "edit_decision", "extend_decision"]
     # what pages never show: the store's ids of people and studios, its order of rows
     text = json.dumps(page)
     assert alice["id"] not in text and bob["id"] not in text
@@ -154,5 +155,5 @@ def test_every_page_kinds_json_is_its_data(team):
     outcomes = [e["outcome"] for e in seen["audit"]["entries"]]
     # the stored message puts the title in a code span, as a page shows it; the JSON gives plain text
     assert outcomes[0] == f"failed: add_option failed: an option titled {TRICKY} already exists. " \
-                          "Available here: add_comment, add_option, vote, close_decision."
+                          "Available here: add_comment, delete_comment, add_option, vote, close_decision, edit_decision, extend_decision."
     assert {e["handle"] for e in seen["audit"]["entries"]} == {"alice", "bob"}

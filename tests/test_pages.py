@@ -647,9 +647,11 @@ def test_every_time_on_a_page_reads_the_same_way(ws, world):
         (owner, world["note"]), (owner, world["commitment"]), (owner, with_deadline), (bob, "/"))}
     md = {url: page.markdown for url, page in pages.items()}
     assert re.search(r"\| @root \| \d{4}-\d\d-\d\d \d\d:\d\d UTC \| \d{4}-\d\d-\d\d \d\d:\d\d UTC \|", md[world["note"]])
-    assert re.search(r"^@bob at \d{4}-\d\d-\d\d \d\d:\d\d UTC:$", md[world["note"]], re.M)
+    assert re.search(r"^@bob at \d{4}-\d\d-\d\d \d\d:\d\d UTC · `\w+`:$", md[world["note"]], re.M)
     assert re.search(r"^- @bob, joined \d{4}-\d\d-\d\d \d\d:\d\d UTC$", md[world["commitment"]], re.M)
-    assert "| 2099-06-01 10:00 UTC |" in md[with_deadline] and ", deadline 2099-06-01 10:00 UTC" in md["/"]
+    # an open item's deadline also says how far off it is, in words
+    assert re.search(r"\| 2099-06-01 10:00 UTC \(in \d+ years\) \|", md[with_deadline])
+    assert ", deadline 2099-06-01 10:00 UTC" in md["/"]
     for url, page in pages.items():
         for text in (md[url], _html_text(page)):
             times = [m for m in _TIME.finditer(text)]

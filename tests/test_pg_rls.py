@@ -95,7 +95,8 @@ def test_writes_into_another_studio_are_refused(two_studios, pg_database):
         with app.store.write(user_id=alice["id"]) as tx:  # joining bob's studio on one's own
             tx.execute("INSERT INTO memberships VALUES (?, ?, 'admin', 'now')", (bob_studio, alice["id"]))
     with app.store.write(user_id=alice["id"]) as tx:
-        assert tx.execute("UPDATE items SET title = 'defaced'") == 4  # only alice's four
+        # only alice's four (a change of text is a revision: migration 20261128000056)
+        assert tx.execute("UPDATE items SET title = 'defaced', revision = revision + 1") == 4
         assert tx.execute("DELETE FROM comments WHERE studio_id = ?", (bob_studio,)) == 0
         tx.execute("UPDATE items SET title = 'x' WHERE false")  # keep the transaction usable
     with psycopg.connect(pg_database.admin_url) as admin:
@@ -403,7 +404,8 @@ def test_only_an_items_author_or_an_admin_changes_or_deletes_it(team, pg_databas
     assert _as(app, alice, "UPDATE items SET closed_at = '2001' WHERE id = ?", (decision,)) == 1
     # bob, the author: rewrites his note and closes his commitment, but doesn't unpin (admins do),
     # and nobody reopens a closed item or changes when it closed.
-    assert _as(app, bob, "UPDATE items SET title = 'Bob''s plan, v2', body = 'b2' WHERE id = ?", (note,)) == 1
+    assert _as(app, bob, "UPDATE items SET title = 'Bob''s plan, v2', body = 'b2', revision = revision + 1"
+                         " WHERE id = ?", (note,)) == 1
     assert _as(app, bob, "UPDATE items SET pinned = 0 WHERE id = ?", (note,)) == 0
     assert _as(app, bob, "UPDATE items SET closed_at = '2002' WHERE id = ?", (commitment,)) == 1
     for user in (alice, bob):
@@ -615,7 +617,7 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
     # counts invitations; a new item says whether it is anonymous.
     needed = tuple(v for v, name, _ in postgres_migrations()
                    if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds", "inbox",
-                   "invitations", "who_voted", "mail"))
+                               "invitations", "who_voted", "mail", "issue44_columns"))
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:

@@ -209,7 +209,7 @@ def test_the_migration_indexes_existing_rows_anew(tmp_path, pg_database):
     # findable: those later migrations are applied beforehand
     hold = tuple(v for v, name, _ in postgres_migrations()  # what today's app needs (see test_pg_rls's backfill test)
                  if name in ("hold_membership", "changes", "findable", "storage_bounds", "inbox", "invitations",
-                             "who_voted", "mail"))
+                             "who_voted", "mail", "issue44_columns"))
     with _database_migrated_up_to(SEARCH_WORDS, also=hold) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "before", database_url=app_url, token=None))
         try:

@@ -29,7 +29,8 @@ EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
-    "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
+    "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
+    "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
     "digest_on",
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
@@ -40,6 +41,31 @@ def test_the_contract_covers_every_page_and_action():
     # A page or action added to the tables must be added to the contract below, or this fails.
     assert {spec.name for spec in ROUTES} == EXERCISED_PAGES
     assert {a.name for a in action_table.ACTIONS} == EXERCISED_ACTIONS
+
+
+def test_edits_are_revisions_on_every_kind(any_app, team):
+    """edit_decision (creator or admin), edit_commitment, edit_comment (its author): each a revision
+    with its base, in the page's history (tests/test_revisions.py has the rest)."""
+    ws, alice, bob, carol = team
+    decision = ws.execute(bob, "/studios/team", "create_decision", {"question": "Q?", "options": ["a"]}).url
+    commitment = ws.execute(bob, "/studios/team", "create_commitment", {"title": "C", "critical_mass": 1}).url
+    ws.execute(alice, decision, "edit_decision", {"question": "Q, really?", "base": 1})
+    ws.execute(bob, commitment, "edit_commitment", {"limit": 4, "description": "why", "base": 1})
+    ws.execute(alice, commitment, "add_comment", {"body": "typo hree"})
+    cid = ws.page(alice, commitment).data["comments"][0]["id"]
+    ws.execute(alice, commitment, "edit_comment", {"comment": cid, "body": "typo here", "base": 1})
+    assert "edit_comment" not in names(ws.page(bob, commitment))
+    assert "### Revision 2: @alice" in ws.page(bob, decision + "?history=1").markdown
+    assert ws.page(bob, commitment).data["item"]["participant_limit"] == 4
+    assert "- body: typo hree → typo here" in ws.page(bob, f"{commitment}?comment={cid}&history=1").markdown
+    ws.execute(bob, commitment, "add_comment", {"body": "re", "reply_to": cid})
+    ws.execute(alice, commitment, "delete_comment", {"comment": cid})
+    assert f"comment `{cid}`: [deleted] by @alice" in ws.page(bob, commitment).markdown
+    ws.execute(bob, decision, "extend_decision", {"deadline": "2100-01-01"})
+    ws.execute(bob, decision, "close_decision", {"outcome": "a, then"})
+    ws.execute(alice, decision, "set_outcome", {"outcome": "a, surely"})
+    ws.execute(alice, decision, "reopen_decision", {})
+    assert "- outcome: a, surely → (none)" in ws.page(bob, decision + "?history=1").markdown
 
 
 def names(page) -> set[str]:

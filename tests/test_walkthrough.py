@@ -118,7 +118,7 @@ def test_studio_note_decision_votes_close_and_refusal(agents):
     assert "| 1 of 3 members |" in text
 
     closed = owner.ok("close_decision", url)
-    assert "Result: 'Friday'" in closed["message"] and closed["actions"] == ["add_comment"]
+    assert "Result: 'Friday'" in closed["message"] and closed["actions"] == ["add_comment", "reopen_decision", "set_outcome"]
 
     refused = carol.act("vote", url, votes=[{"option": "Monday"}])
     assert refused["isError"] is True

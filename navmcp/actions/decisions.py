@@ -10,7 +10,7 @@ from pydantic import BeforeValidator, Field, model_validator
 from navmcp import domain, inbox, kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
-from navmcp.actions.fields import OptionRef, Title
+from navmcp.actions.fields import OptionRef, ShortText, Title
 from navmcp.clock import now
 from navmcp.errors import FieldError, InvalidActionParams
 from navmcp.pages import Request
@@ -131,10 +131,19 @@ def open_with_options(req: Request) -> str | None:
     return rules.is_open(req) or has_options(req)
 
 
-def close_decision(req: Request, p: Params) -> Outcome:
-    domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now())
+class CloseDecision(Params):
+    outcome: ShortText | None = Field(None, title="Outcome", description=(
+        "what was decided, in your words, shown above the tally (a tie: which of the tied options is chosen); "
+        "set_outcome writes it later"))
+
+
+def close_decision(req: Request, p: CloseDecision) -> Outcome:
+    domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now(),
+                       **({"outcome": p.outcome} if p.outcome else {}))
     inbox.notify(req, "decision_closed", [req.item["created_by"], *inbox.voters(req.tx, req.item["id"])], req.item["id"])
-    return Outcome(kinds.kind_of(req.item).close_message(req), req.path)  # the result as its kind decides
+    said = kinds.kind_of(req.item).close_message(req)  # the result as its kind decides
+    tie = " / tie with " in said and not p.outcome
+    return Outcome(said + (" A tie: set_outcome says which is chosen." if tie else ""), req.path)
 
 
 ACTIONS = [
@@ -142,6 +151,6 @@ ACTIONS = [
            who=rules.member, when=open_with_room),
     Action("vote", ("decision",), "Vote: accept or reject options and mark the ones you prefer.", vote, Vote,
            who=rules.member, when=open_with_options, changes_facts=False),
-    Action("close_decision", ("decision",), "Close voting and fix the result.", close_decision,
+    Action("close_decision", ("decision",), "Close voting and fix the result.", close_decision, CloseDecision,
            who=rules.creator_or_admin, when=rules.is_open),
 ]

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
 from navmcp.clock import stamp
-from navmcp.dates import EXAMPLES, date_from_phrase
+from navmcp.dates import EXAMPLES, date_from_phrase, time_of_day
 from navmcp.render import DIRECTION_CONTROLS, quoted
 from navmcp.text import handle_text, look_alike_key, normalized
 
@@ -50,11 +50,15 @@ def _deadline(value: object) -> str:
         try:
             moment = datetime.fromisoformat(value)
         except ValueError:
-            day = date_from_phrase(value, datetime.now(UTC).date())
+            timed = time_of_day(value)  # "friday 17:00": the day's phrase, then its time
+            day = date_from_phrase(timed[0] if timed else value, datetime.now(UTC).date())
             if day is None:
                 raise ValueError(f"must be a date (2026-12-01), a date and time (2026-12-01T17:00:00Z) or a day in "
-                                 f"words ({EXAMPLES})") from None
-            value, moment = day.isoformat(), datetime(day.year, day.month, day.day)
+                                 f"words ({EXAMPLES}), with a time if you like (friday 17:00)") from None
+            if timed:
+                moment = datetime.combine(day, timed[1], tzinfo=timed[2])
+            else:
+                value, moment = day.isoformat(), datetime(day.year, day.month, day.day)
     elif isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
@@ -107,4 +111,5 @@ Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
 Tags = Annotated[list[Tag], Field(max_length=10, description="lowercase tags, e.g. [\"planning\", \"q4\"]")]
 Deadline = Annotated[str, BeforeValidator(_deadline), Field(description=(
     "ISO 8601 date or date-time in the future (UTC if no zone), or a day in words, counted in UTC: "
-    f"{EXAMPLES}. A date alone means the end of that day."))]
+    f"{EXAMPLES}; with a time if you like: friday 17:00, tomorrow at 9am, dec 1 9:30 +02:00. "
+    "A date alone means the end of that day."))]

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from navmcp import domain, kinds
+from navmcp import domain, kinds, revisions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Title, _no_nul
@@ -28,6 +28,7 @@ Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=10, 
 class Consent(kinds.Kind):
     name = "consent"
     label = "consent proposal"
+    # no edit_decision: its text changes by amend, a new version members are asked about again
     actions = ("consent", "object", "amend", "close_decision")
     settings = {"max_objections": 0}
     has_options = False
@@ -147,7 +148,8 @@ def amend(req: Request, p: Amend) -> Outcome:
     stamp = now()
     req.tx.execute("INSERT INTO proposal_versions (decision_id, version, body, note, created_by, created_at)"
                    " VALUES (?, ?, ?, ?, ?, ?)", (req.item["id"], version, p.text, p.note or "", req.user["id"], stamp))
-    domain.update_item(req.tx, req.item["id"], body=p.text, updated_at=stamp)
+    # the item's text is the latest version's: an edit kept as a revision too (navmcp.revisions)
+    revisions.save(req, {"body": (req.item["body"], p.text)}, body=p.text, updated_at=stamp)
     domain.link_mentions(req.tx, req.studio, req.item["id"], p.text)
     asked = req.tx.scalar("SELECT count(*) FROM responses WHERE decision_id = ? AND option_id = ''", (req.item["id"],))
     return Outcome(f"Amended: the proposal is now version {version}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import ballots, domain, kinds, mentions
+from navmcp import ballots, domain, kinds, mentions, revisions
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls
@@ -77,7 +77,7 @@ def resolve_commitment(req: Request) -> None:
 # (their `?` follow: the item id for a note; for a decision the item and studio ids, twice, then the
 # studio id). A decision's voters are counted apart: those still members ("N of M members") and
 # former members, whose votes stay cast and counted in the tally but who are not among the M.
-_COUNTS = """SELECT (SELECT count(*) FROM comments WHERE item_id = ?) AS comments,
+_COUNTS = """SELECT (SELECT count(*) FROM comments WHERE item_id = ? AND parent_id IS NULL) AS comments,
                     (SELECT count(*) FROM links WHERE from_item = ?) AS links_to,
                     (SELECT count(*) FROM links WHERE to_item = ?) AS linked_from"""
 _VOTERS = """(SELECT count(DISTINCT v.user_id) FROM votes v WHERE v.decision_id = ?
@@ -109,19 +109,25 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     # The comments' pages carry no part of the body (nor the body's URL parameters): they are one
     # list, whichever part of the text was being read.
     pager = paginate(req, counts["comments"], drop=("after", "part", "full"))
-    select = "SELECT c.id, c.body, c.created_at, u.handle AS author FROM comments c JOIN users u ON u.id = c.created_by"
     single = req.query.get("comment")
+    history = req.query.get("history") == "1"
+    thread = None
     if single:
-        comments = tx.all(f"{select} WHERE c.item_id = ? AND c.id = ?", (item["id"], single))
+        comments = tx.all(f"{_COMMENT} WHERE c.item_id = ? AND c.id = ?", (item["id"], single))
         if not comments:
             raise NotFound(f"no comment {single!r} on {req.path}")
-    else:
-        comments = tx.all(f"{select} WHERE c.item_id = ? ORDER BY c.created_at, c.seq LIMIT ? OFFSET ?",
-                          (item["id"], PAGE_SIZE, pager["offset"]))
+        comments[0].update(replies=[], reply_count=0, thread_url=f"{req.path}?comment={single}")
+        if not history and comments[0]["parent_id"] is None:  # a thread: its comment, then every reply
+            thread = _thread(req, comments[0])
+    else:  # a page of threads, each with its newest replies
+        comments = tx.all(f"{_COMMENT} WHERE c.item_id = ? AND c.parent_id IS NULL"
+                          " ORDER BY c.created_at, c.seq LIMIT ? OFFSET ?", (item["id"], PAGE_SIZE, pager["offset"]))
+        _newest_replies(req, comments)
     for c in comments:  # bounded pages: long comments are cut, with the URL of the full text
-        c["full_url"] = None
-        if not single and len(c["body"]) > COMMENT_CHARS:
-            c["body"], c["full_url"] = c["body"][:COMMENT_CHARS], f"{req.path}?comment={c['id']}"
+        for shown in (c, *c.get("replies", ())):
+            shown["full_url"] = None
+            if not single and len(shown["body"]) > COMMENT_CHARS:
+                shown["body"], shown["full_url"] = shown["body"][:COMMENT_CHARS], f"{req.path}?comment={shown['id']}"
     # Links both ways and the tags in one statement: each part ordered (and the links limited) on
     # its own, told apart by `part` (1: links to, 0: linked from, 2: tags, in `title`). A links part
     # the counts say is empty is left out: it would cost a sort, and the union copies every value.
@@ -162,9 +168,13 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         # What this view of the item shows (a page shows no text twice): "main" its text's first
         # part (or all of it) and the first comments, "part" a later part of the text alone,
         # "comments" a later page of comments (or one comment) alone.
-        "view": "comments" if single or pager["number"] > 1 else "part" if asked > 1 else "main",
+        "view": "history" if history else "comments" if single or pager["number"] > 1 else "part" if asked > 1 else "main",
+        # ?history=1: the item's revisions (with ?comment=ID, that comment's), newest first
+        "history": revisions.history(req, single) if history else None,
+        "history_url": f"{req.path}?history=1",
         "comments": comments,
         "single_comment": req.path if single else None,
+        "thread": thread,  # ?comment=ID of a thread's comment: its replies, a page at a time
         "item_url": req.path,
         "pager": pager,
         "links_more": {  # links beyond the LINKS_SHOWN listed: counted, so nothing is silently missing
@@ -176,6 +186,46 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         "mentions": mentions.members_named(tx, req.studio["id"], [part, *(c["body"] for c in comments)]),
     }
     return data, counts
+
+
+_COMMENT = ("SELECT c.id, c.parent_id, c.body, c.created_at, c.revision, u.handle AS author, c.deleted_at,"
+            " d.handle AS deleted_by FROM comments c JOIN users u ON u.id = c.created_by"
+            " LEFT JOIN users d ON d.id = c.deleted_by")
+REPLIES_SHOWN = 3  # a thread in the list shows its newest replies; `?comment=ID` shows them all
+# The newest replies of some threads, oldest first, with each thread's number of replies.
+_NEWEST_REPLIES = """SELECT * FROM (
+    SELECT c.id, c.parent_id, c.body, c.created_at, c.revision, u.handle AS author, c.seq, c.deleted_at,
+           row_number() OVER (PARTITION BY c.parent_id ORDER BY c.created_at DESC, c.seq DESC) AS newest,
+           count(*) OVER (PARTITION BY c.parent_id) AS replies
+      FROM comments c JOIN users u ON u.id = c.created_by
+     WHERE c.item_id = ? AND c.parent_id IN ({})) AS r
+ WHERE r.newest <= ? ORDER BY r.created_at, r.seq"""
+
+
+def _newest_replies(req: Request, threads: list[Row]) -> None:
+    """Each thread's newest REPLIES_SHOWN replies (`replies`, oldest first) and how many it has."""
+    for t in threads:
+        t["replies"], t["reply_count"], t["thread_url"] = [], 0, f"{req.path}?comment={t['id']}"
+    if not threads:
+        return
+    by_id = {t["id"]: t for t in threads}
+    sql = _NEWEST_REPLIES.format(", ".join("?" * len(threads)))
+    for r in req.tx.all(sql, (req.item["id"], *by_id, REPLIES_SHOWN)):
+        thread = by_id[r["parent_id"]]
+        thread["reply_count"] = r.pop("replies")
+        del r["newest"], r["seq"]
+        thread["replies"].append(r)
+
+
+def _thread(req: Request, comment: Row) -> dict[str, Any]:
+    """A thread in full: its replies, oldest first, a page at a time (`?comment=ID&page=N`)."""
+    total = req.tx.scalar("SELECT count(*) FROM comments WHERE parent_id = ?", (comment["id"],))
+    pager = paginate(req, total, drop=("after", "part", "full"))
+    replies = req.tx.all(f"{_COMMENT} WHERE c.parent_id = ? ORDER BY c.created_at, c.seq LIMIT ? OFFSET ?",
+                         (comment["id"], PAGE_SIZE, pager["offset"]))
+    for r in replies:
+        r["full_url"] = None
+    return {"replies": replies, "pager": pager}
 
 
 def _part_url(req: Request, number: int) -> str:

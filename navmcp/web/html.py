@@ -187,7 +187,10 @@ ACTION_LABELS = {
     "create_studio": "New studio", "add_member": "Add a person", "remove_member": "Remove a person",
     "leave_studio": "Leave this studio", "create_note": "New note", "create_decision": "New decision",
     "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",
-    "edit_note": "Edit", "pin": "Pin to the studio", "unpin": "Unpin", "add_option": "Add an option",
+    "edit_note": "Edit", "edit_decision": "Edit", "edit_commitment": "Edit", "edit_comment": "Edit a comment of yours",
+    "delete_comment": "Delete a comment", "extend_decision": "Extend the deadline", "reopen_decision": "Reopen",
+    "set_outcome": "Write the outcome",
+    "pin": "Pin to the studio", "unpin": "Unpin", "add_option": "Add an option",
     "vote": "Save my vote", "close_decision": "Close voting", "join_commitment": "Join",
     "leave_commitment": "Leave", "close_commitment": "Close this commitment",
     "make_findable": "Let studio admins add me", "make_unfindable": "Stop studio admins adding me",
@@ -202,6 +205,7 @@ DESTRUCTIVE = {
     "close_decision": "Voting ends for everyone and the result is fixed. Nobody can vote or add options after this.",
     "close_commitment": "Nobody can join or leave after this.",
     "close_poll": "Answering ends for everyone and the time is fixed; with a commitment, those who said yes are joined to it.",
+    "delete_comment": "Its text is gone for good, its history too; replies to it stay, under “[deleted]”.",
 }
 
 
@@ -429,6 +433,10 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
     titles = _field_titles(action.name)
     fields = []
     for name, raw in schema.get("properties", {}).items():
+        if name == "base" and action.name.startswith("edit_"):
+            continue  # an agent's guard against lost updates; a form has its own (`check_fresh`)
+        if name == "reply_to":
+            continue  # a reply is written in its thread's own form (the comments' `Reply`)
         prop = _non_null(raw)
         field: dict[str, Any] = {"name": name, "required": name in required, "invalid": False,
                                  "label": titles.get(name, name), "description": prop.get("description", ""),
@@ -470,15 +478,23 @@ def form_fields(action: ActionInfo, page: Page, submitted: dict[str, list[str]] 
     return fields
 
 
+# An edit's parameter → the item's column it edits, where their names differ (actions/edits.py).
+EDITED_COLUMN = {"question": "title", "description": "body", "limit": "participant_limit"}
+
+
 def _current(action: ActionInfo, name: str, page: Page) -> str:
     """An edit form starts from what it edits (the item's title, body, tags)."""
     if not action.name.startswith("edit_"):
         return ""
     if name == "tags":
         return "\n".join(page.data.get("tags", []))
+    if action.name == "edit_comment":  # which comment is the person's to pick
+        return ""
     item = page.data.get("item") or {}
-    value = item.get(name)
-    return value if isinstance(value, str) else ""
+    value = item.get(EDITED_COLUMN.get(name, name))
+    if name in DATE_FIELDS and isinstance(value, str):
+        return value[:10]  # the day, as a date input holds it
+    return value if isinstance(value, str) else str(value) if isinstance(value, int) and name == "limit" else ""
 
 
 def _refill(field: dict[str, Any], submitted: dict[str, list[str]]) -> None:
@@ -534,21 +550,18 @@ def _digest(value: str) -> str:
 
 
 def _ballot_rows(items: dict[str, Any], page: Page) -> dict[str, Any]:
-    """A ballot per option of the decision: the boolean fields of a ballot as checkboxes. A first
-    vote starts from the schema's defaults; once you have voted, the form shows your stored vote,
-    and an option you have not voted on (added since) starts unticked and `unvoted`: left so, it
-    stays out of your vote (`_ballot_choices`), never a vote you did not make."""
+    """A ballot per option of the decision: the boolean fields of a ballot as checkboxes. Once you
+    have voted, the form shows your stored vote. An option you have not voted on (all of them, on a
+    first vote; one added since) starts unticked and `unvoted`: left so, it stays out of your vote
+    (`_ballot_choices`), never a vote you did not make (`added`: one added since your vote)."""
     flags = _flags(items)
     mine = {v["title"]: v for v in page.data.get("your_votes", [])}
     options = []
     for o in page.data.get("options", []):
         vote = mine.get(o["title"])
-        if vote:
-            checked = {f: bool(vote[f]) for f in flags}
-        else:
-            checked = {f: not mine and bool(items["properties"][f].get("default")) for f in flags}
+        checked = {f: bool(vote[f]) if vote else False for f in flags}
         options.append({"id": o["id"], "title": o["title"], "checked": checked,
-                        "unvoted": bool(mine) and not vote, "invalid": False})
+                        "unvoted": not vote, "added": bool(mine) and not vote, "invalid": False})
     return {"flags": [{"name": f, "description": items["properties"][f].get("description", "")} for f in flags],
             "options": options}
 
@@ -613,9 +626,12 @@ def _flags(items: dict[str, Any]) -> list[str]:
 
 def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]) -> list[dict[str, Any]]:
     """The ballots of a submitted vote form, in its rows' order: a row marked `unvoted` (an option
-    you had not voted on) with nothing ticked is left out."""
+    you had not voted on) with nothing ticked is left out. The form's "Accept all" button
+    (`NAME.all` = accept) accepts every option, with the prefers as ticked."""
     flags = _flags(items)
     chosen = {f: set(form.get(f"{name}.{f}", [])) for f in flags}
+    if "accept" in flags and form.get(f"{name}.all") == ["accept"]:
+        chosen["accept"] = set(form.get(f"{name}.option", []))
     unvoted = set(form.get(f"{name}.unvoted", []))
     # A ballot's other fields (a dot vote's dots, a time poll's answer) come one input per option
     # (`NAME.FIELD.OPTION`): a row left empty, or at 0, is no part of the ballot.

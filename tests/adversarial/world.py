@@ -64,6 +64,11 @@ def build(home: Path, extra_users: int = 0) -> World:
                              options=["Red", "Blue"])
     w.urls["commitment"] = act(app, author, "/studios/adv", "create_commitment", title="Do it", critical_mass=2,
                                limit=1000)
+    for kind in ("note", "decision", "commitment"):  # the author's comment on each: edit_comment's to edit
+        act(app, author, w.urls[kind], "add_comment", body=f"the author on the {kind}")
+        with app.store.read() as tx:
+            w.urls[f"{kind}_comment"] = tx.scalar("SELECT id FROM comments WHERE item_id = ?",
+                                                  (w.urls[kind].rsplit("/", 1)[1],))  # an id, not a URL
     # one decision of each other kind (navmcp/kinds), by the author
     w.urls["proposal"] = act(app, author, "/studios/adv", "create_decision", question="Proposal?", kind="consent",
                              description="the proposal")

@@ -174,14 +174,14 @@ def test_edit_form_sends_only_what_changed_and_can_clear_tags(seeded, browser, a
     assert form["tags"] == "meetings" and "tags.was" in form and "body.was" in form
     reply = browser.post(seeded["note"] + "/actions/edit_note", data={**form, "title": "Renamed only"})
     assert reply.status_code == 303
-    assert "✓ Updated the note's title." in visible_text(browser.get(seeded["note"]).text)
+    assert "✓ Updated the note's title: revision 2." in visible_text(browser.get(seeded["note"]).text)
     md = api.get(seeded["note"] + ".md").text
     assert md.startswith("# Renamed only") and "#meetings" in md and "Body <script>" in md
     # emptying the tags clears them (an empty list, not "unchanged")
     form = _submit(form_of(browser.get(seeded["note"]).text, "edit_note"))
     reply = browser.post(seeded["note"] + "/actions/edit_note", data={**form, "tags": ""})
     assert reply.status_code == 303
-    assert "✓ Updated the note's tags." in visible_text(browser.get(seeded["note"]).text)
+    assert "✓ Updated the note's tags: revision 3." in visible_text(browser.get(seeded["note"]).text)
     md = api.get(seeded["note"] + ".md").text
     assert "#meetings" not in md and md.startswith("# Renamed only")
 
@@ -248,7 +248,7 @@ def test_editing_the_title_leaves_a_crlf_body_as_it_was(seeded, browser, api):
     form["body"] = "line one\r\nline two"
     reply = browser.post(note + "/actions/edit_note", data={**form, "title": "Renamed"})
     assert reply.status_code == 303
-    assert "✓ Updated the note's title." in visible_text(browser.get(note).text)
+    assert "✓ Updated the note's title: revision" in visible_text(browser.get(note).text)
 
 
 def test_favicon_is_no_content_not_a_404(anon):
@@ -309,11 +309,25 @@ def test_vote_form_shows_the_stored_vote_not_defaults(seeded, browser, api):
     sent["votes.accept"].append(ids["Newcomer"])
     assert browser.post(seeded["decision"] + "/actions/vote", data=sent).status_code == 303
     assert "Your vote: Lisbon: accept + prefer; Berlin: accept; Newcomer: accept.\n" in api.get(seeded["decision"] + ".md").text
-    # a first vote still starts from the defaults: every option accepted, nothing marked unvoted
+    # a first vote starts empty: nothing ticked, every row unvoted (left so, it is no vote), and
+    # nothing says "not voted on yet", which is news only beside a vote of yours
     fresh = api.post("/studios/team/actions/create_decision", json={"question": "Q", "options": ["A", "B"]}).json()["url"]
     first = form_of(browser.get(fresh).text, "vote")
-    assert set(re.findall(r'aria-label="(\w+ [^"]+)" checked', first)) == {"accept A", "accept B"}
-    assert "votes.unvoted" not in first
+    assert re.findall(r'aria-label="(\w+ [^"]+)" checked', first) == []
+    assert len(_as_sent(first)["votes.unvoted"]) == 2 and "not voted on yet" not in first
+    only_b = _as_sent(first)
+    only_b["votes.accept"] = [_option_ids(first)["B"]]
+    assert browser.post(fresh + "/actions/vote", data=only_b).status_code == 303
+    assert "Your vote: B: accept.\n" in api.get(fresh + ".md").text  # no reject of A made up
+    # sent with nothing ticked, the form casts nothing and says so
+    other = api.post("/studios/team/actions/create_decision", json={"question": "R", "options": ["A", "B"]}).json()["url"]
+    empty = browser.post(other + "/actions/vote", data=_as_sent(form_of(browser.get(other).text, "vote")))
+    assert empty.status_code == 422 and "You have not voted." in api.get(other + ".md").text
+    # "Accept all and save": every option accepted, with the prefer ticked kept
+    page = browser.get(other).text
+    sent = {**_as_sent(form_of(page, "vote")), "votes.all": "accept", "votes.prefer": [_option_ids(page)["B"]]}
+    assert browser.post(other + "/actions/vote", data=sent).status_code == 303
+    assert "Your vote: A: accept; B: accept + prefer.\n" in api.get(other + ".md").text
 
 
 def test_edit_refuses_to_overwrite_a_change_made_since_the_form_was_filled(seeded, browser, api):
@@ -496,3 +510,20 @@ def test_search_everywhere_names_each_results_studio_and_its_form(seeded, browse
     assert snippet.strip() == "A bold plan for the offsite", snippet
     studio_search = browser.get("/studios/team/search?q=offsite").text
     assert '<label for="q">Search this studio</label>' in studio_search and "Offsite budget" not in studio_search
+
+
+def test_the_edit_forms_of_a_decision_and_a_commitment_start_from_them_and_send_what_changed(seeded, browser, api):
+    """edit_decision's form is filled from the decision (question, description); sent with only the
+    question changed, the decision gets one revision naming the question alone. Likewise a
+    commitment's limit."""
+    page = browser.get(seeded["decision"]).text
+    form = _submit(form_of(page, "edit_decision"))
+    assert form["question"].startswith("Where is the offsite") and "base" not in form
+    assert browser.post(seeded["decision"] + "/actions/edit_decision",
+                        data={**form, "question": "Where, then?"}).status_code == 303
+    assert "✓ Updated the decision's question: revision 2." in visible_text(browser.get(seeded["decision"]).text)
+    form = _submit(form_of(browser.get(seeded["commitment"]).text, "edit_commitment"))
+    assert browser.post(seeded["commitment"] + "/actions/edit_commitment",
+                        data={**form, "limit": "4"}).status_code == 303
+    md = api.get(seeded["commitment"] + ".md").text
+    assert "[Revision 2; its history:" in md and "| 4 |" in md

@@ -47,7 +47,7 @@ def test_note_body_and_comment_render_as_markdown_and_stay_inert(seeded, browser
     # of the page's (h2) goes before the text's, which start at h3 and skip no level
     assert body.startswith('<h2 class="vh" id="the-text-h">The text</h2>')
     assert "<h3>Available actions</h3>" in body and "<h2>Available actions" not in page
-    comment = re.search(r'<article class="comment">(.*?)</article>', page, re.S).group(1)
+    comment = re.search(r'<article class="comment"[^>]*>(.*?)</article>', page, re.S).group(1)
     assert "<strong>weight</strong>" in comment and "&lt;b onclick=x&gt;tags&lt;/b&gt;" in comment
     assert "<b onclick" not in page
 

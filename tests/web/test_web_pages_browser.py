@@ -204,8 +204,8 @@ def test_a_vote_cast_in_place_updates_the_tallies(world, chromium):
     assert rows.locator(".opt-title").all_inner_texts() == ["Lisbon", "Berlin", "Online"]
     berlin = rows.filter(has_text="Berlin")
     assert berlin.locator(".counts").inner_text() == "0 accept, 0 prefer"
-    for title in ("Lisbon", "Online"):
-        page.get_by_label(f"accept {title}").uncheck()
+    assert not page.get_by_label("accept Lisbon").is_checked()  # a first vote starts empty
+    page.get_by_label("accept Berlin").check()
     page.get_by_label("prefer Berlin").check()
     with page.expect_navigation():
         page.get_by_role("button", name="Save my vote").click()
@@ -260,15 +260,17 @@ def test_the_keyboard_alone_signs_in_votes_and_comments(world, chromium):
     tab_to(page.get_by_role("button", name="Sign in as @alice"))
     page.keyboard.press("Enter")
     page.wait_for_url(server.base + urls["decision"])
-    # vote: Space toggles the boxes, Enter on the button saves
-    tab_to(page.get_by_label("accept Online"))
+    # vote: Space toggles the boxes (a first vote starts with none ticked), Enter on the button saves
+    tab_to(page.get_by_label("accept Lisbon"))
+    page.keyboard.press("Space")
+    tab_to(page.get_by_label("accept Berlin"))
     page.keyboard.press("Space")
     tab_to(page.get_by_label("prefer Lisbon"))
     page.keyboard.press("Space")
     tab_to(page.get_by_role("button", name="Save my vote"))
     with page.expect_navigation():
         page.keyboard.press("Enter")
-    assert "Your vote: Lisbon: accept + prefer; Berlin: accept; Online: reject." in page.inner_text("main")
+    assert "Your vote: Lisbon: accept + prefer; Berlin: accept." in page.inner_text("main")
     # comment: type in the box, Enter on its button
     tab_to(page.get_by_label("Comment", exact=True))
     page.keyboard.type("Typed with the keyboard alone")
@@ -470,3 +472,43 @@ def test_studios_of_one_name_are_told_apart_and_a_handle_is_proposed(world, chro
     assert side.locator("a", has_text="Product team").count() == 2
     assert sorted(side.locator(".handle").all_inner_texts()) == ["product-two", "team"]
     page.context.close()
+
+
+def test_a_reply_its_edit_and_its_deletion_in_place_reach_another_open_page(world, chromium):
+    """Issue 44 in a browser: reply in a thread with its Reply form, edit the reply, delete it; a
+    person with the same decision open in another browser context sees each change without reloading."""
+    from playwright.sync_api import expect
+
+    server, urls = world
+    page, other = signed_in(chromium, server), signed_in(chromium, server)
+    for p in (page, other):
+        p.goto(server.base + urls["decision"])
+    wait = 30_000  # a hang-only deadline: the live page follows within a moment
+    page.locator("article.comment", has_text="Berlin is cheaper.").locator(
+        "xpath=following-sibling::div[1]//summary").click()
+    page.locator("details[open] textarea").fill("Agreed: Berlin.")
+    with page.expect_navigation():
+        page.locator("details[open]").get_by_role("button", name="Reply", exact=True).click()
+    reply = page.locator("article.comment.reply", has_text="Agreed: Berlin.")
+    expect(reply).to_have_count(1)
+    reply_id = reply.get_attribute("id").removeprefix("comment-")
+    expect(other.locator("article.comment.reply", has_text="Agreed: Berlin.")).to_have_count(1, timeout=wait)
+    # edit it: the dialog of "Edit a comment of yours"
+    page.get_by_role("button", name="Edit a comment of yours").click()
+    dialog = page.locator("dialog#dlg-edit_comment")
+    dialog.get_by_label("Which comment").fill(reply_id)
+    dialog.get_by_label("Text").fill("Agreed: Berlin, by train.")
+    with page.expect_navigation():
+        dialog.get_by_role("button", name="Edit a comment of yours").click()
+    expect(other.locator("article.comment.reply", has_text="by train")).to_have_count(1, timeout=wait)
+    expect(other.locator(f"#comment-{reply_id} a.edited")).to_have_count(1, timeout=wait)
+    # delete it
+    page.get_by_role("button", name="Delete a comment").click()
+    dialog = page.locator("dialog#dlg-delete_comment")
+    dialog.get_by_label("Which comment").fill(reply_id)
+    with page.expect_navigation():
+        dialog.get_by_role("button", name="Delete a comment").click()
+    expect(other.locator("article.comment.reply", has_text="by train")).to_have_count(0, timeout=wait)
+    expect(page.locator("article.comment", has_text="Berlin is cheaper.")).to_have_count(1)
+    page.context.close()
+    other.context.close()
