@@ -54,7 +54,8 @@ def work_group(app, fx, message: bytes, group: int = GROUP):
         cursor.execute(AUDIT_SQL, (stamp, uid, "work", found[0], arguments["url"], "vote", '["votes"]', "ok", 0.0))
         cursor.execute("RELEASE work")
         message = "Vote replaced: 'March 3': accept."
-        actions = ["add_comment", "add_option", "vote", "close_decision", "remind"]
+        actions = ["add_comment", "delete_comment", "add_option", "vote", "close_decision", "remind", "edit_decision",
+                   "extend_decision"]
         text = f"✓ {message}\nURL: {arguments['url']}\nAvailable there now: {', '.join(actions)}\n"
         return encode({"jsonrpc": "2.0", "id": msg["id"], "result": {
             "content": [{"type": "text", "text": text}],
