@@ -586,6 +586,16 @@ def _as_old_member(tmp_path, app_url: str):
         app.store.close()
 
 
+# Later migrations without which today's app cannot write a test's rows into an older schema.
+TODAYS_APP_NEEDS = ("participant_count", "hold_membership", "changes", "findable", "storage_bounds", "inbox",
+                    "invitations", "who_voted", "mail", "issue44_columns")
+
+
+def todays_app_needs() -> tuple[str, ...]:
+    """The versions of TODAYS_APP_NEEDS, for `_database_migrated_up_to(..., also=...)`."""
+    return tuple(v for v, name, _ in postgres_migrations() if name in TODAYS_APP_NEEDS)
+
+
 @contextlib.contextmanager
 def _database_migrated_up_to(version: str, also: tuple[str, ...] = ()):
     """A throwaway database with every migration before `version` applied, and the later ones named
@@ -615,9 +625,7 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
     # one depends on the tests before it): those later migrations are applied beforehand too (none
     # needs or touches studio_people). Adding a member writes an inbox entry; the members page
     # counts invitations; a new item says whether it is anonymous.
-    needed = tuple(v for v, name, _ in postgres_migrations()
-                   if name in ("participant_count", "hold_membership", "changes", "findable", "storage_bounds", "inbox",
-                               "invitations", "who_voted", "mail", "issue44_columns"))
+    needed = todays_app_needs()
     with _database_migrated_up_to(version, also=needed) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "home", database_url=app_url, token=None))
         try:

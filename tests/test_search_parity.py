@@ -203,13 +203,10 @@ def test_the_migration_indexes_existing_rows_anew(tmp_path, pg_database):
     """A database at the migration before this one, with rows written by the app, finds them by
     every word once migrated; the app role still writes items and comments (its column grants
     name no `fts`), and the GIN indexes are back."""
-    from test_pg_rls import _database_migrated_up_to
+    from test_pg_rls import _database_migrated_up_to, todays_app_needs
 
-    # today's app holds the acting user's membership, records changes and writes whether a user is
-    # findable: those later migrations are applied beforehand
-    hold = tuple(v for v, name, _ in postgres_migrations()  # what today's app needs (see test_pg_rls's backfill test)
-                 if name in ("hold_membership", "changes", "findable", "storage_bounds", "inbox", "invitations",
-                             "who_voted", "mail", "issue44_columns"))
+    # the later migrations today's app needs to write the test's rows are applied beforehand
+    hold = todays_app_needs()
     with _database_migrated_up_to(SEARCH_WORDS, also=hold) as (owner_url, app_url):
         app = App(Config(home=tmp_path / "before", database_url=app_url, token=None))
         try:
