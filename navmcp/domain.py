@@ -108,6 +108,8 @@ def insert_item(tx: Tx, studio: Row, user: Row, kind: str, title: str, body: str
            "created_by": user["id"], "created_at": stamp, "updated_at": stamp,
            "deadline": extra.get("deadline"), "critical_mass": extra.get("critical_mass"),
            "participant_limit": extra.get("participant_limit"), "anonymous": int(bool(extra.get("anonymous")))}
+    # navmcp.kinds: written when given (an acceptance decision without a quorum has none of them)
+    row.update({k: extra[k] for k in ("decision_kind", "quorum", "kind_settings") if extra.get(k) is not None})
     cols = ", ".join(row)
     tx.execute(f"INSERT INTO items ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
     set_tags(tx, row["id"], tags)

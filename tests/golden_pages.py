@@ -69,6 +69,30 @@ def build(app, leave: bool = True, owner_url: str | None = None) -> None:
     ws.execute(alice, done, "join_commitment", {})
     ws.execute(alice, done, "close_commitment", {})
     expired = new(bob, "create_commitment", {"title": "Expired", "critical_mass": 3})
+    # Decision kinds (navmcp/kinds): a consent proposal amended after an objection, open, and one
+    # closed; a dot vote; a time poll closed into a commitment; a quorum missed.
+    prop = new(bob, "create_decision", {"question": "Proposal?", "description": "Move the sync to *Thursday*",
+                                        "kind": "consent", "deadline": "2100-01-01", "tags": ["a"]})
+    ws.execute(dave, prop, "object", {"reason": "Thursdays clash with the client call"})
+    ws.execute(alice, prop, "consent", {})
+    ws.execute(bob, prop, "amend", {"text": "Move the sync to Thursday 11:00", "note": "after the client call"})
+    passed = new(alice, "create_decision", {"question": "Passed?", "kind": "consent", "max_objections": 1})
+    ws.execute(bob, passed, "object", {"reason": "I would rather not, but go ahead"})
+    ws.execute(alice, passed, "close_decision", {})
+    dotted = new(alice, "create_decision", {"question": "Dots?", "kind": "dots", "dots": 4, "options": ["D1", "D2", "D3"]})
+    ws.execute(bob, dotted, "allocate", {"dots": [{"option": "D2", "dots": 3}, {"option": 1, "dots": 1}]})
+    ws.execute(dave, dotted, "allocate", {"dots": [{"option": "D1", "dots": 4}]})
+    poll = new(bob, "create_decision", {"question": "When?", "kind": "times", "duration_minutes": 30,
+                                        "options": ["2100-03-01T10:00+01:00", "2100-03-02 15:00 Europe/Lisbon"]})
+    ws.execute(alice, poll, "add_time", {"start": "2100-03-03 08:00"})
+    ws.execute(alice, poll, "answer", {"times": [{"option": 1, "answer": "yes"}, {"option": 2, "answer": "maybe"}]})
+    ws.execute(dave, poll, "answer", {"times": [{"option": 1, "answer": "maybe"}, {"option": 3, "answer": "no"}]})
+    ws.execute(bob, poll, "close_poll", {})
+    polled = new(alice, "create_decision", {"question": "Open poll?", "kind": "times", "options": ["2100-04-01 09:00"]})
+    ws.execute(bob, polled, "answer", {"times": [{"option": 1, "answer": "maybe"}]})
+    unmet = new(alice, "create_decision", {"question": "Quorum?", "options": ["Q"], "quorum": "100%"})
+    ws.execute(bob, unmet, "vote", {"votes": [{"option": "Q"}]})
+    ws.execute(alice, unmet, "close_decision", {})
     for n in range(22):
         new(alice if n % 3 else bob, "create_note", {"title": f"Filler {n}", "body": f"n{n}", "tags": ["f"]})
     ws.execute(alice, "/studios/solo", "create_note", {"title": "Secret", "body": "solo only"})
@@ -113,6 +137,8 @@ def urls(app) -> list[str]:
     for item in items:
         url = f"{base}/{KIND_LETTER[item['kind']]}/{item['id']}"
         found.append(url)
+        if item["title"] == "When?":
+            found += [f"{url}?tz=Asia/Tokyo", f"{url}?tz=Nowhere/City"]
         if item["title"] == "Plan [v1]":
             found += [f"{url}?page=2", f"{url}?part=3", f"{url}?part=2&page=2", f"{url}?page=3", f"{url}?part=9",
                       f"{url}?comment={comment}",

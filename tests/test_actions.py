@@ -143,6 +143,41 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, due, {"add_comment"})
     check(carol, c, {"add_comment"})
 
+    # decision kinds (navmcp/kinds): each offers its own actions, and no other kind's
+    proposal = act(ws, bob, STUDIO, "create_decision", {"question": "P?", "kind": "consent",
+                                                        "deadline": "2100-01-01"}).url
+    check(bob, proposal, {"add_comment", "consent", "object", "amend", "extend_decision"})  # not everyone has a stance: no close
+    check(carol, proposal, {"add_comment", "consent", "object"})
+    check(owner, proposal, {"add_comment", "consent", "object", "extend_decision"})
+    for user in (owner, bob):
+        act(ws, user, proposal, "consent")
+    act(ws, carol, proposal, "object", {"reason": "not before the release"})
+    check(bob, proposal, {"add_comment", "consent", "object", "amend", "close_decision", "extend_decision"})  # everyone has one
+    check(owner, proposal, {"add_comment", "consent", "object", "close_decision", "extend_decision"})  # an admin may close
+    check(carol, proposal, {"add_comment", "consent", "object"})
+    act(ws, owner, proposal, "close_decision")
+    check(bob, proposal, {"add_comment", "reopen_decision", "set_outcome"})  # no edit_decision: amend is its edit
+    undated = act(ws, carol, STUDIO, "create_decision", {"question": "U?", "kind": "consent"}).url
+    check(carol, undated, {"add_comment", "consent", "object", "amend", "close_decision", "extend_decision"})  # no deadline to wait for
+
+    dotted = act(ws, bob, STUDIO, "create_decision", {"question": "D?", "kind": "dots"}).url
+    check(bob, dotted, {"add_comment", "add_option", "close_decision", "edit_decision", "extend_decision"})
+    act(ws, carol, dotted, "add_option", {"title": "one"})
+    check(carol, dotted, {"add_comment", "add_option", "allocate"})
+    act(ws, carol, dotted, "allocate", {"dots": [{"option": 1, "dots": 2}]})
+    act(ws, bob, dotted, "close_decision")
+    check(carol, dotted, {"add_comment"})
+
+    poll = act(ws, bob, STUDIO, "create_decision", {"question": "T?", "kind": "times"}).url
+    check(bob, poll, {"add_comment", "add_time", "close_poll", "edit_decision", "extend_decision"})
+    check(carol, poll, {"add_comment", "add_time"})
+    act(ws, carol, poll, "add_time", {"start": "2100-01-05T10:00+01:00"})
+    check(carol, poll, {"add_comment", "add_time", "answer"})
+    check(owner, poll, {"add_comment", "add_time", "answer", "close_poll", "edit_decision", "extend_decision"})
+    act(ws, carol, poll, "answer", {"times": [{"option": 1, "answer": "yes"}]})
+    act(ws, bob, poll, "close_poll")
+    check(carol, poll, {"add_comment"})
+
     # the inbox: bob's holds entries (added, a comment, critical mass, ...), unread until he reads them
     check(people["eve"], "/inbox", set())  # in no studio: nothing concerns her
     check(bob, "/inbox", {"mark_read", "dismiss"})
@@ -173,7 +208,7 @@ def test_actions_of_other_pages_are_refused_with_the_valid_ones(ws, people):
         act(ws, people["owner"], STUDIO, "vote", {"votes": [{"option": "x"}]})
     assert "vote is not an action of /studios/team" in e.value.message
     assert ("Available here: create_note(title, body, tags?), create_decision(question, description?, options?,"
-            " deadline?, tags?, anonymous?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
+            " deadline?, tags?, anonymous?, kind?, quorum?, dots?, max_objections?, duration_minutes?), create_commitment(title, description?, critical_mass, limit?, deadline?, tags?)."
             in e.value.message)  # with what each needs (? marks an optional parameter)
     assert e.value.available == ["create_note", "create_decision", "create_commitment"]
     with pytest.raises(ActionUnavailable, match="No actions are available here"):

@@ -73,6 +73,13 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("decision", "vote"): ("decision", {"votes": [{"option": "Red", "prefer": True}]}, MEMBERS),
     ("decision", "close_decision"): ("decision", {}, {"admin", "author"}),
     ("decision", "remind"): ("decision", {}, {"admin", "author"}),
+    ("decision", "consent"): ("proposal", {}, MEMBERS),
+    ("decision", "object"): ("proposal", {"reason": "It is not ready yet."}, MEMBERS),
+    ("decision", "amend"): ("proposal", {"text": "The proposal, amended"}, {"author"}),
+    ("decision", "allocate"): ("dotted", {"dots": [{"option": "Red", "dots": 2}]}, MEMBERS),
+    ("decision", "add_time"): ("poll", {"start": "2100-01-02 10:00"}, MEMBERS),
+    ("decision", "answer"): ("poll", {"times": [{"option": 1, "answer": "yes"}]}, MEMBERS),
+    ("decision", "close_poll"): ("poll", {"create_commitment": False}, {"admin", "author"}),
     ("commitment", "add_comment"): ("commitment", {"body": "hi"}, MEMBERS),
     ("commitment", "join_commitment"): ("commitment", {}, MEMBERS),
     ("commitment", "leave_commitment"): ("commitment", {}, MEMBERS),  # after joining (see SETUP)
@@ -99,7 +106,8 @@ SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami",
          ("whoami", "digest_on"): [("set_email", {"email": "me@example.org"}), ("digest_off", {})]}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
-               "comments", "reads", "links", "revisions", "inbox", "invitations", "mail_settings")
+               "comments", "reads", "links", "revisions", "inbox", "invitations", "mail_settings", "responses",
+               "proposal_versions")
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from navmcp import domain, inbox
+from navmcp import domain, inbox, kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import OptionRef, ShortText, Title
@@ -141,11 +141,9 @@ def close_decision(req: Request, p: CloseDecision) -> Outcome:
     domain.update_item(req.tx, req.item["id"], closed_at=now(), updated_at=now(),
                        **({"outcome": p.outcome} if p.outcome else {}))
     inbox.notify(req, "decision_closed", [req.item["created_by"], *inbox.voters(req.tx, req.item["id"])], req.item["id"])
-    result = domain.winners(domain.tally(req.tx, req.item["id"]))
-    said = " / tie with ".join(quoted(o["title"]) for o in result) if result else "no option was accepted"
-    tie = len(result) > 1 and not p.outcome
-    return Outcome(f"Decision closed. Result: {said}." + (" A tie: set_outcome says which is chosen." if tie else ""),
-                   req.path)
+    said = kinds.kind_of(req.item).close_message(req)  # the result as its kind decides
+    tie = " / tie with " in said and not p.outcome
+    return Outcome(said + (" A tie: set_outcome says which is chosen." if tie else ""), req.path)
 
 
 ACTIONS = [

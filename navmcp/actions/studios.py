@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from navmcp import changes, domain, inbox, mentions
+from navmcp import changes, domain, inbox, kinds, mentions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
@@ -186,21 +187,44 @@ def create_note(req: Request, p: CreateNote) -> Outcome:
 
 class CreateDecision(Params):
     question: Title = Field(description="the question to decide")
-    description: ShortText = ""
+    description: ShortText = Field("", description="what it is about; a consent proposal's text")
     options: Options = Field([], description="initial option titles (at most 20)")
     deadline: Deadline | None = None
     tags: Tags = []
     anonymous: bool = Field(False, description="show only counts, never who voted how (to everyone, for good)")
+    kind: Literal["acceptance", "consent", "dots", "times"] = Field("acceptance", description=(
+        "how it is decided: acceptance (accept options, prefer one), consent (a proposal that passes unless "
+        "objected to), dots (spread dots across options), times (a time poll: its options are times)"))
+    quorum: Annotated[str, BeforeValidator(lambda v: str(v) if type(v) is int else v),
+                      AfterValidator(kinds.quorum_text)] | None = Field(
+        None, max_length=10, description="members who must respond for a result: a number (3) or a share (50%)")
+    dots: int | None = Field(None, ge=1, le=20, description="kind dots: the dots each member has (3 if left out)")
+    max_objections: int | None = Field(None, ge=0, le=1000, description=(
+        "kind consent: the objections it passes with (0 if left out)"))
+    duration_minutes: int | None = Field(None, ge=5, le=1440, description="kind times: how long it lasts (60 if left out)")
+
+    @model_validator(mode="after")
+    def _kind_settings(self) -> CreateDecision:
+        given = {"dots": self.dots, "max_objections": self.max_objections, "duration_minutes": self.duration_minutes}
+        self._settings, self.options = kinds.settings_for(kinds.KINDS[self.kind], given, self.options)
+        return self
+
+    _settings: dict[str, Any] = PrivateAttr(default_factory=dict)
 
 
 def create_decision(req: Request, p: CreateDecision) -> Outcome:
+    kind = kinds.KINDS[p.kind]
     item = domain.insert_item(req.tx, req.studio, req.user, "decision", p.question, p.description, p.tags,
-                              deadline=p.deadline, anonymous=p.anonymous)
+                              deadline=p.deadline, anonymous=p.anonymous, quorum=p.quorum,
+                              decision_kind=None if p.kind == kinds.DEFAULT else p.kind,
+                              kind_settings=json.dumps(p._settings, sort_keys=True) if p._settings else None)
     for title in p.options:
         domain.insert_option(req.tx, req.user, item["id"], title)
+    kind.created(req, item, p._settings)
     _tell_mentioned(req, item["id"], p.description)
-    return Outcome(f"Created decision {quoted(p.question)} with {len(p.options)} option(s).",
-                   domain.item_url(req.studio["handle"], item))
+    what = "decision" if p.kind == "acceptance" else kind.describe(p._settings)
+    said = f" with {len(p.options)} option(s)" if kind.has_options else ""
+    return Outcome(f"Created {what} {quoted(p.question)}{said}.", domain.item_url(req.studio["handle"], item))
 
 
 class CreateCommitment(Params):
@@ -243,7 +267,8 @@ ACTIONS = [
            "the last member deletes it, naming it in confirm).", leave_studio, LeaveStudio,
            who=rules.member, when=not_the_last_admin),
     Action("create_note", ("studio",), "Write a note; returns its URL.", create_note, CreateNote, who=rules.member),
-    Action("create_decision", ("studio",), "Ask a question the studio decides by acceptance voting; returns its URL.",
+    Action("create_decision", ("studio",), "Ask a question the studio decides (by acceptance voting, a consent "
+           "proposal, a dot vote or a time poll: kind); returns its URL.",
            create_decision, CreateDecision, who=rules.member),
     Action("create_commitment", ("studio",), "Propose something that happens once enough people join; returns its URL.",
            create_commitment, CreateCommitment, who=rules.member),

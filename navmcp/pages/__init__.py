@@ -177,7 +177,7 @@ ROUTES: list[PageSpec] = [
     PageSpec("note", "/studios/{studio}/n/{item}", items.resolve_note, items.view_note,
              ("page", "part", "comment", "full", "history")),
     PageSpec("decision", "/studios/{studio}/d/{item}", items.resolve_decision, items.view_decision,
-             ("page", "part", "comment", "full", "history")),
+             ("page", "part", "comment", "full", "history", "tz")),
     PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
              ("page", "part", "comment", "full", "history")),
     PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import ballots, domain, mentions, revisions
+from navmcp import ballots, domain, kinds, mentions, revisions
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls
@@ -265,6 +265,14 @@ def view_decision(req: Request) -> dict[str, Any]:
         data["not_voted_count"] = (len(data["not_voted"]) if len(data["not_voted"]) < ballots.MOST_NAMED
                                    else ballots.not_voted_count(req.tx, studio_id, item["id"]))
     data["result"] = None if data["open"] else domain.winners(options)
+    # How it is decided (navmcp.kinds): the kind's own data, and its result once closed.
+    kind, settings = kinds.kind_of(item), kinds.settings_of(item)
+    kind.view(req, data)
+    data["decision_kind"] = {"name": kind.name, "label": kind.describe(settings), "settings": settings,
+                             "responded_label": kind.responded_label, "quorum": item.get("quorum"),
+                             "quorum_needed": kinds.quorum_needed(item.get("quorum"), data["members"])}
+    data["verdict"] = None if data["open"] else vars(
+        kinds.quorum_result(item, data["responded"], data["members"], kind.result(req, data)))
     data["closed_reason"] = None if data["open"] else domain.closed_reason(item)
     return data
 

@@ -194,6 +194,9 @@ ACTION_LABELS = {
     "vote": "Save my vote", "close_decision": "Close voting", "join_commitment": "Join",
     "leave_commitment": "Leave", "close_commitment": "Close this commitment",
     "make_findable": "Let studio admins add me", "make_unfindable": "Stop studio admins adding me",
+    # decision kinds (navmcp/kinds)
+    "consent": "I consent", "object": "I object", "amend": "Amend the proposal", "allocate": "Save my dots",
+    "add_time": "Add a time", "answer": "Save my answers", "close_poll": "Close the poll",
 }
 DESTRUCTIVE = {
     "leave_studio": "You will no longer see this studio, its notes, decisions or commitments. "
@@ -201,6 +204,7 @@ DESTRUCTIVE = {
     "remove_member": "They will no longer see this studio or anything in it. What they wrote stays.",
     "close_decision": "Voting ends for everyone and the result is fixed. Nobody can vote or add options after this.",
     "close_commitment": "Nobody can join or leave after this.",
+    "close_poll": "Answering ends for everyone and the time is fixed; with a commitment, those who said yes are joined to it.",
     "delete_comment": "Its text is gone for good, its history too; replies to it stay, under “[deleted]”.",
 }
 
@@ -629,8 +633,18 @@ def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]
     if "accept" in flags and form.get(f"{name}.all") == ["accept"]:
         chosen["accept"] = set(form.get(f"{name}.option", []))
     unvoted = set(form.get(f"{name}.unvoted", []))
-    ballots = [{"option": option, **{f: option in chosen[f] for f in flags}}
-               for option in form.get(f"{name}.option", [])]
+    # A ballot's other fields (a dot vote's dots, a time poll's answer) come one input per option
+    # (`NAME.FIELD.OPTION`): a row left empty, or at 0, is no part of the ballot.
+    props = items.get("properties", {})
+    values = [n for n, p in props.items() if n != "option" and n not in flags]
+    ballots = []
+    for option in form.get(f"{name}.option", []):
+        ballot: dict[str, Any] = {"option": option, **{f: option in chosen[f] for f in flags}}
+        given = {v: (form.get(f"{name}.{v}.{option}") or [""])[0].strip() for v in values}
+        if any(value in ("", "0") for value in given.values()):
+            continue
+        ballot.update({v: int(t) if props[v].get("type") == "integer" and t.isdigit() else t for v, t in given.items()})
+        ballots.append(ballot)
     return [b for b in ballots if b["option"] not in unvoted or any(b[f] for f in flags)]
 
 

@@ -69,6 +69,13 @@ def build(home: Path, extra_users: int = 0) -> World:
         with app.store.read() as tx:
             w.urls[f"{kind}_comment"] = tx.scalar("SELECT id FROM comments WHERE item_id = ?",
                                                   (w.urls[kind].rsplit("/", 1)[1],))  # an id, not a URL
+    # one decision of each other kind (navmcp/kinds), by the author
+    w.urls["proposal"] = act(app, author, "/studios/adv", "create_decision", question="Proposal?", kind="consent",
+                             description="the proposal")
+    w.urls["dotted"] = act(app, author, "/studios/adv", "create_decision", question="Dots?", kind="dots",
+                           options=["Red", "Blue"])
+    w.urls["poll"] = act(app, author, "/studios/adv", "create_decision", question="When?", kind="times",
+                         options=["2100-01-01 10:00"])
     act(app, admin, "/studios/adv/members", "create_invitation")
     with app.store.write() as tx:  # an open invitation whose id the tests know
         tx.execute("UPDATE invitations SET id = 'w0rld1nv'")
