@@ -90,7 +90,7 @@ def test_action_parameters_are_listed_with_type_and_required(ws, world):
     md = ws.page(world["owner"], STUDIO).markdown
     assert " · `critical_mass` (integer) participants needed" in md
     md = ws.page(world["owner"], world["decision"]).markdown
-    assert "\n  `votes` (list of {option, accept, prefer}) one entry per option" in md
+    assert "\n  `votes` (list of {option: number | title | id, accept?: true/false, prefer?: true/false}) one entry per option" in md
 
 
 def test_pages_without_actions_say_so(ws, world):
