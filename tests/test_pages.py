@@ -184,6 +184,13 @@ def test_pinned_items_show_first(ws, world):
     assert world["note"] in pinned and world["decision"] not in pinned
 
 
+def test_a_long_parameter_description_is_printed_once_per_page(ws, world):
+    md = ws.page(world["owner"], STUDIO).markdown
+    assert md.count("A date alone means the end of that day.") == 1
+    commitment = md.split("- `create_commitment`", 1)[1]
+    assert "`deadline` (string, optional) as `deadline` of `create_decision` above" in commitment
+
+
 def test_members_page_lists_roles(ws, world):
     md = ws.page(world["bob"], f"{STUDIO}/members").markdown
     assert role_listed(md, "bob") == "member"
