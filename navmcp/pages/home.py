@@ -55,7 +55,8 @@ _AWAITING_DEADLINE = (f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AW
                       " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?")
 _AWAITING_OPEN_ENDED = (f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
                         " AND i.deadline IS NULL ORDER BY i.created_at DESC, i.id LIMIT ?")
-_NEAR = (f"SELECT i.id, i.title, i.critical_mass, i.participant_count, i.created_at FROM {_NEAR_FROM} WHERE {_NEAR_WHERE}"
+_NEAR = (f"SELECT i.id, i.title, i.critical_mass, i.participant_count, i.created_at, i.deadline"
+         f" FROM {_NEAR_FROM} WHERE {_NEAR_WHERE}"
          " ORDER BY i.critical_mass - i.participant_count, i.created_at DESC, i.id LIMIT ?")
 _CAPPED_COUNTS = {key: f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT ?) AS capped"
                   for key, source, where in (("awaiting", _AWAITING_FROM, _AWAITING_WHERE),
@@ -95,7 +96,7 @@ def view_home(req: Request) -> dict[str, Any]:
                                        "studio": handle})
         for row in tx.tuples(_NEAR, (*args, HOME_ROWS)):
             near_mass.append({"id": row[0], "title": row[1], "critical_mass": row[2], "joined": row[3],
-                              "created_at": row[4], "studio": handle})
+                              "created_at": row[4], "deadline": row[5], "studio": handle})
         for key, sql in _CAPPED_COUNTS.items():
             if counts[key] <= COUNT_CAP:  # one count across the studios, stopped once past the cap
                 counts[key] += tx.scalar(sql, (*args, COUNT_CAP + 1 - counts[key]))
@@ -129,7 +130,7 @@ _LIST_ROWS = {
                   " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?",
                   f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
                   " AND i.deadline IS NULL ORDER BY i.created_at DESC, i.id LIMIT ?"), _awaiting_order),
-    "near": ((f"SELECT i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at FROM {_NEAR_FROM}"
+    "near": ((f"SELECT i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at, i.deadline FROM {_NEAR_FROM}"
               f" WHERE {_NEAR_WHERE} ORDER BY i.critical_mass - i.participant_count, i.created_at DESC, i.id LIMIT ?",),
              _near_order),
 }
