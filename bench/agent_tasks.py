@@ -259,6 +259,7 @@ def task_keyword_everywhere(agent: Agent, truth: dict[str, Any]) -> dict[str, An
 
 _DEADLINE = re.compile(r"deadline (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
 _WHOLE_LIST = re.compile(r"all (?:\d+|of them[^:]*): `(/[\w-]+)`")
+_BY_DEADLINE = re.compile(r"soonest deadline first: `(/[\w-]+\?order=deadline)`")
 
 
 def task_needs_me_today(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
@@ -275,16 +276,22 @@ def task_needs_me_today(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
         whole = _WHOLE_LIST.search(text)
         if not whole:
             continue
-        # Decisions come soonest deadline first: the whole list is needed only if home's last row is
-        # still due today. Commitments come fewest joins first: their deadlines are in any order.
+        # A list in deadline order (home's decisions; commitments where a link offers that order) is
+        # read until a row is due later; one in another order (commitments by joins) to its end.
+        by_deadline = _BY_DEADLINE.search(text)
+        ordered = "waiting" in heading or by_deadline is not None
         last = _DEADLINE.search(listed[-1][2]) if listed else None
-        if "ommitment" in heading or (last and last.group(1) < end):
-            url: str | None = whole.group(1)
-            while url:
-                page = agent.navigate(url)
-                due |= {u for _, u, rest in rows(page) if (m := _DEADLINE.search(rest)) and m.group(1) < end}
-                nexts = _NEXT.findall(page)
-                url = nexts[0] if nexts else None
+        if ordered and "waiting" in heading and not (last and last.group(1) < end):
+            continue
+        url: str | None = by_deadline.group(1) if by_deadline else whole.group(1)
+        while url:
+            page = agent.navigate(url)
+            found = [(u, m.group(1) if (m := _DEADLINE.search(rest)) else None) for _, u, rest in rows(page)]
+            due |= {u for u, at in found if at and at < end}
+            nexts = _NEXT.findall(page)
+            url = nexts[0] if nexts else None
+            if ordered and any(at is None or at >= end for _, at in found):
+                break
     return {"done": due == truth["due_today"], "found": f"{len(due & truth['due_today'])} of {len(truth['due_today'])}",
             **agent.figures()}
 

@@ -168,7 +168,7 @@ ROUTES: list[PageSpec] = [
     PageSpec("help_topic", "/help/{topic}", home.resolve_help, home.view_help, template="help"),
     PageSpec("whoami", "/whoami", home.resolve_whoami, home.view_whoami),
     PageSpec("awaiting", "/awaiting", home.resolve_list, home.view_awaiting, template="todo"),
-    PageSpec("near_mass", "/near-mass", home.resolve_list, home.view_near_mass, template="todo"),
+    PageSpec("near_mass", "/near-mass", home.resolve_list, home.view_near_mass, ("page", "order"), template="todo"),
     PageSpec("inbox", "/inbox", inbox.resolve_inbox, inbox.view_inbox),
     PageSpec("workspace_search", "/search", home.resolve_home, search.view_workspace_search, ("q", "page"),
              costly=True, template="search"),
