@@ -44,19 +44,17 @@ class App:
     @functools.cached_property
     def feed(self):
         """Changes to watched pages (`navmcp.changes`), made by this process or any other."""
-        from navmcp import summaries
         from navmcp.changes import Feed, PostgresSource, SqliteSource
 
         url = self.config.database_url
         if not url:  # embedded
             self.store  # noqa: B018 — the file and its schema exist before the feed opens it
-            return Feed(SqliteSource(self.config.home / "navmcp.db"), functools.partial(summaries.about, self.store))
+            return Feed(SqliteSource(self.config.home / "navmcp.db"))
         if self.config.feed_database_url is None and getattr(self.store, "pooled", False):
             logging.getLogger("navmcp.changes").warning(
                 "NAVMCP_PG_PREPARE=off names a transaction pooler, where LISTEN hears nothing: set "
                 "NAVMCP_FEED_DATABASE_URL to a direct or session-mode URL, or live pages will not update")
-        return Feed(PostgresSource(self.config.feed_database_url or url, self.store),
-                    functools.partial(summaries.about, self.store))
+        return Feed(PostgresSource(self.config.feed_database_url or url, self.store))
 
     @functools.cached_property
     def supabase(self):

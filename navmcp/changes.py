@@ -64,14 +64,12 @@ class Change:
     item_id: str | None
     user_id: str | None  # who acted
     position: str = ""  # the feed's position just after this change, as a token (`Feed.missed`)
-    action: str | None = None  # the action's name (`navmcp.summaries` says it in words)
-    about: dict[str, str] | None = None  # for one watcher: what it was, in words (`Feed.dispatch`)
 
 
-def record(tx, user_id: str, studio_id: str | None, item_id: str | None, action: str | None = None) -> None:
-    """Note, in the action's own transaction, that it (`action`, by name) changed `item_id` (or,
-    with None, something studio-wide, like a membership) in `studio_id`."""
-    tx.note_change(now(), studio_id, item_id, user_id, action)
+def record(tx, user_id: str, studio_id: str | None, item_id: str | None) -> None:
+    """Note, in the action's own transaction, that it changed `item_id` (or, with None, something
+    studio-wide, like a membership) in `studio_id`."""
+    tx.note_change(now(), studio_id, item_id, user_id)
 
 
 def studio_of(tx, url: str) -> str | None:
@@ -139,9 +137,8 @@ class Watcher:
 class Feed:
     """New changes, handed to the watchers they may concern. Thread-safe; one per store."""
 
-    def __init__(self, source: Source, summarize: Callable[[Change, str], dict[str, str] | None] | None = None):
+    def __init__(self, source: Source):
         self.source = source
-        self.summarize = summarize  # (change, user id) -> what it was, as that user may see it
         self._watchers: set[Watcher] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -226,27 +223,13 @@ class Feed:
         if not concerned:
             return
         members = self.members(change, {w.interest.user_id for w in concerned})
-        told: dict[str, Change] = {}  # by user: the change with what it was, as they may see it
         for watcher in concerned:
             verdict = self.verdict(watcher.interest, change, members)
             if verdict == "notify":
-                watcher.notify(self._told(change, watcher.interest.user_id, members, told))
+                watcher.notify(change)
             elif verdict is not None:
                 self.remove(watcher)
                 watcher.end(verdict)
-
-    def _told(self, change: Change, user_id: str, members: dict[str, bool], told: dict[str, Change]) -> Change:
-        """`change` with what it was (`about`), read as `user_id`: only for a member of its studio
-        (one who left hears that their page changed, and nothing of the studio's since)."""
-        if self.summarize is None or not change.action or not members.get(user_id):
-            return change
-        if user_id not in told:
-            try:
-                told[user_id] = replace(change, about=self.summarize(change, user_id))
-            except Exception:  # the words are a courtesy: the notification goes without them
-                log.warning("no summary for change %s", change.seq, exc_info=True)
-                told[user_id] = change
-        return told[user_id]
 
     def members(self, change: Change, users: set[str]) -> dict[str, bool]:
         """Which of `users` are members of the change's studio: asked once for all of them (as the
@@ -433,9 +416,9 @@ class SqliteSource(Source):
         return self._read_after(after, BATCH)
 
     def _read_after(self, after: int, most: int, conn: sqlite3.Connection | None = None) -> list[Change]:
-        rows = (conn or self.conn).execute("SELECT seq, studio_id, item_id, user_id, action FROM changes"
-                                           " WHERE seq > ? ORDER BY seq LIMIT ?", (after, most)).fetchall()
-        return [Change(seq, studio, item, user, str(seq), action) for seq, studio, item, user, action in rows]
+        rows = (conn or self.conn).execute("SELECT seq, studio_id, item_id, user_id FROM changes WHERE seq > ?"
+                                           " ORDER BY seq LIMIT ?", (after, most)).fetchall()
+        return [Change(seq, studio, item, user, str(seq)) for seq, studio, item, user in rows]
 
     def reset(self) -> None:
         if self._conn is not None:
@@ -489,7 +472,7 @@ class PostgresSource(Source):
 
     CHANNEL = "navmcp_changes"
     APPLICATION = "navmcp-feed"  # its name in pg_stat_activity
-    _BETWEEN = ("SELECT seq, studio_id, item_id, user_id, action FROM navmcp.changes_between("
+    _BETWEEN = ("SELECT seq, studio_id, item_id, user_id FROM navmcp.changes_between("
                 "%s::pg_snapshot, %s::pg_snapshot, %s, %s)")
 
     def __init__(self, url: str, store):
@@ -545,8 +528,8 @@ class PostgresSource(Source):
                 return [], position
             upto = conn.execute("SELECT pg_current_snapshot()::text").fetchone()[0]
         rows = self._between(conn, since, upto, after, BATCH)
-        changes = [Change(seq, studio, item, user, self.token((since, upto, seq)), action)
-                   for seq, studio, item, user, action in rows]
+        changes = [Change(seq, studio, item, user, self.token((since, upto, seq)))
+                   for seq, studio, item, user in rows]
         if len(rows) == BATCH:  # more to read in this round
             return changes, (since, upto, rows[-1][0])
         done = (upto, None, 0)  # the round is read: the next one starts from its snapshot
@@ -566,8 +549,7 @@ class PostgresSource(Source):
                     + self._between(conn, upto or since, now, 0, most + 1)
         except psycopg.errors.DataError:  # a snapshot PostgreSQL does not read as one
             return None
-        return None if len(rows) > most else [Change(seq, studio, item, user, action=action)
-                                                    for seq, studio, item, user, action in rows]
+        return None if len(rows) > most else [Change(*row) for row in rows]
 
     def _between(self, conn, since: str, upto: str, after: int, most: int) -> list[tuple]:
         cursor = conn.cursor(row_factory=_tuples())

@@ -31,9 +31,6 @@ END_REASON = "io.github.navmcp/reason"  # why the server ended a subscription, i
 # notification and of its final result: a listen that names it in its own `_meta` (after a stream that
 # ended or dropped) is told at once of each page that changed since.
 POSITION = "io.github.navmcp/position"
-# What changed, in a notification's `_meta` (both eras): {"kind": action name, "summary": "vote by
-# @bob"}, as the watcher may see it (`navmcp.summaries`); absent when the feed has no words for it.
-CHANGE = "io.github.navmcp/change"
 MAX_WATCHES = 100
 
 Send = Callable[[dict[str, Any]], None]
@@ -68,10 +65,8 @@ class Subscriptions:
                 return {}
             self._room_for(1)
 
-        def updated(change=None) -> None:
-            about = getattr(change, "about", None)
-            self.send(_notification("notifications/resources/updated",
-                                    {"_meta": {CHANGE: about}, "uri": uri} if about else {"uri": uri}))
+        def updated(_change=None) -> None:
+            self.send(_notification("notifications/resources/updated", {"uri": uri}))
 
         def lost(reason: str) -> None:
             with self._lock:
@@ -114,9 +109,8 @@ class Subscriptions:
             def send(change) -> None:
                 gate.wait(5)
                 if request_id in self._listens:
-                    about = {CHANGE: change.about} if change.about else {}
                     self.send(_notification("notifications/resources/updated",
-                                            {"_meta": {**meta, POSITION: change.position, **about}, "uri": uri}))
+                                            {"_meta": {**meta, POSITION: change.position}, "uri": uri}))
             return send
 
         def lost(reason: str) -> None:

@@ -22,7 +22,7 @@ from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.identity import create_user, ensure_owner, mint_token  # noqa: E402
 from navmcp.protocol import Connection  # noqa: E402
-from navmcp.subscriptions import CHANGE, END_REASON  # noqa: E402
+from navmcp.subscriptions import END_REASON  # noqa: E402
 from navmcp.tools import Session  # noqa: E402
 from navmcp.walkthrough import StdioClient, server_command  # noqa: E402
 
@@ -147,8 +147,7 @@ def test_a_legacy_client_subscribes_and_is_notified(home, world):
         ready, _, _ = select.select([watcher.proc.stdout], [], [], 5)
         assert ready, "no notification within 5 s"
         assert json.loads(watcher.proc.stdout.readline()) == {
-            "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {
-                "_meta": {CHANGE: {"kind": "add_comment", "summary": "comment by @bob"}}, "uri": uri}}
+            "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
         assert watcher.request("resources/unsubscribe", {"uri": uri})["result"] == {}
         voter.call("execute_action", action="add_comment", url=decision, params={"body": "again"})
         assert watcher.request("ping")["result"] == {}  # the next line is the ping's answer: no notification

@@ -60,10 +60,9 @@ class Tx(Protocol):
     def prune_audit(self, days: int, most: int) -> None:
         """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
         ...
-    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
-                    action: str | None = None) -> None:
-        """Record in the change feed (`navmcp.changes`) what this write changed, and by which action.
-        Watchers hear of commits: a change its transaction holds already need not be written again."""
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
+        """Record in the change feed (`navmcp.changes`) what this write changed. Watchers hear of
+        commits: a change its transaction holds already need not be written again."""
         ...
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str) -> None:
