@@ -92,3 +92,24 @@ def test_a_title_cannot_pass_for_a_result(any_app, team):
     # The result's markup is literal: in a code span, as a title with markup is in a row.
     assert re.search(r"result: (`+) `X\]\(/studios/team/d/evil\) \[fake\]\(/x\) y+… \1\)", row), row
     assert len(row) < 400  # the result is cut, as a title in a row is
+
+
+def test_near_mass_by_deadline_lists_the_soonest_due_first(any_app, team):
+    """What needs me today: `/near-mass?order=deadline`, linked from home and from the list itself."""
+    from navmcp.errors import NavError
+
+    ws = any_app.workspace
+    ann, ben = team["ann"], team["ben"]
+    made = {}
+    for title, mass, deadline in (("Later, nearly there", 2, "2100-03-01"), ("Soon, far off", 9, "2100-01-01"),
+                                  ("Open-ended", 3, None)):
+        made[title] = ws.execute(ann, STUDIO, "create_commitment", {
+            "title": title, "critical_mass": mass, **({"deadline": deadline} if deadline else {})}).url
+    by_joins = [r["title"] for r in ws.page(ben, "/near-mass").data["rows"]]
+    by_deadline = ws.page(ben, "/near-mass?order=deadline")
+    assert by_joins == ["Later, nearly there", "Open-ended", "Soon, far off"]
+    assert [r["title"] for r in by_deadline.data["rows"]] == ["Soon, far off", "Later, nearly there", "Open-ended"]
+    assert "(3 in all). The fewest joins still needed first: `/near-mass`." in by_deadline.markdown
+    assert "The soonest deadline first: `/near-mass?order=deadline`." in ws.page(ben, "/near-mass").markdown
+    with pytest.raises(NavError, match="order=deadline"):
+        ws.page(ben, "/near-mass?order=soon")
