@@ -115,10 +115,9 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     single = req.query.get("comment")
     history = req.query.get("history") == "1"
     thread = None
+    # The markdown shows `everything` in place of `comments`; the web page's comments stay as without it.
     everything = _everything(req, FULL_BODY_CHARS - (0 if start else len(part)), start) if full else None
-    if everything is not None:
-        comments = []
-    elif single:
+    if single:
         comments = tx.all(f"{_COMMENT} WHERE c.item_id = ? AND c.id = ?", (item["id"], single))
         if not comments:
             raise NotFound(f"no comment {single!r} on {req.path}")
