@@ -193,7 +193,7 @@
       else if (dialog && button.getAttribute("command") === "close") dialog.close();
       return;
     }
-    if (button.type === "submit" && button.form) { event.preventDefault(); submit(button.form); }
+    if (button.type === "submit" && button.form) { event.preventDefault(); submit(button.form, button); }
   });
 
   // Enter in a one-line input sends its form, as a browser would (a sandbox without allow-forms
@@ -212,13 +212,15 @@
     return match ? match[1] : null;
   }
 
-  function params(form, action) {
+  // `submitter`: the button that sent the form, whose name and value it sends (e.g. "Accept all").
+  function params(form, action, submitter) {
     var out = {};
     var data = {};
     var kinds = {};
     var edit = action.indexOf("edit_") === 0;
     Array.prototype.forEach.call(form.elements, function (el) {
       if (!el.name || el.disabled || el.name === "csrf_token" || /\.was$/.test(el.name)) return;
+      if (el.tagName === "BUTTON" && el !== submitter) return;
       if ((el.type === "checkbox" || el.type === "radio") && !el.checked) {
         if (el.type === "checkbox" && el.name.indexOf(".") < 0) kinds[el.name] = "boolean";
         return;
@@ -293,12 +295,12 @@
     box.textContent = text;
   }
 
-  function submit(form) {
+  function submit(form, submitter) {
     var action = actionOf(form);
     if (!action || !here) return;
     if (BROWSER_ONLY.indexOf(action) >= 0) { openInNavmcp(here); return; }
     var url = here;
-    var args = { action: action, params: params(form, action), url: url };
+    var args = { action: action, params: params(form, action, submitter), url: url };
     Array.prototype.forEach.call(form.querySelectorAll("button"), function (b) { b.disabled = true; });
     say("Working…");
     call("execute_action", args).then(function (result) {
