@@ -40,7 +40,6 @@ from typing import Any, Protocol
 from navmcp.codec import Preencoded, decode, encode, preencoded
 from navmcp.errors import Busy, echo
 from navmcp.idempotency import META_KEY
-from navmcp.views import UI_EXTENSION, renders_views
 from navmcp.jsonrpc import (
     BatchBudgetSpent,
     HeaderMismatch,
@@ -54,6 +53,7 @@ from navmcp.jsonrpc import (
     UnsupportedProtocolVersion,
     error_object,
 )
+from navmcp.views import UI_EXTENSION, VIEW_CALL, renders_views
 
 log = logging.getLogger("navmcp.protocol")
 
@@ -101,9 +101,10 @@ class ToolHost(Protocol):
 
     def tool_definitions(self) -> list[dict[str, Any]]: ...
     def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None, *,
-                  views: bool = False) -> dict[str, Any]:
+                  views: bool = False, from_view: bool = False) -> dict[str, Any]:
         """`idempotency_key`: the call's `_meta["io.github.navmcp/idempotencyKey"]`, if any.
-        `views`: the client renders MCP Apps views (navmcp.views), so a result may carry one's data."""
+        `views`: the client renders MCP Apps views (navmcp.views), so a result may carry one's data;
+        `from_view`: the view made the call (a person in it), not the model."""
     def tool_names(self) -> frozenset[str]: ...
     def list_resources(self, cursor: Any) -> dict[str, Any]: ...
     def list_resource_templates(self) -> dict[str, Any]: ...
@@ -146,10 +147,11 @@ class Connection:
                  outbound: Callable[[dict[str, Any]], None] | None = None, watchable: bool = False):
         """`era`: fixed up front (HTTP), else by the first request. `resume`: a legacy session
         initialized before, as (protocol version, client info): it is served as after its
-        `initialize`; `views`: whether its `initialize` declared MCP Apps views. `outbound`: how a transport that can send between replies (stdio, an HTTP
-        listen stream) sends a message; then pages can be watched, and their notifications are
-        handed to it from the change feed's thread. `watchable`: the transport serves watching
-        (an HTTP request that could be a listen), though this connection has no `outbound`."""
+        `initialize`; `views`: whether its `initialize` declared MCP Apps views. `outbound`: how a
+        transport that can send between replies (stdio, an HTTP listen stream) sends a message; then
+        pages can be watched, and their notifications are handed to it from the change feed's
+        thread. `watchable`: the transport serves watching (an HTTP request that could be a listen),
+        though this connection has no `outbound`."""
         self.host = host
         self._server_meta = _server_meta(name, version)  # every modern result's `_meta`
         self.server_info = self._server_meta[META_SERVER]
@@ -409,6 +411,8 @@ class Connection:
         meta = params.get("_meta")
         key = meta.get(IDEMPOTENCY_KEY) if isinstance(meta, dict) else None
         options = {"views": True} if self.views else {}
+        if self.views and isinstance(meta, dict) and meta.get(VIEW_CALL) is True:
+            options["from_view"] = True
         if key is None:
             return self.host.call_tool(name, arguments, **options)
         return self.host.call_tool(name, arguments, key, **options)

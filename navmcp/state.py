@@ -57,7 +57,7 @@ class NavigationState:
         return NavigationState(self.current_url, list(self.actions), self.history.copy(), self.remembers, self.views)
 
     def snapshot(self) -> dict[str, Any]:
-        snapshot = {"current_url": self.current_url, "actions": self.actions, "history": list(self.history)}
+        snapshot: dict[str, Any] = {"current_url": self.current_url, "actions": self.actions, "history": list(self.history)}
         if self.views:
             snapshot["views"] = True
         return snapshot

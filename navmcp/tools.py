@@ -188,14 +188,16 @@ class Session:
         return store.group() if store is not None else nullcontext()
 
     def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None, *,
-                  views: bool = False) -> dict[str, Any]:
+                  views: bool = False, from_view: bool = False) -> dict[str, Any]:
+        """`views`: the client renders MCP Apps views, so `navigate` adds the page's HTML for one;
+        `from_view`: the call comes from a view, whose navigating moves no current page (navmcp.views)."""
         problem = check_arguments(name, arguments)
         if problem:
             return tool_error(problem)
         try:
             user = self._acting_user(name, arguments)
             if name == "navigate":
-                return self._navigate(user, arguments["url"], views)
+                return self._navigate(user, arguments["url"], views, moves=not from_view)
             return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"),
                                  idempotency_key)
         except AuthError as e:
@@ -299,9 +301,10 @@ class Session:
 
         return completion.complete(self, ref, argument, context)
 
-    def _navigate(self, user, url: str, views: bool = False) -> dict[str, Any]:
+    def _navigate(self, user, url: str, views: bool = False, moves: bool = True) -> dict[str, Any]:
         page = self.app.workspace.page(user, url, self.client)
-        self.state.arrive(page.url, [a.name for a in page.actions])
+        if moves:
+            self.state.arrive(page.url, [a.name for a in page.actions])
         result = {"content": [{"type": "text", "text": page.markdown}], "structuredContent": page.structured_preencoded(),
                   "isError": False}
         if views:  # the page as the chat's view shows it, where the model does not read it (navmcp.views)

@@ -30,6 +30,9 @@ UI_EXTENSION = "io.modelcontextprotocol/ui"
 VIEW_URI = "ui://navmcp/page"
 VIEW_MIME = "text/html;profile=mcp-app"
 HTML_META = "io.github.navmcp/html"  # a navigate result's `_meta` key: the page's HTML for the view
+# A tools/call's `_meta` key the view sets: a person moving about in the view does not move the
+# conversation's current page (a legacy session's), which a later url-less execute_action would use.
+VIEW_CALL = "io.github.navmcp/view"
 # The tool's `_meta`: the view, in the spec's form and the flat key older hosts read.
 TOOL_META: dict[str, Any] = {"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI}
 # The resource's: no outside domain at all (the default CSP holds), a border around it.
@@ -100,7 +103,8 @@ _DOCUMENT = """<!doctype html>
 <style>{css}</style>
 <style>{view_css}</style>
 </head>
-<body class="view" data-version="{version}" data-html-meta="{html_meta}" data-browser-only="{browser_only}" data-public="{public}">
+<body class="view" data-version="{version}" data-html-meta="{html_meta}" data-browser-only="{browser_only}"
+ data-public="{public}">
 <div class="view-bar" role="toolbar" aria-label="This view">
 <button type="button" class="secondary" id="view-back" hidden>Back</button>
 <span class="spacer"></span>

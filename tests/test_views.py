@@ -123,3 +123,15 @@ def test_a_legacy_http_session_keeps_the_declaration():
     assert NavigationState.restore(state.snapshot()).views is True
     assert "views" not in NavigationState().snapshot()  # sessions without it are stored as before
     assert NavigationState.restore(NavigationState().snapshot()).views is False
+
+
+def test_moving_about_in_the_view_leaves_the_conversations_page(any_app, team):
+    """A legacy session's url-less execute_action means the page the model navigated to last, not
+    one the person opened in the view (whose calls say so in `_meta`)."""
+    rpc = Rpc(any_app, team["alice"], "legacy", UI)
+    rpc.call("tools/call", name="navigate", arguments={"url": team["decision"]})
+    rpc.call("tools/call", name="navigate", arguments={"url": "/studios/team"},
+             _meta={"io.github.navmcp/view": True})
+    assert rpc.connection.host.state.current_url == team["decision"]
+    rpc.call("tools/call", name="navigate", arguments={"url": "/studios/team"})
+    assert rpc.connection.host.state.current_url == "/studios/team"
