@@ -203,3 +203,62 @@ def axe_faults(frame) -> list[str]:
         return r.violations.filter(v => v.impact === "serious" || v.impact === "critical")
             .map(v => v.id + ": " + v.help + " — " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(", "));
     }""")
+
+
+# Fills every form of a page as a person would: text, numbers, a date in words, lines, the first box.
+FILL_JS = """() => {
+  for (const form of document.querySelectorAll("form[action*='/actions/']")) {
+    let ticked = false;
+    for (const el of form.elements) {
+      if (!el.name || el.type === "hidden" || el.tagName === "BUTTON") continue;
+      if (el.type === "checkbox") { if (!ticked) { el.checked = !el.checked; ticked = true; } continue; }
+      if (el.tagName === "SELECT") { if (el.options.length > 1) el.selectedIndex = el.options.length - 1; continue; }
+      if (el.type === "number") { el.value = "3"; continue; }
+      if (el.type === "date") continue;
+      if (el.id && el.id.endsWith("-words")) { el.value = "next friday"; continue; }
+      if (el.tagName === "TEXTAREA" && el.dataset.chips) { el.value = el.value ? el.value : "alpha\\nbeta, gamma"; continue; }
+      if (el.name === "title" || el.name === "question") continue;  // left as they were: an edit leaves them out
+      el.value = el.value ? el.value + " and more" : "Some text";
+    }
+  }
+  return [...document.querySelectorAll("form[action*='/actions/']")].map((form) => {
+    const action = /\\/actions\\/([a-z_]+)$/.exec(form.getAttribute("action"))[1];
+    const entries = {};
+    for (const [k, v] of new FormData(form)) (entries[k] = entries[k] || []).push(v);
+    return {action, entries, js: window.navmcpView.params(form, action)};
+  });
+}"""
+
+
+def test_the_view_sends_the_params_the_web_app_would(chromium, any_app, new_user):
+    """The view turns a form into params itself (a sandbox without allow-forms never submits one):
+    for every form of the pages with forms, as filled by a person, it sends what the web app's own
+    reader (`params_from_form`) makes of the same form."""
+    from navmcp import views
+    from navmcp.web.html import params_from_form
+
+    alice, _ = new_user("alice")
+    ws = any_app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    urls = ["/studios/team", "/studios/team/members", "/inbox"]
+    urls.append(ws.execute(alice, "/studios/team", "create_decision",
+                           {"question": "Where?", "options": ["Lisbon", "Berlin"]}).url)
+    urls.append(ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "Text",
+                                                                    "tags": ["offsite"]}).url)
+    urls.append(ws.execute(alice, "/studios/team", "create_commitment", {"title": "Book", "critical_mass": 2}).url)
+    context = chromium.new_context()
+    page = context.new_page()
+    page.set_content(views.document())
+    checked = 0
+    try:
+        for url in urls:
+            shown = ws.page(alice, url, "test")
+            page.evaluate("(html) => { document.getElementById('view').innerHTML = html; }", views.fragment(shown))
+            infos = {a.name: a for a in shown.actions}
+            for form in page.evaluate(FILL_JS):
+                expected = params_from_form(infos[form["action"]], form["entries"])
+                assert form["js"] == expected, (url, form["action"], form["entries"])
+                checked += 1
+    finally:
+        context.close()
+    assert checked >= 10

@@ -231,7 +231,9 @@
       else if (el.type === "date" || (kinds[el.name] === "date")) kinds[el.name] = "date";
       else if (el.tagName === "TEXTAREA" && el.dataset.chips) kinds[el.name] = el.dataset.chips;
       else if (!kinds[el.name]) kinds[el.name] = "text";
-      if (edit && el.tagName !== "SELECT" && el.type !== "checkbox" && el.value === el.defaultValue) kinds[el.name] = "unchanged";
+      // an edit form's field still as it was filled (it has a NAME.was beside it) is left out
+      var was = form.querySelector("input[name='" + CSS.escape(el.name + ".was") + "']");
+      if (edit && was && el.value === el.defaultValue) kinds[el.name] = "unchanged";
     });
     var ballots = {};
     Object.keys(kinds).concat(Object.keys(data)).forEach(function (name) {
@@ -327,6 +329,8 @@
       refusal(form, "Not sent: " + (error && error.message || "the host refused the call"));
     });
   }
+
+  window.navmcpView = { params: params };  // for the parity check with params_from_form (tests)
 
   // --- size: the host follows the content's height ----------------------------------------------
   var last = "";
