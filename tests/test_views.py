@@ -135,3 +135,19 @@ def test_moving_about_in_the_view_leaves_the_conversations_page(any_app, team):
     assert rpc.connection.host.state.current_url == team["decision"]
     rpc.call("tools/call", name="navigate", arguments={"url": "/studios/team"})
     assert rpc.connection.host.state.current_url == "/studios/team"
+
+
+def test_an_action_for_the_browser_only_is_a_link_to_navmcp(any_app, team):
+    """Held actions (approve, reject) are never done in the view, which acts with the agent's token:
+    the embed layout makes such an action a link to the page in navmcp (here shown with an action
+    of today's decision page standing in for them)."""
+    from navmcp.web import html
+
+    page = any_app.workspace.page(any_app.authenticate(team["alice"]), team["decision"], "test")
+    assert "close_decision" in {a.name for a in page.actions}
+    shown = html.render_page(page, csrf="", alternates={}, layout=html.EMBED_LAYOUT,
+                             browser_only=frozenset({"close_decision"}))
+    assert f'<a class="button secondary" href="{team["decision"]}" data-browser-only="close_decision">' \
+           "Close voting in navmcp</a>" in shown
+    assert 'action="' + team["decision"] + '/actions/close_decision"' not in shown
+    assert views.BROWSER_ONLY == {"approve", "reject"}

@@ -5,7 +5,8 @@ the spec's default CSP), and connects it with the MCP Apps SDK's own host bridge
 to a real navmcp over MCP 2026-07-28 (the protocol core, with the extension in each request's
 capabilities), on both stores. Then: the decision renders with its tally; a vote in the view reaches
 navmcp and the view shows the new tally, and the model is told; a navmcp link navigates in place and
-another goes to the host's open-link; the theme follows the host to dark; the size-changed messages
+another goes to the host's open-link; a destructive action asks in its dialog; full screen is
+asked of the host; the theme follows the host to dark; the size-changed messages
 follow the content; axe-core finds no serious or critical fault; all of it also at 390 px.
 
 Without the bundle (no npm) the test skips, unless NAVMCP_REQUIRE_MCP_APPS=1 (`make test-all`)."""
@@ -192,6 +193,21 @@ def test_the_view_in_a_host(chromium, any_app, team, width):
         assert seen(page)["calls"][-1]["arguments"] == {"url": "/studios/team"}
         view.get_by_role("button", name="Back").click()
         view.locator("h1", has_text="Where is the offsite?").wait_for()
+
+        # a destructive action asks first, in the page's own dialog (no window.confirm in a sandbox)
+        view.locator(".actionbar").get_by_role("button", name="Close voting").click()
+        dialog = view.locator("dialog#dlg-close_decision")
+        dialog.wait_for()
+        assert dialog.locator(".consequence").inner_text().startswith("Voting ends for everyone")
+        dialog.get_by_role("button", name="Cancel").click()
+        dialog.wait_for(state="hidden")
+        assert not [c for c in seen(page)["calls"] if c["arguments"].get("action") == "close_decision"]
+
+        # full screen where the host offers it
+        view.get_by_role("button", name="Full screen").click()
+        page.wait_for_function("() => seen.modes.length === 1")
+        assert seen(page)["modes"] == ["fullscreen"]
+        view.get_by_role("button", name="Leave full screen").wait_for()
     finally:
         page.context.close()
 
