@@ -645,7 +645,8 @@ def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]
             continue
         ballot.update({v: int(t) if props[v].get("type") == "integer" and t.isdigit() else t for v, t in given.items()})
         ballots.append(ballot)
-    return [b for b in ballots if b["option"] not in unvoted or any(b[f] for f in flags)]
+    # (A form with no checkboxes, edit_decision's renames, has only rows given a value: none unvoted.)
+    return [b for b in ballots if not flags or b["option"] not in unvoted or any(b[f] for f in flags)]
 
 
 def check_fresh(action: ActionInfo, form: dict[str, list[str]], load_page) -> None:
