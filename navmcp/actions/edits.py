@@ -250,7 +250,8 @@ ACTIONS = [
     Action("edit_note", ("note",), "Change the note's title, body or tags (a new revision).", edit_item, EditNote,
            who=rules.author),
     Action("edit_decision", ("decision",), "Change the question, description, deadline or tags of the open "
-           "decision, or rename or remove options nobody voted on (a new revision).", edit_item, EditDecision, who=rules.creator_or_admin, when=rules.is_open),
+           "decision, or rename or remove options nobody voted on (a new revision).", edit_item, EditDecision,
+           who=rules.creator_or_admin, when=rules.is_open),
     Action("edit_commitment", ("commitment",), "Change the title, description, deadline, limit or tags of the "
            "open commitment (a new revision).", edit_item, EditCommitment, who=rules.creator_or_admin,
            when=rules.is_open),
