@@ -23,7 +23,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from navmcp import actions as action_table
+from navmcp import actions as action_table, zones
 from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, plain, spans, templates_dir, utc
@@ -74,6 +74,7 @@ def environment():
     env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get(), _MENTIONS.get())
     env.tests["headed"] = lambda html: "<h3>" in html  # user text with headings (placed from <h3> down)
     env.filters["ago"] = ago
+    env.filters["local_time"] = local_time
     env.filters["initials"] = initials
     env.filters["hue"] = hue
     env.filters["marked"] = marked
@@ -113,6 +114,16 @@ def asset(path: str) -> tuple[bytes, str] | None:
 
 
 # --- small words for people -------------------------------------------------------------------
+
+
+def local_time(value: str, zone: str | None = None) -> str:
+    """A stored UTC time as a person reads it: in their zone (navmcp.zones), "Fri 4 Dec 2026, 18:00
+    Europe/Paris"; with none set, in UTC, which app.js turns into the browser's zone."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(zones.zone(zone))
+    except ValueError:
+        return utc(value)
+    return f"{moment:%a} {moment.day} {moment:%b %Y, %H:%M} {zone or 'UTC'}"
 
 
 def ago(value: str | None, now: datetime | None = None) -> str:
