@@ -31,7 +31,7 @@ EXERCISED_ACTIONS = {
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
     "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
     "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
-    "digest_on",
+    "digest_on", "set_time_zone",  # set_time_zone: tests/test_zones.py, on both stores
 }
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
                    "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass", "inbox"}

@@ -6,7 +6,7 @@ import re
 from datetime import UTC, date, datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationInfo, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
 from navmcp import zones
 from navmcp.clock import stamp
@@ -48,11 +48,11 @@ def _is_date(value: str) -> bool:
 _NAMED_ZONE = re.compile(r"(?:utc|z|gmt|[+-]\d{2}:?\d{2})$")
 
 
-def _deadline(value: object, info: ValidationInfo) -> str:
+def _deadline(value: object, zone: str | None = None) -> str:
     """An ISO date or date-time in the future, or a plain phrase for a day (navmcp.dates), stored as
     UTC text. What names no zone is read in the zone of the person acting (the validation context's
     `zone`, `navmcp.zones`; UTC when they set none): their "friday 17:00" is five o'clock their time."""
-    local = zones.zone((info.context or {}).get("zone"))
+    local = zones.zone(zone)
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)
@@ -118,7 +118,7 @@ UserHandle = Annotated[Handle, BeforeValidator(lambda v: v[1:] if isinstance(v, 
                        WithJsonSchema({"type": "string", "pattern": "^@?[a-z0-9][a-z0-9-]{0,31}$"})]
 Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
 Tags = Annotated[list[Tag], Field(max_length=10, description="lowercase tags, e.g. [\"planning\", \"q4\"]")]
-Deadline = Annotated[str, BeforeValidator(_deadline), Field(description=(
+Deadline = Annotated[str, BeforeValidator(lambda v, info: _deadline(v, (info.context or {}).get("zone"))), Field(description=(
     "ISO 8601 date or date-time in the future (your time zone if none given: set it on /whoami; else UTC), "
     "or a day in words: "
     f"{EXAMPLES}; with a time if you like: friday 17:00, tomorrow at 9am, dec 1 9:30 +02:00. "
