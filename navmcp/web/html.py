@@ -23,7 +23,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from navmcp import actions as action_table
+from navmcp import actions as action_table, zones
 from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, plain, spans, templates_dir, utc
@@ -75,6 +75,7 @@ def environment():
     env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get(), _MENTIONS.get())
     env.tests["headed"] = lambda html: "<h3>" in html  # user text with headings (placed from <h3> down)
     env.filters["ago"] = ago
+    env.filters["local_time"] = local_time
     env.filters["initials"] = initials
     env.filters["hue"] = hue
     env.filters["marked"] = marked
@@ -114,6 +115,16 @@ def asset(path: str) -> tuple[bytes, str] | None:
 
 
 # --- small words for people -------------------------------------------------------------------
+
+
+def local_time(value: str, zone: str | None = None) -> str:
+    """A stored UTC time as a person reads it: in their zone (navmcp.zones), "Fri 4 Dec 2026, 18:00
+    Europe/Paris"; with none set, in UTC, which app.js turns into the browser's zone."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(zones.zone(zone))
+    except ValueError:
+        return utc(value)
+    return f"{moment:%a} {moment.day} {moment:%b %Y, %H:%M} {zone or 'UTC'}"
 
 
 def ago(value: str | None, now: datetime | None = None) -> str:
@@ -650,7 +661,8 @@ def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]
             continue
         ballot.update({v: int(t) if props[v].get("type") == "integer" and t.isdigit() else t for v, t in given.items()})
         ballots.append(ballot)
-    return [b for b in ballots if b["option"] not in unvoted or any(b[f] for f in flags)]
+    # (A form with no checkboxes, edit_decision's renames, has only rows given a value: none unvoted.)
+    return [b for b in ballots if not flags or b["option"] not in unvoted or any(b[f] for f in flags)]
 
 
 def check_fresh(action: ActionInfo, form: dict[str, list[str]], load_page) -> None:
