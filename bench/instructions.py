@@ -72,7 +72,8 @@ BURST = 64  # votes per `vote:stdio` burst: one group of navmcp.stdio.MAX_GROUP
 
 def targets_for(urls: list[str]) -> list[str]:
     return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + [
-        "vote", "vote:group", "comment", "comment:20", "vote:stdio", "vote:stdio:modern", "vote:work", "call:cycle", "call:cycle:group",
+        "vote", "vote:group", "comment", "comment:20", "vote:stdio", "vote:stdio:modern", "vote:work", "call:cycle",
+        "call:cycle:group",
         "page:cycle", "mcp:cycle", "mcp:modern:cycle"]
 
 
