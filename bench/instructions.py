@@ -23,9 +23,9 @@ from a working process's enough that it once moved a figure by half.) Targets:
   request with its `_meta`); the figure is per vote
 - `vote:work` — the same vote's own work with nothing of navmcp's around it, GROUP at a time in
   one transaction (`bench.vote_work`): `vote:group` minus this is what navmcp's layers cost
-- `comment` — one `add_comment` tools/call on the benchmarked note (which tells its author and
-  commenters, in the inbox); `comment:20` — one whose text @mentions 20 members of the studio (20
-  inbox entries, folded into their unread ones after the first call)
+- `comment` — one `add_comment` tools/call on one of the studio's newest notes in turn (which tells
+  its author and commenters, in the inbox); `comment:20` — one whose text @mentions 20 members of
+  the studio (20 inbox entries, or 20 unread ones folded into)
 - any target with `:noinbox` after it — the same calls with the inbox and mentions made no-ops in
   that process (`inbox.notify`, `inbox.related`, `mentions.mentioned`): what the call cost before
   issue 43, so `comment:20` ÷ `comment:noinbox` and `vote` ÷ `vote:noinbox` are that issue's targets
@@ -131,20 +131,21 @@ def inner(args) -> int:
     vote = frame("execute_action", {"action": "vote", "url": fx.vote_url,
                                     "params": {"votes": [{"option": "March 3", "accept": True}]}})
     calls = {"vote": lambda: conn.receive_bytes(vote)}
-    with app.store.read(user_id=user["id"]) as tx:  # 20 members to mention, the owner left out
+    with app.store.read(user_id=user["id"]) as tx:  # 20 members to mention, the owner left out; notes
         handles = [r["handle"] for r in tx.all(
             "SELECT u.handle FROM memberships m JOIN users u ON u.id = m.user_id JOIN studios s ON s.id = m.studio_id"
             " WHERE s.handle = 'bench' AND u.id != ? ORDER BY u.handle LIMIT 20", (user["id"],))]
+        notes = [fx.urls[1] + "/n/" + r["id"] for r in tx.all(
+            "SELECT i.id FROM items i JOIN studios s ON s.id = i.studio_id WHERE s.handle = 'bench' AND i.kind = 'note'"
+            " ORDER BY i.seq DESC LIMIT 500")]
+    # Each comment goes to the next of the newest notes in turn: on one note, every run would add to
+    # the comments the next call reads (who the note concerns, how many there are).
     for name, body in (("comment", "Agreed, let's go ahead."),
                        ("comment:20", "Agreed, let's go ahead: " + " ".join("@" + h for h in handles))):
-        message = frame("execute_action", {"action": "add_comment", "url": fx.urls[2], "params": {"body": body}})
-        calls[name] = lambda m=message: conn.receive_bytes(m)
-    for url in fx.urls:
-        message = frame("navigate", {"url": url})
-        calls[f"call:{url}"] = lambda m=message: conn.receive_bytes(m)
-        calls[f"data:{url}"] = lambda u=url: app.workspace.page(user, u)
-        page = app.workspace.page(user, url)
-        calls[f"render:{url}"] = lambda p=page: (setattr(p, "_markdown", None), p.markdown)
+        messages = [frame("execute_action", {"action": "add_comment", "url": url, "params": {"body": body}})
+                    for url in notes]
+        turns = iter(range(1 << 62))
+        calls[name] = lambda m=messages, n=turns: conn.receive_bytes(m[next(n) % len(m)])
     client = McpClient(app)
     for url in fx.urls:
         calls[f"mcp:{url}"] = lambda m=navigate_frame(url): client.call(m)  # noqa: B008 — each frame made once, bound per url
