@@ -146,6 +146,12 @@ def inner(args) -> int:
                     for url in notes]
         turns = iter(range(1 << 62))
         calls[name] = lambda m=messages, n=turns: conn.receive_bytes(m[next(n) % len(m)])
+    for url in fx.urls:
+        message = frame("navigate", {"url": url})
+        calls[f"call:{url}"] = lambda m=message: conn.receive_bytes(m)
+        calls[f"data:{url}"] = lambda u=url: app.workspace.page(user, u)
+        page = app.workspace.page(user, url)
+        calls[f"render:{url}"] = lambda p=page: (setattr(p, "_markdown", None), p.markdown)
     client = McpClient(app)
     for url in fx.urls:
         calls[f"mcp:{url}"] = lambda m=navigate_frame(url): client.call(m)  # noqa: B008 — each frame made once, bound per url
