@@ -300,3 +300,81 @@ def test_walkthrough_time_poll_over_mcp(members):
     meeting = ben.navigate(done["url"])
     assert "@ann, joined" in meeting and "@ben, joined" in meeting and "@cy, joined" not in meeting
     assert "| commitment | open | @ann | 2 (you joined) | 2 |" in meeting
+
+
+# --- search, the inbox and reopening, for every kind -------------------------------------------------
+
+
+def test_search_filters_decisions_by_kind_exactly(any_app, team):
+    ws, ann = any_app.workspace, team["ann"][0]
+    made = {kind: _decide(ws, ann, question=f"Which {kind}?", kind=kind, **({} if kind == "consent" else
+                                                                            {"options": ["2100-01-01 10:00"]}))
+            for kind in ("acceptance", "consent", "dots", "times")}
+    ws.execute(ann, STUDIO, "create_note", {"title": "Which note?", "body": "Which kind?"})
+    for kind, url in made.items():
+        for where in (f"{STUDIO}/search", "/search"):
+            for q in (f"kind:{kind}", f"which kind:{kind}", f"kind:{kind} type:decision status:open"):
+                page = ws.page(ann, f"{where}?q={q.replace(' ', '+')}")
+                assert [r["url"] for r in page.data["results"]] == [url], (where, q)
+                assert page.data["pager"]["total"] == 1
+    with pytest.raises(Exception) as e:
+        ws.page(ann, f"{STUDIO}/search?q=kind:poll")
+    assert "'kind:' takes acceptance, consent, dots, times, not 'poll'" in str(e.value)
+    with pytest.raises(Exception) as e:
+        ws.page(ann, f"{STUDIO}/search?q=type:note+kind:dots")
+    assert "'kind:' is a decision's kind: type:note has none" in str(e.value)
+
+
+def _inbox(any_app, user) -> list[tuple[str, str]]:
+    return [(e["kind"], e["name"]) for e in any_app.workspace.page(user, "/inbox").data["entries"]]
+
+
+def test_closing_any_kind_tells_its_creator_and_those_who_answered(any_app, team):
+    ws = any_app.workspace
+    ann, ben, cy = (team[h][0] for h in ("ann", "ben", "cy"))
+    consent = _decide(ws, ben, question="Consent?", kind="consent")
+    ws.execute(cy, consent, "consent", {})
+    dots = _decide(ws, ben, question="Dots?", kind="dots", options=["A", "B"])
+    ws.execute(cy, dots, "allocate", {"dots": [{"option": 1, "dots": 2}]})
+    times = _decide(ws, ben, question="Times?", kind="times", options=["2100-01-01 10:00"])
+    ws.execute(cy, times, "answer", {"times": [{"option": 1, "answer": "yes"}]})
+    ws.execute(ann, consent, "close_decision", {})  # no deadline: an admin may close
+    ws.execute(ann, dots, "close_decision", {})
+    ws.execute(ann, times, "close_poll", {})
+    closed = [("decision_closed", q) for q in ("Times?", "Dots?", "Consent?")]
+    assert [e for e in _inbox(any_app, ben) if e[0] == "decision_closed"] == closed  # the creator
+    assert [e for e in _inbox(any_app, cy) if e[0] == "decision_closed"] == closed  # who answered
+    assert not [e for e in _inbox(any_app, ann) if e[0] == "decision_closed"]  # she closed them
+
+
+def test_a_time_poll_that_made_its_commitment_is_not_reopened(any_app, team):
+    ws = any_app.workspace
+    ann, ben = team["ann"][0], team["ben"][0]
+    url = _decide(ws, ann, question="Sync?", kind="times", options=["2100-01-01 10:00"])
+    ws.execute(ben, url, "answer", {"times": [{"option": 1, "answer": "yes"}]})
+    made = ws.execute(ann, url, "close_poll", {}).url
+    with pytest.raises(ActionUnavailable) as e:
+        ws.execute(ann, url, "reopen_decision", {})
+    assert f"closing the poll created the commitment 'Meet: Sync?' ({made})" in e.value.message
+    assert "a new time is a new time poll" in e.value.message
+    assert "reopen_decision" not in [a["name"] for a in ws.page(ann, url).as_json()["actions"]]
+
+    # Closed without a commitment, it reopens, and its history keeps the result as the poll said it.
+    bare = _decide(ws, ann, question="Lunch?", kind="times", options=["2100-01-02 12:00"])
+    ws.execute(ben, bare, "answer", {"times": [{"option": 1, "answer": "maybe"}]})
+    ws.execute(ann, bare, "close_poll", {"create_commitment": False})
+    ws.execute(ann, bare, "reopen_decision", {})
+    history = ws.page(ann, bare + "?history=1").markdown
+    assert "- result: Fri 2100-01-01 12:00 UTC" not in history
+    assert "- result: Sat 2100-01-02 12:00 UTC (0 yes, 1 if need be) → (none)" in history
+
+
+def test_reopening_keeps_each_kinds_own_result_in_its_history(any_app, team):
+    ws = any_app.workspace
+    ann, ben = team["ann"][0], team["ben"][0]
+    url = _decide(ws, ann, question="Proposal?", kind="consent")
+    ws.execute(ben, url, "object", {"reason": "Not before the audit"})
+    ws.execute(ann, url, "close_decision", {})
+    ws.execute(ann, url, "reopen_decision", {})
+    history = ws.page(ann, url + "?history=1").markdown
+    assert "- result: blocked: 1 objection (at most 0 allowed) → (none)" in history
