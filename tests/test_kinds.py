@@ -378,3 +378,26 @@ def test_reopening_keeps_each_kinds_own_result_in_its_history(any_app, team):
     ws.execute(ann, url, "reopen_decision", {})
     history = ws.page(ann, url + "?history=1").markdown
     assert "- result: blocked: 1 objection (at most 0 allowed) → (none)" in history
+
+
+def test_remind_tells_who_has_not_answered_on_every_kind(any_app, team):
+    ws = any_app.workspace
+    ann, ben, cy = (team[h][0] for h in ("ann", "ben", "cy"))
+    for kind, act, params in (("consent", "consent", {}),
+                              ("dots", "allocate", {"dots": [{"option": 1, "dots": 1}]}),
+                              ("times", "answer", {"times": [{"option": 1, "answer": "no"}]})):
+        url = _decide(ws, ann, question=f"Remind {kind}?", kind=kind,
+                      **({} if kind == "consent" else {"options": ["2100-01-01 10:00"]}))
+        ws.execute(ben, url, act, params)  # ben answered; cy has not
+        assert ws.execute(ann, url, "remind", {}).message == "Reminded 1 member(s) who have not voted yet."
+        assert ("reminder", f"Remind {kind}?") in _inbox(any_app, cy)
+        assert ("reminder", f"Remind {kind}?") not in _inbox(any_app, ben)
+        with pytest.raises(ActionUnavailable) as e:  # once a day
+            ws.execute(ann, url, "remind", {})
+        assert "reminded less than a day ago" in e.value.message
+    everyone = _decide(ws, ann, question="All in?", kind="consent")
+    ws.execute(ben, everyone, "consent", {})
+    ws.execute(cy, everyone, "object", {"reason": "Not this quarter"})
+    with pytest.raises(ActionUnavailable) as e:
+        ws.execute(ann, everyone, "remind", {})
+    assert "everyone else has voted already" in e.value.message

@@ -15,7 +15,7 @@ from navmcp.actions.fields import Deadline, ShortText
 from navmcp.clock import ago, now
 from navmcp.errors import FieldError, InvalidActionParams
 from navmcp.pages import Request
-from navmcp.render import quoted, utc
+from navmcp.render import utc
 
 REOPEN_DAYS = 7  # a closed decision may be reopened this long after it closed
 

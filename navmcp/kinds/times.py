@@ -64,7 +64,7 @@ def in_zone(title: str, zone: str | None) -> str:
 class Times(kinds.Kind):
     name = "times"
     label = "time poll"
-    actions = ("add_time", "answer", "close_poll", "edit_decision")
+    actions = ("add_time", "answer", "close_poll", "remind", "edit_decision")
     settings = {"duration_minutes": 60}
     responded_label = "Answered"
 
