@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from navmcp.errors import InvalidQuery
-from navmcp.kinds import NAMES as DECISION_KINDS
+from navmcp.kinds.names import NAMES as DECISION_KINDS
 
 KINDS = ("note", "decision", "commitment")
 STATUSES = ("open", "closed")

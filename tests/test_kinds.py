@@ -401,3 +401,29 @@ def test_remind_tells_who_has_not_answered_on_every_kind(any_app, team):
     with pytest.raises(ActionUnavailable) as e:
         ws.execute(ann, everyone, "remind", {})
     assert "everyone else has voted already" in e.value.message
+
+
+def test_a_cycle_lists_each_closed_decision_with_its_result(any_app, team):
+    ws = any_app.workspace
+    ann, ben = team["ann"][0], team["ben"][0]
+    consent = _decide(ws, ann, question="Adopt *it*?", kind="consent")
+    ws.execute(ben, consent, "object", {"reason": "Not before the audit"})
+    ws.execute(ann, consent, "close_decision", {})
+    dots = _decide(ws, ann, question="First?", kind="dots", options=["Docs [x](/evil)", "Tests"])
+    ws.execute(ben, dots, "allocate", {"dots": [{"option": 1, "dots": 3}]})
+    ws.execute(ann, dots, "close_decision", {})
+    times = _decide(ws, ann, question="Meet?", kind="times", options=["2100-01-01 10:00"], quorum=3)
+    ws.execute(ben, times, "answer", {"times": [{"option": 1, "answer": "yes"}]})
+    ws.execute(ann, times, "close_poll", {"create_commitment": False})
+    plain = _decide(ws, ann, question="Lunch?", options=["Pizza"])
+    ws.execute(ben, plain, "vote", {"votes": [{"option": 1, "accept": True}]})
+    ws.execute(ann, plain, "close_decision", {})
+    page = ws.page(ben, f"{STUDIO}/cycles/today")
+    results = {r["url"]: r.get("result") for r in page.data["closed"]}
+    assert results == {consent: "blocked: 1 objection (at most 0 allowed)",
+                       dots: "`Docs [x](/evil)` (3 dots)",  # quoted as code: never a link
+                       times: "no quorum (1 of the 3 needed responded)", plain: "'Pizza'"}
+    lines = [line for line in page.markdown.splitlines() if "(result: " in line]
+    assert len(lines) == 4 and any("(result: 'Pizza')" in line for line in lines)
+    for url, said in results.items():  # the result the cycle shows is the one the decision's page shows
+        assert ws.page(ben, url).as_json()["data"]["verdict"]["text"] == said

@@ -21,12 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # at run time this module imports nothing of navmcp's: navmcp.search reads NAMES
+from navmcp.kinds.names import DEFAULT, NAMES
+
+if TYPE_CHECKING:  # at run time only its names: navmcp.search, below the store, reads them
     from navmcp.pages.request import Request
     from navmcp.store import Row
 
-DEFAULT = "acceptance"
-NAMES = ("acceptance", "consent", "dots", "times")  # create_decision's `kind`; each a module here
 
 Rule = Callable[["Request"], "str | None"]
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
-from navmcp import invitations
+from navmcp import domain, invitations, kinds
 from navmcp.clock import now
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
@@ -174,6 +175,17 @@ CLOSED_LIST = f"""
     ORDER BY ended DESC, id LIMIT ? OFFSET ?"""
 
 
+def with_results(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each closed decision's `result`, as its page says it (its kind's verdict, the quorum judged)."""
+    for row in rows:
+        if row["kind"] == "decision":
+            item = req.tx.one("SELECT * FROM items WHERE id = ?", (row["id"],))
+            if item is not None:
+                options = domain.options(req.tx, item["id"], req.user["id"])
+                row["result"] = kinds.kind_of(item).verdict(replace(req, item=item, facts={"options": options})).text
+    return rows
+
+
 def view_cycle(req: Request) -> dict[str, Any]:
     """The cycle's items created and closed, each list with its own pages (`page`, `closed`): the
     first page shows the first of both and the counts; a later page of one list shows that list
@@ -202,7 +214,8 @@ def view_cycle(req: Request) -> dict[str, Any]:
     if show_closed:
         # Each half gives the rows up to the end of the page asked; the union is cut to the page.
         reach = closed_pager["offset"] + PAGE_SIZE
-        closed = tx.all(CLOSED_LIST, (*window, reach, *passed, reach, PAGE_SIZE, closed_pager["offset"]))
+        closed = with_results(req, tx.all(CLOSED_LIST, (*window, reach, *passed, reach, PAGE_SIZE,
+                                                        closed_pager["offset"])))
     first = req.page_number() == 1 and req.page_number("closed") == 1
     activity = tx.cycle_activity(*window)
     base = f"/studios/{req.studio['handle']}"
