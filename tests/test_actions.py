@@ -147,9 +147,9 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     # decision kinds (navmcp/kinds): each offers its own actions, and no other kind's
     proposal = act(ws, bob, STUDIO, "create_decision", {"question": "P?", "kind": "consent",
                                                         "deadline": "2100-01-01"}).url
-    check(bob, proposal, {"add_comment", "consent", "object", "amend", "extend_decision"})  # not everyone has a stance: no close
+    check(bob, proposal, {"add_comment", "consent", "object", "amend", "extend_decision", "remind"})  # not everyone has a stance: no close
     check(carol, proposal, {"add_comment", "consent", "object"})
-    check(owner, proposal, {"add_comment", "consent", "object", "extend_decision"})
+    check(owner, proposal, {"add_comment", "consent", "object", "extend_decision", "remind"})
     for user in (owner, bob):
         act(ws, user, proposal, "consent")
     act(ws, carol, proposal, "object", {"reason": "not before the release"})
@@ -159,7 +159,8 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     act(ws, owner, proposal, "close_decision")
     check(bob, proposal, {"add_comment", "reopen_decision", "set_outcome"})  # no edit_decision: amend is its edit
     undated = act(ws, carol, STUDIO, "create_decision", {"question": "U?", "kind": "consent"}).url
-    check(carol, undated, {"add_comment", "consent", "object", "amend", "close_decision", "extend_decision"})  # no deadline to wait for
+    check(carol, undated, {"add_comment", "consent", "object", "amend", "close_decision", "extend_decision",
+                           "remind"})  # no deadline to wait for
 
     dotted = act(ws, bob, STUDIO, "create_decision", {"question": "D?", "kind": "dots"}).url
     check(bob, dotted, {"add_comment", "add_option", "close_decision", "edit_decision", "extend_decision"})
@@ -174,7 +175,7 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(carol, poll, {"add_comment", "add_time"})
     act(ws, carol, poll, "add_time", {"start": "2100-01-05T10:00+01:00"})
     check(carol, poll, {"add_comment", "add_time", "answer"})
-    check(owner, poll, {"add_comment", "add_time", "answer", "close_poll", "edit_decision", "extend_decision"})
+    check(owner, poll, {"add_comment", "add_time", "answer", "close_poll", "edit_decision", "extend_decision", "remind"})
     act(ws, carol, poll, "answer", {"times": [{"option": 1, "answer": "yes"}]})
     act(ws, bob, poll, "close_poll")
     check(carol, poll, {"add_comment"})

@@ -764,8 +764,8 @@ def test_a_passed_deadline_closes_an_item_in_every_list_and_in_its_cycle(any_app
 
     assert "**Closed**: its deadline passed" in ws.page(bob, lunch).markdown
     for url in ("/studios/team", "/studios/team/tags/food", "/studios/team/search?q=lunch"):
-        assert "— decision, closed," in line(url, "Lunch?"), url
-    assert "— decision, closed," in line("/studios/team", "Manual?")
+        assert "— decision, closed (result: " in line(url, "Lunch?"), url
+    assert "— decision, closed (result: " in line("/studios/team", "Manual?")
     assert "closed" not in line("/studios/team", "Still open?")
     today = ws.page(bob, "/studios/team/cycles/today")
     assert "| 3 | 2 |" in today.markdown

@@ -19,15 +19,16 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from navmcp.pages.request import Request
-from navmcp.store import Row
+from navmcp.kinds.names import DEFAULT, NAMES
 
-DEFAULT = "acceptance"
-NAMES = ("acceptance", "consent", "dots", "times")  # create_decision's `kind`; each a module here
+if TYPE_CHECKING:  # at run time only its names: navmcp.search, below the store, reads them
+    from navmcp.pages.request import Request
+    from navmcp.store import Row
 
-Rule = Callable[[Request], "str | None"]
+
+Rule = Callable[["Request"], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,18 @@ class Kind:
 
     def close_message(self, req: Request) -> str:
         """What closing says: the result as it stands, the quorum judged."""
+        return f"Decision closed. Result: {self.verdict(req).text}."
+
+    def verdict(self, req: Request) -> Verdict:
+        """The result as the decision's answers stand now, the quorum judged (closing says it;
+        reopening keeps it in the history)."""
         data = self.closing_data(req)
         self.view(req, data)
-        verdict = quorum_result(req.item, data["responded"], data["members"], self.result(req, data))
-        return f"Decision closed. Result: {verdict.text}."
+        return quorum_result(req.item, data["responded"], data["members"], self.result(req, data))
+
+    def reopen_refused(self, req: Request) -> str | None:
+        """Why this closed decision may not be reopened, beyond the rule every kind shares; None if it may."""
+        return None
 
     def result(self, req: Request, data: dict[str, Any]) -> Verdict:
         raise NotImplementedError

@@ -50,6 +50,9 @@ def search_filters(query: Query, at: str, tag: bool = True) -> tuple[list[str], 
     args: list[Any] = []
     if query.kind:  # written into the SQL from this table, not bound: see _KIND
         where.append(_KIND[query.kind])
+    if query.decision_kind:  # an acceptance decision has none stored (navmcp.kinds.kind_name)
+        where.append("coalesce(i.decision_kind, 'acceptance') = ?")
+        args.append(query.decision_kind)
     if query.status:
         is_open = "(i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?))"
         where.append(is_open if query.status == "open" else f"NOT {is_open}")

@@ -104,10 +104,22 @@ def world(tmp_path_factory):
         act(decision, "add_comment", body="Berlin is cheaper.")
         act(commitment, "join_commitment")
         closing = act("/studios/team", "create_decision", question="Which snacks?", options=["Fruit", "Cake"])
+        # each decision kind's ballot (navmcp/kinds), with an answer given
+        consent = act("/studios/team", "create_decision", question="Adopt the four-day week?", kind="consent",
+                      description="From March, **Fridays off**; support rotates.", quorum="50%")
+        act(consent, "object", reason="Support rotation needs a second person first")
+        dots = act("/studios/team", "create_decision", question="What do we fix first?", kind="dots", dots=5,
+                   options=["Signup emails", "Slow search", "Dark mode contrast"])
+        act(dots, "allocate", dots=[{"option": 1, "dots": 3}, {"option": 2, "dots": 2}])
+        times = act("/studios/team", "create_decision", question="When is the retro?", kind="times",
+                    options=["2100-12-02 10:00 Europe/Lisbon", "2100-12-02T15:00+01:00", "2100-12-03 09:00"])
+        act(times, "answer", times=[{"option": 1, "answer": "yes"}, {"option": 2, "answer": "maybe"},
+                                    {"option": 3, "answer": "no"}])
         urls = {"home": "/", "help": "/help", "whoami": "/whoami", "studio": "/studios/team",
                 "members": "/studios/team/members", "note": note, "decision": decision, "commitment": commitment,
                 "cycle": "/studios/team/cycles/today", "search": "/studios/team/search?q=offsite",
-                "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit", "closing": closing}
+                "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit", "closing": closing,
+                "consent": consent, "dots": dots, "times": times}
         api.close()
         yield server, urls
     finally:
