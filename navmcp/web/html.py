@@ -185,7 +185,8 @@ def hue(handle: str) -> str:
 # Agents read the action table's names and descriptions; these are only for the web page.
 ACTION_LABELS = {
     "create_studio": "New studio", "add_member": "Add a person", "remove_member": "Remove a person",
-    "leave_studio": "Leave this studio", "create_note": "New note", "create_decision": "New decision",
+    "leave_studio": "Leave this studio", "delete_studio": "Delete this studio",
+    "create_note": "New note", "create_decision": "New decision",
     "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",
     "edit_note": "Edit", "edit_decision": "Edit", "edit_commitment": "Edit", "edit_comment": "Edit a comment of yours",
     "delete_comment": "Delete a comment", "extend_decision": "Extend the deadline", "reopen_decision": "Reopen",
@@ -201,6 +202,8 @@ ACTION_LABELS = {
 DESTRUCTIVE = {
     "leave_studio": "You will no longer see this studio, its notes, decisions or commitments. "
                     "To come back, one of its admins has to add you again.",
+    "delete_studio": "The studio and everything in it (notes, decisions, commitments, comments) are deleted for "
+                     "good, for everyone, and its short name is free again.",
     "remove_member": "They will no longer see this studio or anything in it. What they wrote stays.",
     "close_decision": "Voting ends for everyone and the result is fixed. Nobody can vote or add options after this.",
     "close_commitment": "Nobody can join or leave after this.",
@@ -224,11 +227,35 @@ def _field_titles(name: str) -> dict[str, str]:
     return {}
 
 
-def message_html(message: str) -> Markup:
+def message_html(message: str, links: bool = False) -> Markup:
     """A reply or refusal (markdown: our code spans, user text made inert by `render.inline`) as
-    HTML: the code spans as <code>, the rest as plain text, all of it escaped."""
-    return Markup("").join(Markup("<code>%s</code>") % text if code else escape(plain(text))
-                           for text, code in spans(message))
+    HTML: the code spans as <code>, the rest as plain text, all of it escaped. With `links` (an
+    error page), the paths it suggests ("see /studios/team", "start at '/'") are links; the path
+    asked for ("no page at /x") is not."""
+    def part(text: str, code: bool) -> Markup:
+        if code:
+            return Markup("<code>%s</code>") % text
+        return _linked_paths(plain(text)) if links else escape(plain(text))
+
+    return Markup("").join(part(text, code) for text, code in spans(message))
+
+
+_ASKED = re.compile(r"^no page at \S+")  # the path a 404 names as asked for, in its first words
+# A site path suggested in a message, quoted ('/help') or bare (/studios/team), ending before
+# sentence punctuation. Only this site's paths: a path starts with one "/", never "//".
+_SUGGESTED_PATH = re.compile(r"'(/(?!/)[\w\-./]*)'|(?<![\w/.'])(/(?!/)(?:[\w\-./]*[\w\-/])?)(?![\w])")
+
+
+def _linked_paths(text: str) -> Markup:
+    asked = _ASKED.match(text)
+    start = asked.end() if asked else 0
+    out, last = [escape(text[:start])], start
+    for m in _SUGGESTED_PATH.finditer(text, start):
+        path = m.group(1) or m.group(2)
+        out += [escape(text[last:m.start()]), Markup('<a href="%s">%s</a>') % (path, path)]
+        last = m.end()
+    out.append(escape(text[last:]))
+    return Markup("").join(out)
 
 
 def render(template: str, context: dict[str, Any]) -> str:
