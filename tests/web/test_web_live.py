@@ -324,7 +324,8 @@ def test_an_open_page_catches_up_after_its_server_restarts(tmp_path, world_facto
                     reason="needs Debian's chromium (.ci/run installs it)")
 def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
     """bob has the studio's decision open in Chromium; alice mentions @bob in a note in the other
-    process: the shell's unread badge counts it without a reload; reading his inbox clears it."""
+    process: the shell's unread badge counts it without a reload, told on the page's own event
+    stream (a tab holds one stream, not a second for its badge); reading his inbox clears it."""
     import re
     import subprocess
     import sys
@@ -341,6 +342,9 @@ def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
             page.goto(link)
             page.get_by_role("button", name=re.compile("^Sign in as")).click()
             page.wait_for_url(server.base + "/")
+            streams = []
+            page.on("request", lambda r: streams.append(r.url) if "text/event-stream" in (
+                r.headers.get("accept") or "") else None)
             page.goto(server.base + decision)
             badge = page.locator(".inbox-badge")
             assert badge.inner_text() == "1 unread"  # alice added him to the studio
@@ -350,6 +354,7 @@ def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
             page.wait_for_function("() => document.querySelector('.inbox-badge .n').textContent === '2'",
                                    timeout=10_000)
             assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+            assert streams == [server.base + decision], streams  # one stream: the page's, with its badge's news
             page.goto(server.base + "/inbox")
             page.get_by_role("button", name="Mark all read").click()
             page.wait_for_url(server.base + "/inbox")

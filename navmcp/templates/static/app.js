@@ -231,22 +231,19 @@
       });
   }
 
-  // The shell's unread badge follows your inbox from every page (the inbox page follows itself).
+  // The shell's unread badge follows your inbox from every page, on the page's own stream (one
+  // stream per tab): its `inbox` events say to read the count again (the inbox page follows itself).
   function showUnread(n) {
     var badge = document.querySelector(".inbox-badge");
     if (!badge) return;
     badge.querySelector(".n").textContent = String(n);
     badge.hidden = !n || n === "0";
   }
-  if (location.pathname !== "/inbox" && document.querySelector(".inbox-badge")) {
-    var inbox = new EventSource("/inbox");
-    inbox.addEventListener("changed", function () {
-      fetch("/inbox.json", { credentials: "same-origin" })
-        .then(function (reply) { return reply.ok ? reply.json() : null; })
-        .then(function (page) { if (page) showUnread(page.data.unread); })
-        .catch(function () { /* the next change tries again */ });
-    });
-    document.addEventListener("submit", function (event) { if (!event.defaultPrevented) inbox.close(); });
+  function readUnread() {
+    fetch("/inbox.json", { credentials: "same-origin" })
+      .then(function (reply) { return reply.ok ? reply.json() : null; })
+      .then(function (page) { if (page) showUnread(page.data.unread); })
+      .catch(function () { /* the next change tries again */ });
   }
 
 
@@ -262,6 +259,7 @@
       if (!caughtUp) { caughtUp = true; refresh(); }
     });
     source.addEventListener("changed", refresh);
+    source.addEventListener("inbox", readUnread);
     source.addEventListener("gone", function (event) {
       ended = true;
       source.close();
