@@ -202,22 +202,27 @@
         if (badge) showUnread(badge.hidden ? 0 : badge.textContent.trim().split(" ")[0]);
         var mark = document.getElementById("live-mark");
         if (mark) mark.remove();
-        // the one-time message this page came with ("✓ Vote recorded") stays: the page fetched
-        // again has none, as it was shown here
+        // the one-time message this page came with ("✓ Joined (1 of 3)") stays while the page is
+        // as it was (the page fetched again has none, as it was shown here); once anything else on
+        // it changed, the message may be stale ("1 of 3" when 2 have joined): "Updated" replaces it
         var flash = main.querySelector(":scope > .alert.flash");
         if (flash && !fresh.querySelector(":scope > .alert.flash")) {
           fresh.insertBefore(flash.cloneNode(true), fresh.children[Array.prototype.indexOf.call(main.children, flash)] || null);
         }
         var old = Array.prototype.slice.call(main.children), parts = Array.prototype.slice.call(fresh.children);
-        var kept = 0;
+        var kept = 0, changed = 0;
         if (old.length === parts.length) {
           for (var i = 0; i < parts.length; i++) {
             if (old[i].outerHTML === parts[i].outerHTML) continue;
+            changed++;
             if (busy(old[i])) { kept++; continue; }
             old[i].replaceWith(document.importNode(parts[i], true));
           }
+          if (changed && flash && flash.isConnected) flash.remove();
         } else if (!busy(main)) {
           main.replaceChildren.apply(main, parts.map(function (p) { return document.importNode(p, true); }));
+          var stale = main.querySelector(":scope > .alert.flash");
+          if (stale) stale.remove();
         } else {
           kept++;
         }
