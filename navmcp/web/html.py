@@ -79,6 +79,7 @@ def environment():
     env.filters["marked"] = marked
     env.filters["unmarked"] = unmarked
     env.globals["asset"] = asset_url
+    env.globals["audit_line"] = audit_line
     return env
 
 
@@ -210,6 +211,52 @@ DESTRUCTIVE = {
     "close_poll": "Answering ends for everyone and the time is fixed; with a commitment, those who said yes are joined to it.",
     "delete_comment": "Its text is gone for good, its history too; replies to it stay, under “[deleted]”.",
 }
+
+
+# The audit log for people: what each action did, in words ("@ana voted on a decision").
+AUDIT_DONE = {
+    "create_studio": "created the studio", "add_member": "added or changed a member", "remove_member": "removed a member",
+    "leave_studio": "left the studio", "delete_studio": "deleted a studio", "create_note": "wrote a note",
+    "create_decision": "asked for a decision", "create_commitment": "proposed a commitment",
+    "add_comment": "commented", "confirm_read": "marked as read", "edit_comment": "edited a comment",
+    "delete_comment": "deleted a comment", "extend_decision": "extended the deadline", "reopen_decision": "reopened",
+    "set_outcome": "wrote the outcome", "pin": "pinned", "unpin": "unpinned", "add_option": "added an option",
+    "vote": "voted", "close_decision": "closed voting", "join_commitment": "joined", "leave_commitment": "left",
+    "close_commitment": "closed", "create_invitation": "made an invitation", "revoke_invitation": "revoked an invitation",
+    "consent": "consented", "object": "objected", "amend": "amended the proposal", "allocate": "gave dots",
+    "add_time": "added a time", "answer": "answered", "close_poll": "closed the poll",
+}
+_AUDIT_WHERE = re.compile(r"^/studios/[^/]+(?:/(?:(?P<kind>[ndc])/[^/?]+|(?P<page>members|audit)))?/?$")
+_AUDIT_KINDS = {"n": "a note", "d": "a decision", "c": "a commitment"}
+_AUDIT_BARE = {"join_commitment", "leave_commitment", "close_commitment", "pin", "unpin"}  # "joined a commitment"
+_CLIENTS = {"web": "in the web app", "navmcp-cli": "from the command line", "http": "through the HTTP API"}
+
+
+def audit_line(entry: dict[str, Any]) -> dict[str, str]:
+    """One audit entry in people's words: what was done (`done`), where (`where`, linked to `url`),
+    through which client (`via`), and why it was refused (`refused`, "" when it was done). Timings
+    and parameter lists are left to the page's JSON."""
+    action, url = entry["action"], entry["url"].split("?", 1)[0]
+    if action.startswith("edit_"):
+        done = "edited"
+    else:
+        done = AUDIT_DONE.get(action) or f"used “{action_label(action)}”"
+    m = _AUDIT_WHERE.match(url)
+    on = "" if action in _AUDIT_BARE else "on "
+    where = (on + _AUDIT_KINDS[m.group("kind")] if m.group("kind") else
+             "on the members page" if m.group("page") == "members" else "in the studio") if m else f"at {url}"
+    client = entry["client"]
+    outcome = entry["outcome"] or ""
+    return {"done": done, "where": where, "url": url,
+            "via": _CLIENTS.get(client) or f"through {client}",
+            "refused": "" if outcome == "ok" else _refusal_words(action, outcome.split(": ", 1)[-1])}
+
+
+def _refusal_words(action: str, message: str) -> str:
+    """A refusal the audit kept, as a refused form shows it: its fields by their labels."""
+    titles = _field_titles(action)
+    forms = {action: {"fields": [{"name": n, "label": t} for n, t in titles.items()]}}
+    return people_message(message, action, forms, [{"field": n} for n in titles])
 
 
 def action_label(name: str) -> str:

@@ -65,3 +65,22 @@ def test_a_404_links_the_paths_it_suggests_not_the_one_asked_for(browser, seeded
         links = re.findall(r'<a href="([^"]*)">', alert)
         assert sorted(set(links)) == sorted(suggested), (asked, alert)
         assert f'href="{asked}"' not in alert
+
+
+def test_the_audit_page_says_who_did_what_where_in_words(browser, api, seeded):
+    """People read the audit log in words; timings and raw parameter lists are in its JSON only."""
+    page = browser.get("/studios/team").text
+    browser.post("/studios/team/actions/create_commitment", data={"csrf_token": csrf_of(page), "title": "x",
+                                                                  "critical_mass": "lots"})  # refused
+    shown = browser.get("/studios/team/audit").text
+    lines = [visible_text(li).strip() for li in re.findall(r"<li>(.*?)</li>", shown.split('<ul class="items">', 1)[1], re.S)]
+    assert any(line.startswith("@") and "voted on a decision" in line and "through" in line for line in lines), lines
+    assert any("commented on a note" in line for line in lines) and any("created the studio" in line for line in lines)
+    assert any("proposed a commitment in the studio" in line and "in the web app" in line and "not done" in line
+               for line in lines), lines
+    body = shown.split('id="main"', 1)[1].split("For agents", 1)[0]
+    assert " ms" not in visible_text(body) and "param_names" not in body and '["votes"]' not in body
+    assert not CODE_NAME.search(visible_text(body).replace("@", " ")), visible_text(body)
+    data = browser.get("/studios/team/audit.json").json()["data"]["entries"]
+    assert {"duration_ms", "param_names"} <= set(data[0])
+    assert '| ms |' not in api.get("/studios/team/audit.md").text
