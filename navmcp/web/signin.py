@@ -92,10 +92,12 @@ async def login_code(site: Site, req: Request) -> Response:
 
 
 def login_page(site: Site, req: Request, status: int, message: str | None, *, ok: bool, next_url: str = "",
-               email: str | None = None) -> Response:
+               email: str | None = None, asking: str | None = None) -> Response:
+    """The sign-in page; `asking`: the name of the app whose authorization link brought a signed-out
+    person here (they come back to its request once signed in, not to a raw /authorize URL)."""
     return _sign_in_html(status, "login.html.j2", {"message": message, "ok": ok, "next": next_url,
                                                         "supabase": site.signin is not None, "email": email,
-                                                        "command": link_command(site, req)})
+                                                        "command": link_command(site, req), "asking": asking})
 
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
