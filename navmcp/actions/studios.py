@@ -164,7 +164,7 @@ def delete_studio(req: Request, p: DeleteStudio) -> Outcome:
         raise ActionFailed("the database refused to delete the studio (its members may have just changed): reload the page")
     # Watchers of its pages hear of it, as of any studio-wide change, and are ended (no longer a
     # member); the act itself is audited under no studio, as there is none left to show it under.
-    changes.record(req.tx, req.user["id"], req.studio["id"], None)
+    changes.record(req.tx, req.user["id"], req.studio["id"], None, "delete_studio")
     req.studio = None
     return Outcome(f"Deleted the studio '{handle}' with its {items} item(s); the handle '{handle}' is free again.", "/")
 
