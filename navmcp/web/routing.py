@@ -27,16 +27,16 @@ READY = "/readyz"  # answered without the checks or the worker threads; asks the
 
 
 def _oauth(name: str) -> Handler:
-    """A handler of navmcp.oauth.endpoints, imported on first use (Authlib is not light)."""
+    """A handler of navmcp.web.oauth_endpoints, imported on first use (Authlib is not light)."""
     async def handler(site: Site, req: Request) -> Response:
-        from navmcp.oauth import endpoints
+        from navmcp.web import oauth_endpoints as endpoints
 
         return await getattr(endpoints, name)(site, req)
     return handler
 
 
 def _oauth_prepare(site: Site, req: Request) -> Awaitable[Response | None]:
-    from navmcp.oauth import endpoints
+    from navmcp.web import oauth_endpoints as endpoints
 
     return endpoints.prepare(site, req)
 
