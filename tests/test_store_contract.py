@@ -29,7 +29,7 @@ from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
-    "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
+    "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "delete_studio", "make_findable", "make_unfindable",
     "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
     "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
     "digest_on",
