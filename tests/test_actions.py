@@ -188,6 +188,11 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     act(ws, bob, "/inbox", "dismiss", {"all": True})
     check(bob, "/inbox", set())
 
+    # a studio's last member deletes it (leaving is not offered); with anyone else in it, nobody may
+    act(ws, carol, "/", "create_studio", {"handle": "solo", "name": "Solo"})
+    check(carol, "/studios/solo/members", {"add_member", "remove_member", "create_invitation", "delete_studio"})
+    act(ws, carol, "/studios/solo/members", "delete_studio", {"confirm": "solo"})
+
     # every action was offered (and accepted) somewhere
     assert set(seen) == set(ALL_ACTIONS)
 

@@ -61,6 +61,8 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("members", "revoke_invitation"): ("/studios/adv/members", {"invitation": "w0rld1nv"}, {"admin"}),
     # the studio's only admin may not leave while others are in it
     ("members", "leave_studio"): ("/studios/adv/members", {}, {"author", "member"}),
+    # only a studio's last member may delete it, and the world's studio has several: nobody may
+    ("members", "delete_studio"): ("/studios/adv/members", {"confirm": "adv"}, set()),
     ("studio", "create_note"): ("/studios/adv", {"title": "T", "body": "B"}, MEMBERS),
     ("studio", "create_decision"): ("/studios/adv", {"question": "Q?", "options": ["A"]}, MEMBERS),
     ("studio", "create_commitment"): ("/studios/adv", {"title": "C", "critical_mass": 1}, MEMBERS),
