@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from navmcp.errors import ActionFailed, ActionUnavailable, NotFound
+from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams, NotFound
 from navmcp.held import hold as held_hold
 
 STUDIO = "/studios/team"
@@ -66,6 +66,12 @@ def test_an_agents_write_is_held_then_approved_and_run_as_asked(team):
     assert again.url == result.url and "already waiting" in again.message  # a retry joins the same hold
     with app.store.read(user_id=app.alice) as tx:
         assert tx.scalar("SELECT count(*) FROM held_actions") == 1
+    # approvers are told: home and the app shell count it, the inbox links the queue
+    for who, n in (("alice", 1), ("erin", 1), ("bob", 0), ("carol", 0)):
+        assert ws.page(u[who], "/").data["approvals_count"] == n, who
+    assert "## Approvals awaiting you (1)" in ws.page(u["alice"], "/").markdown
+    entry = ws.page(u["erin"], "/inbox").data["entries"][0]
+    assert entry["before"] == "@bob's agent asks for your approval in" and entry["url"] == QUEUE
     page = ws.page(u["alice"], result.url)
     assert {a.name for a in page.actions} == {"approve", "reject"}
     assert "waiting" not in page.markdown and "| pending | @bob | claude-ai |" in page.markdown
@@ -78,6 +84,8 @@ def test_an_agents_write_is_held_then_approved_and_run_as_asked(team):
     row = status_of(app, result.held["id"])
     assert row["status"] == "executed" and row["decided_by"] == u["alice"]["id"]
     assert names(ws, u["alice"], result.url) == set()
+    assert ws.page(u["erin"], "/").data["approvals_count"] == 0  # decided: nothing awaits anyone
+    assert ws.page(u["bob"], "/inbox").data["entries"][0]["before"] == "@alice decided your agent's held action in"
     with app.store.read(user_id=app.alice) as tx:
         audit = tx.one("SELECT * FROM audit WHERE action = 'close_decision' AND outcome LIKE 'ok%'")
     assert audit["user_id"] == u["bob"]["id"] and audit["client"] == "claude-ai"
@@ -210,8 +218,8 @@ def test_reject_withdraw_expiry_and_nobody_left(team):
     a = ws.execute(u["bob"], decision, "add_option", {"title": "A"})
     b = ws.execute(u["bob"], decision, "add_option", {"title": "B"})
     c = ws.execute(u["bob"], decision, "add_option", {"title": "C"})
-    with pytest.raises(Exception):
-        ws.execute(u["alice"], a.url, "reject", {})  # a note is required
+    with pytest.raises(InvalidActionParams, match="'note' is required"):
+        ws.execute(u["alice"], a.url, "reject", {})
     ws.execute(u["alice"], a.url, "reject", {"note": "not now"}, browser=True)
     assert status_of(app, a.held["id"])["reason"] == "not now"
     with pytest.raises(ActionUnavailable):

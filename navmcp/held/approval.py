@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from navmcp import changes
+from navmcp import changes, inbox
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, NavError
@@ -114,6 +114,8 @@ def _end(req: Request, held: Row, status: str, reason: str = "", message: str = 
     req.tx.execute("UPDATE held_actions SET status = ?, reason = ?, result_message = ?, result_url = ?,"
                    " decided_at = ?, decided_by = ? WHERE id = ?",
                    (status, reason[:1000], message[:2000], url[:500], now(), req.user["id"], held["id"]))
+    if status != "withdrawn":  # the requester hears of a decision not theirs (notify leaves the actor out)
+        inbox.notify(req, "approval_decided", [held["requester_id"]])
 
 
 def approve(req: Request, p: ApproveParams) -> Outcome:

@@ -13,7 +13,7 @@ import json
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from navmcp import changes
+from navmcp import changes, inbox
 from navmcp.clock import from_now, now
 from navmcp.errors import ActionFailed
 from navmcp.held import rules
@@ -66,6 +66,7 @@ def hold(req: Request, action: Action, raw: dict[str, Any] | None, parsed: Param
     changes.record(req.tx, req.user["id"], studio["id"], "held-" + row["id"])
     held = req.tx.one("SELECT * FROM held_actions WHERE id = ?", (row["id"],))
     assert held is not None
+    inbox.notify(req, "approval_requested", rules.candidates(req.tx, held))
     return summary(req, held, again=False)
 
 

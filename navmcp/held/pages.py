@@ -35,15 +35,6 @@ def status(tx: Tx, held: Row, at: str | None = None) -> tuple[str, str]:
     return "pending", ""
 
 
-def awaiting(tx: Tx, user_id: str) -> int:
-    """How many pending held actions, in this user's studios, this user may approve now."""
-    rows = tx.all("""SELECT h.* FROM held_actions h JOIN memberships m ON m.studio_id = h.studio_id AND m.user_id = ?
-                      WHERE h.status = 'pending' AND h.expires_at > ? ORDER BY h.created_at LIMIT 200""",
-                  (user_id, now()))
-    done = {r["held_id"] for r in tx.all("SELECT held_id FROM held_approvals WHERE user_id = ?", (user_id,))} if rows else set()
-    return sum(1 for h in rows if h["id"] not in done and rules.eligible(tx, h, user_id) is None)
-
-
 def resolve_queue(req: Request) -> None:
     resolve_studio(req)
 

@@ -103,3 +103,21 @@ def counted(tx: Tx, held: Row) -> list[Row]:
     rows = tx.all("""SELECT a.user_id, a.note, a.created_at, u.handle FROM held_approvals a
                        JOIN users u ON u.id = a.user_id WHERE a.held_id = ? ORDER BY a.created_at""", (held["id"],))
     return [r for r in rows if eligible(tx, held, r["user_id"]) is None]
+
+
+def awaiting(tx: Tx, user_id: str, at: str) -> list[dict[str, object]]:
+    """Per studio of `user_id`'s, the pending held actions they may approve now (home, the app shell):
+    [{"studio": handle, "count": n}], studios without any left out."""
+    rows = tx.all("""SELECT h.*, s.handle AS studio_handle FROM held_actions h
+                       JOIN memberships m ON m.studio_id = h.studio_id AND m.user_id = ?
+                       JOIN studios s ON s.id = h.studio_id
+                      WHERE h.status = 'pending' AND h.expires_at > ? ORDER BY s.handle, h.created_at LIMIT 200""",
+                  (user_id, at))
+    if not rows:
+        return []
+    done = {r["held_id"] for r in tx.all("SELECT held_id FROM held_approvals WHERE user_id = ?", (user_id,))}
+    counts: dict[str, int] = {}
+    for held in rows:
+        if held["id"] not in done and eligible(tx, held, user_id) is None:
+            counts[held["studio_handle"]] = counts.get(held["studio_handle"], 0) + 1
+    return [{"studio": handle, "count": n} for handle, n in counts.items()]
