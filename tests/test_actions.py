@@ -193,8 +193,9 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     act(ws, owner, f"{STUDIO}/held", "set_hold_rule", {"actions": "create_note"}, browser=True)
     held = act(ws, bob, STUDIO, "create_note", {"title": "Held", "body": "b"}).url
     check(bob, held, {"withdraw"})
-    check(owner, held, {"approve", "reject"})
-    check(carol, held, set())  # a member, not an admin: reads it, decides nothing
+    check(owner, held, set())  # over MCP or a token: decided by no agent
+    check(owner, held, {"approve", "reject"}, browser=True)
+    check(carol, held, set(), browser=True)  # a member, not an admin: reads it, decides nothing
     act(ws, owner, held, "approve", {}, browser=True)
     check(owner, held, set())
 

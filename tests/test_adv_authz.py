@@ -98,13 +98,15 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("decision", "set_outcome"): ("decision", {"outcome": "Red"}, {"admin", "author"}),  # after closing
     ("decision", "edit_decision"): ("decision", {"question": "Which, then?"}, {"admin", "author"}),
     ("commitment", "edit_commitment"): ("commitment", {"title": "Do it now"}, {"admin", "author"}),
-    # whoever has entries: the admin added author and member to the studio (the outsider has none)
-    ("inbox", "mark_read"): ("/inbox", {"all": True}, {"author", "member"}),
-    ("inbox", "dismiss"): ("/inbox", {"all": True}, {"author", "member"}),
-    # held actions: an admin (not the requester) decides; the requester withdraws; rules are changed
-    # in the browser only, so over MCP nobody may
-    ("held", "approve"): ("held", {}, {"admin"}),
-    ("held", "reject"): ("held", {"note": "not now"}, {"admin"}),
+    # whoever has entries: the admin added author and member to the studio, the author's agent's
+    # held remind asks the admin's approval (the outsider has none)
+    ("inbox", "mark_read"): ("/inbox", {"all": True}, MEMBERS),
+    ("inbox", "dismiss"): ("/inbox", {"all": True}, MEMBERS),
+    # held actions: decided and their rules changed in a person's browser session only, so over MCP
+    # nobody may (tests/test_held.py: an admin, not the requester, in the browser); the requester
+    # withdraws from anywhere
+    ("held", "approve"): ("held", {}, set()),
+    ("held", "reject"): ("held", {"note": "not now"}, set()),
     ("held", "withdraw"): ("held", {}, {"author"}),
     ("held_queue", "set_hold_rule"): ("/studios/adv/held", {"actions": "*"}, set()),
     ("held_queue", "remove_hold_rule"): ("/studios/adv/held", {"rule": "nope"}, set()),

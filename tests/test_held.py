@@ -72,18 +72,21 @@ def test_an_agents_write_is_held_then_approved_and_run_as_asked(team):
     assert "## Approvals awaiting you (1)" in ws.page(u["alice"], "/").markdown
     entry = ws.page(u["erin"], "/inbox").data["entries"][0]
     assert entry["before"] == "@bob's agent asks for your approval in" and entry["url"] == QUEUE
-    page = ws.page(u["alice"], result.url)
+    assert names(ws, u["alice"], result.url) == set()  # no agent decides it, not even an admin's
+    with pytest.raises(ActionUnavailable, match="browser session"):
+        ws.execute(u["alice"], result.url, "approve", {})
+    page = ws.page(u["alice"], result.url, browser=True)
     assert {a.name for a in page.actions} == {"approve", "reject"}
     assert "waiting" not in page.markdown and "| pending | @bob | claude-ai |" in page.markdown
     assert "Decision closed" in page.markdown or "closed" in page.markdown  # the preview
-    assert names(ws, u["bob"], result.url) == {"withdraw"}  # his own: no approving it
-    assert names(ws, u["carol"], result.url) == set()  # a member, not an admin: reads, cannot decide
+    assert names(ws, u["bob"], result.url, browser=True) == {"withdraw"}  # his own: no approving it
+    assert names(ws, u["carol"], result.url, browser=True) == set()  # a member, not an admin: reads it only
     done = ws.execute(u["alice"], result.url, "approve", {"note": "fine"}, browser=True)
     assert done.message.startswith("Approved: close_decision ran as @bob.")
     assert decision_closed(app, decision)
     row = status_of(app, result.held["id"])
     assert row["status"] == "executed" and row["decided_by"] == u["alice"]["id"]
-    assert names(ws, u["alice"], result.url) == set()
+    assert names(ws, u["alice"], result.url, browser=True) == set()
     assert ws.page(u["erin"], "/").data["approvals_count"] == 0  # decided: nothing awaits anyone
     assert ws.page(u["bob"], "/inbox").data["entries"][0]["before"] == "@alice decided your agent's held action in"
     with app.store.read(user_id=app.alice) as tx:
@@ -129,7 +132,7 @@ def test_a_persons_own_rule_holds_only_their_agents(team):
     held = ws.execute(u["bob"], decision, "add_option", {"title": "Porto"})
     assert held.held is not None and "the person the agent acts for" in held.message
     assert ws.execute(u["carol"], decision, "add_option", {"title": "Faro"}).held is None  # not carol's rule
-    assert names(ws, u["alice"], held.url) == set()  # only bob approves his agents' writes
+    assert names(ws, u["alice"], held.url, browser=True) == set()  # only bob approves his agents' writes
     # carol's option changed the decision since: bob approves it anyway
     ws.execute(u["bob"], held.url, "approve", {"anyway": True}, browser=True)
     assert "Porto" in ws.page(u["bob"], decision).markdown
@@ -219,7 +222,7 @@ def test_reject_withdraw_expiry_and_nobody_left(team):
     b = ws.execute(u["bob"], decision, "add_option", {"title": "B"})
     c = ws.execute(u["bob"], decision, "add_option", {"title": "C"})
     with pytest.raises(InvalidActionParams, match="'note' is required"):
-        ws.execute(u["alice"], a.url, "reject", {})
+        ws.execute(u["alice"], a.url, "reject", {}, browser=True)
     ws.execute(u["alice"], a.url, "reject", {"note": "not now"}, browser=True)
     assert status_of(app, a.held["id"])["reason"] == "not now"
     with pytest.raises(ActionUnavailable):
@@ -229,13 +232,13 @@ def test_reject_withdraw_expiry_and_nobody_left(team):
     with app.store.write(user_id=app.alice) as tx:
         tx.execute("UPDATE held_actions SET expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (c.held["id"],))
     assert "| expired |" in ws.page(u["bob"], c.url).markdown
-    assert names(ws, u["alice"], c.url) == set()
+    assert names(ws, u["alice"], c.url, browser=True) == set()
     with pytest.raises(ActionUnavailable, match="expired"):
         ws.execute(u["alice"], c.url, "approve", {}, browser=True)
     # named approvers: carol alone; once she leaves, nobody can approve: failed at once
     rule(ws, u["alice"], approvers="@carol", actions="extend_decision")
     d = ws.execute(u["bob"], decision, "extend_decision", {"deadline": "2100-01-01"})
-    assert names(ws, u["carol"], d.url) == {"approve", "reject"}
+    assert names(ws, u["carol"], d.url, browser=True) == {"approve", "reject"}
     ws.execute(u["carol"], f"{STUDIO}/members", "leave_studio", {})  # never held
     page = ws.page(u["bob"], d.url).markdown
     assert "| failed |" in page and "nobody can approve it any more" in page

@@ -81,12 +81,22 @@ def _pending(req: Request) -> str | None:
     return None if status == "pending" else f"this held action is {status}, no longer waiting"
 
 
+# A held action is decided by a person in their browser session: over MCP or a token, an agent
+# (anyone's) could otherwise approve what an agent asked. Approval in the MCP client (elicitation,
+# for rules with in_client) is not built yet.
+IN_BROWSER = "a held action is decided in a person's browser session, never over MCP or with a token"
+
+
 def _may_decide(req: Request) -> str | None:
+    if not req.browser:
+        return IN_BROWSER
     return rules.eligible(req.tx, _held(req), req.user["id"]) or (
         "you approved it already" if req.facts.get("approved_by_you") else None)
 
 
 def _may_reject(req: Request) -> str | None:
+    if not req.browser:
+        return IN_BROWSER
     reason = rules.eligible(req.tx, _held(req), req.user["id"])
     if reason and req.user["id"] == _held(req)["requester_id"]:
         return "you asked for it: withdraw it instead"
