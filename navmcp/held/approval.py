@@ -177,7 +177,10 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
                              "action": held["action"], "params": json.loads(held["params"]),
                              "outcome": f"ok, approved by @{req.user['handle']}"
                                         f"{' (browser)' if req.browser else ' via ' + req.client}"}
-    return Outcome(f"Approved: {held['action']} ran as @{requester['handle']}. {outcome.message}", req.path)
+    # The action may have taken the approver out of the studio (remove_member): then home is where they are.
+    still = tx.scalar("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?", (held["studio_id"], req.user["id"]))
+    return Outcome(f"Approved: {held['action']} ran as @{requester['handle']}. {outcome.message}",
+                   req.path if still else "/")
 
 
 class _Changed(Exception):
