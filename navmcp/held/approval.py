@@ -159,7 +159,7 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
             parsed = action.parse(json.loads(held["params"]), as_them, valid)
             outcome = action.run(as_them, parsed)
             changes.record(tx, held["requester_id"], held["studio_id"],
-                           as_them.item["id"] if as_them.item else changes.item_of(outcome.url))
+                           as_them.item["id"] if as_them.item else changes.item_of(outcome.url), held["action"])
     except _Changed:
         tx.execute("ROLLBACK TO SAVEPOINT held_run")
         tx.execute("RELEASE SAVEPOINT held_run")
