@@ -268,3 +268,46 @@ def test_user_text_with_page_structure_stays_inert(team):
     assert headings == [headings[0], "## Approvals", "## Available actions"], headings
     assert json.dumps(evil, ensure_ascii=False)[1:-1] in page  # shown, inside the fenced params
     assert page.count("\n- `approve`") == 1 and page.count("\n- ") == 2  # the two real listings alone
+
+
+def test_a_legacy_client_watching_its_hold_hears_it_decided(home):
+    """The agent (stdio, the legacy era's resources/subscribe) watches its held action; the admin
+    approves in the browser (this process); the agent is notified and reads it executed."""
+    import select
+
+    from navmcp.app import App
+    from navmcp.config import Config
+    from navmcp.identity import create_user, ensure_owner, mint_token
+    from navmcp.walkthrough import StdioClient
+
+    app = App(Config(home=home, database_url=None, token=None))
+    alice = ensure_owner(app.store)
+    with app.store.write() as tx:
+        bob = create_user(tx, "bob", findable=True)
+    ws = app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    decision = ws.execute(bob, STUDIO, "create_decision", {"question": "Q?", "options": ["a"]}, browser=True).url
+    ws.execute(alice, QUEUE, "set_hold_rule", {"actions": "close_decision"}, browser=True)
+    agent = StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": mint_token(app.secret, bob["id"]),
+                             "NAVMCP_DATABASE_URL": None})
+    try:
+        agent.initialize()
+        reply = agent.call("execute_action", action="close_decision", url=decision)
+        assert not reply["isError"] and reply["content"][0]["text"].startswith("⏸ Not done yet")
+        uri = "navmcp://" + reply["structuredContent"]["held"]["url"]
+        assert agent.request("resources/subscribe", {"uri": uri})["result"] == {}
+        ws.execute(alice, reply["structuredContent"]["held"]["url"], "approve", {}, browser=True)
+        ready, _, _ = select.select([agent.proc.stdout], [], [], 10)
+        assert ready, "no notification within 10 s"
+        note = json.loads(agent.proc.stdout.readline())
+        assert note["method"] == "notifications/resources/updated" and note["params"]["uri"] == uri
+        answer = agent.request("resources/read", {"uri": uri})
+        while "id" not in answer:  # the approval changed the studio twice (the hold, the decision): told twice
+            assert answer["method"] == "notifications/resources/updated", answer
+            answer = agent.receive()
+        text = answer["result"]["contents"][0]["text"]
+        assert "| executed | @bob |" in text
+    finally:
+        agent.close()
+        app.store.close()
