@@ -79,16 +79,17 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     for url in ("/help", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
                 f"{STUDIO}/audit"):
         check(owner, url, set())
-    check(owner, "/whoami", {"make_unfindable", "set_email"})  # accounts made by `navmcp user add` start findable
+    # accounts made by `navmcp user add` start findable
+    check(owner, "/whoami", {"make_unfindable", "set_email", "set_time_zone"})
     act(ws, owner, "/whoami", "make_unfindable")
     with app.store.read() as tx:  # the row as the next call reads it
         unfindable = user_by_id(tx, owner["id"])
-    check(unfindable, "/whoami", {"make_findable", "set_email"})
+    check(unfindable, "/whoami", {"make_findable", "set_email", "set_time_zone"})
     act(ws, unfindable, "/whoami", "make_findable")
     act(ws, owner, "/whoami", "set_email", {"email": "me@example.org"})
-    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_off"})
+    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_off", "set_time_zone"})
     act(ws, owner, "/whoami", "digest_off")
-    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_on"})
+    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_on", "set_time_zone"})
 
     note = act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url
     check(owner, note, {"add_comment", "confirm_read", "edit_note", "pin"})

@@ -54,6 +54,7 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("whoami", "make_unfindable"): ("/whoami", {}, ANYONE),
     ("whoami", "make_findable"): ("/whoami", {}, ANYONE),  # after make_unfindable (see SETUP)
     ("whoami", "set_email"): ("/whoami", {"email": "me@example.org"}, ANYONE),  # their own address
+    ("whoami", "set_time_zone"): ("/whoami", {"zone": "Europe/Lisbon"}, ANYONE),  # their own zone
     ("whoami", "digest_off"): ("/whoami", {}, ANYONE),  # after set_email (see SETUP)
     ("whoami", "digest_on"): ("/whoami", {}, ANYONE),  # after set_email and digest_off (see SETUP)
     ("members", "add_member"): ("/studios/adv/members", {"handle": "outsider"}, {"admin"}),

@@ -32,7 +32,8 @@ EXERCISED_ACTIONS = {
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
     "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
     "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
-    "digest_on", "approve", "reject", "withdraw", "set_hold_rule", "remove_hold_rule",
+    "digest_on", "set_time_zone",  # set_time_zone: tests/test_zones.py, on both stores
+    "approve", "reject", "withdraw", "set_hold_rule", "remove_hold_rule",
 }
 # The decision kinds' own actions run on both stores in tests/test_kinds.py (any_app, like this file).
 KIND_ACTIONS = {"consent", "object", "amend", "allocate", "answer", "add_time", "close_poll"}

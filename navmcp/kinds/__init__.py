@@ -179,6 +179,36 @@ def quorum_result(item: Row, responded: int, members: int, verdict: Verdict) -> 
     return verdict
 
 
+def verdict_of(req: Request, item: Row) -> Verdict:
+    """A closed decision's result as its page and its closing say it (the quorum judged), for a
+    list's row: `item` is the decision's whole row, in `req.studio`."""
+    from navmcp import domain
+
+    sub = replace(req, item=item, facts={}, acting=True)
+    sub.facts["options"] = domain.options(req.tx, item["id"], req.user["id"])
+    kind = kind_of(item)
+    data = kind.closing_data(sub)
+    kind.view(sub, data)
+    return quorum_result(item, data["responded"], data["members"], kind.result(sub, data))
+
+
+def list_results(req: Request, rows: list[dict[str, Any]]) -> None:
+    """A list's closed decisions' results (`result`, `verdict_of`) and their closers' outcome
+    statements (`outcome`), so "what did we decide" is answered from the list. Rows carry `id`,
+    `kind` and `closed`; they may be in several of the user's studios (a search across them)."""
+    closed = {r["id"]: r for r in rows if r["kind"] == "decision" and r.get("closed")}
+    if not closed:
+        return
+    marks = ", ".join("?" * len(closed))
+    items = req.tx.all(f"SELECT * FROM items WHERE id IN ({marks})", tuple(closed))
+    studios = {s["id"]: s for s in req.tx.all(
+        f"SELECT * FROM studios WHERE id IN ({', '.join('?' * len(items))})", tuple(i["studio_id"] for i in items))}
+    for item in items:
+        row = closed[item["id"]]
+        row["result"] = verdict_of(replace(req, studio=studios[item["studio_id"]]), item).text
+        row["outcome"] = item.get("outcome")
+
+
 # --- the gate on the decision page's actions ---------------------------------------------------------
 
 

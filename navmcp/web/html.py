@@ -23,13 +23,14 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from navmcp import actions as action_table
+from navmcp import actions as action_table, zones
 from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, plain, spans, templates_dir, utc
 from navmcp.web.markdown import NO_HOSTS, NO_MENTIONS, Mentions, OwnHosts, to_html
 
 PAGE_TEMPLATE = "{}.html.j2"  # a page kind's HTML template (in templates/html/), from its templates' name
+LAYOUT, EMBED_LAYOUT = "_layout.html.j2", "_embed.html.j2"  # what a page template extends: the web app's, the chat view's
 # This instance's hosts while a page renders (`render_page`): the markdown filter links their full
 # URLs inside the app. A context variable, as the filter runs inside macros that see no page context.
 _OWN_HOSTS: ContextVar[OwnHosts] = ContextVar("own_hosts", default=NO_HOSTS)
@@ -74,6 +75,7 @@ def environment():
     env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get(), _MENTIONS.get())
     env.tests["headed"] = lambda html: "<h3>" in html  # user text with headings (placed from <h3> down)
     env.filters["ago"] = ago
+    env.filters["local_time"] = local_time
     env.filters["initials"] = initials
     env.filters["hue"] = hue
     env.filters["marked"] = marked
@@ -113,6 +115,16 @@ def asset(path: str) -> tuple[bytes, str] | None:
 
 
 # --- small words for people -------------------------------------------------------------------
+
+
+def local_time(value: str, zone: str | None = None) -> str:
+    """A stored UTC time as a person reads it: in their zone (navmcp.zones), "Fri 4 Dec 2026, 18:00
+    Europe/Paris"; with none set, in UTC, which app.js turns into the browser's zone."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(zones.zone(zone))
+    except ValueError:
+        return utc(value)
+    return f"{moment:%a} {moment.day} {moment:%b %Y, %H:%M} {zone or 'UTC'}"
 
 
 def ago(value: str | None, now: datetime | None = None) -> str:
@@ -238,10 +250,13 @@ def render(template: str, context: dict[str, Any]) -> str:
 def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str | None = None,
                 error: dict[str, Any] | None = None, submitted: dict[str, list[str]] | None = None,
                 shell: dict[str, Any] | None = None, people: list[dict[str, Any]] | None = None,
-                own_hosts: OwnHosts = NO_HOSTS) -> str:
+                own_hosts: OwnHosts = NO_HOSTS, layout: str = LAYOUT,
+                browser_only: frozenset[str] = frozenset()) -> str:
     """`submitted`: the form of the refused action (`error["action"]`), whose inputs are filled
     from it again, so what the user typed is not lost. `shell`: the app shell's facts (`shell_facts`).
-    `own_hosts`: this instance's hosts, whose full URLs in people's text link inside the app."""
+    `own_hosts`: this instance's hosts, whose full URLs in people's text link inside the app.
+    `layout`: the web app's (`LAYOUT`), or the chat view's fragment (`EMBED_LAYOUT`, navmcp.views),
+    where the actions in `browser_only` are links to the page in navmcp instead of forms."""
     refused = (error or {}).get("action")
     forms = {}
     for a in page.actions:
@@ -265,7 +280,8 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     try:
         return render(PAGE_TEMPLATE.format(page.template), page.context(
             **extra, forms=forms, csrf=csrf, alternates=alternates, flash=flash, error=error,
-            action_base=page.url.split("?", 1)[0].rstrip("/") or "", shell=shell or NO_SHELL))
+            action_base=page.url.split("?", 1)[0].rstrip("/") or "", shell=shell or NO_SHELL, layout=layout,
+            browser_only=browser_only))
     finally:
         _OWN_HOSTS.reset(hosts)
         _MENTIONS.reset(mentioned)
@@ -646,7 +662,8 @@ def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]
             continue
         ballot.update({v: int(t) if props[v].get("type") == "integer" and t.isdigit() else t for v, t in given.items()})
         ballots.append(ballot)
-    return [b for b in ballots if b["option"] not in unvoted or any(b[f] for f in flags)]
+    # (A form with no checkboxes, edit_decision's renames, has only rows given a value: none unvoted.)
+    return [b for b in ballots if not flags or b["option"] not in unvoted or any(b[f] for f in flags)]
 
 
 def check_fresh(action: ActionInfo, form: dict[str, list[str]], load_page) -> None:

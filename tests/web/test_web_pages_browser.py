@@ -512,3 +512,35 @@ def test_a_reply_its_edit_and_its_deletion_in_place_reach_another_open_page(worl
     expect(page.locator("article.comment", has_text="Berlin is cheaper.")).to_have_count(1)
     page.context.close()
     other.context.close()
+
+
+def test_a_deadline_shows_in_the_browsers_zone_or_the_one_the_person_set(world, chromium):
+    """Someone who set no zone on /whoami reads a deadline in the browser's (app.js); someone who
+    did reads it in theirs, whatever the browser's (navmcp.zones)."""
+    from datetime import datetime
+
+    server, urls = world
+    year = datetime.now(UTC).year + 1
+    api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {server.token()}"})
+    try:
+        made = api.post("/studios/team/actions/create_decision",
+                        json={"question": "When do we fly?", "options": ["Early"], "deadline": f"{year}-01-15T03:30Z"})
+        assert made.status_code == 200, made.text
+        decision = made.json()["url"]
+        context = chromium.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Asia/Tokyo",
+                                       locale="en-US")
+        page = context.new_page()
+        page.goto(navmcp(server, "login-link", server.owner_handle(), "--base-url", server.base) + "&next=" + decision)
+        page.get_by_role("button", name=re.compile("^Sign in as")).click()
+        page.wait_for_url(server.base + decision)
+        shown = page.locator("time.local").first.text_content() or ""
+        assert "12:30" in shown and "Jan 15" in shown and "UTC" not in shown, shown  # 03:30 UTC in Tokyo
+        said = api.post("/whoami/actions/set_time_zone", json={"zone": "Europe/Paris"})
+        assert said.status_code == 200, said.text
+        page.reload()
+        shown = page.locator("time.local").first.text_content() or ""
+        assert shown == f"Fri 15 Jan {year}, 04:30 Europe/Paris" or "04:30 Europe/Paris" in shown, shown
+        context.close()
+    finally:
+        api.post("/whoami/actions/set_time_zone", json={"zone": "none"})
+        api.close()

@@ -148,6 +148,23 @@
   document.addEventListener("navmcp:replaced", function (event) { enhance(event.target); });
 })();
 
+// Deadlines in local time: a person who set no time zone on /whoami reads them in the browser's
+// (the server wrote UTC); one who set a zone reads the server's text, in theirs (navmcp.zones).
+(function () {
+  function localize(root) {
+    Array.prototype.forEach.call(root.querySelectorAll("time.local:not([data-zone])"), function (el) {
+      var moment = new Date(el.getAttribute("datetime"));
+      if (isNaN(moment.getTime())) return;
+      try {
+        el.textContent = moment.toLocaleString([], {weekday: "short", day: "numeric", month: "short", year: "numeric",
+                                                     hour: "2-digit", minute: "2-digit", timeZoneName: "short"});
+      } catch (e) { /* an old browser: the UTC text stays */ }
+    });
+  }
+  localize(document);
+  document.addEventListener("navmcp:replaced", function (event) { localize(event.target); });
+})();
+
 // Live pages: an open page follows its facts. The page's own URL, asked for as an event stream,
 // says "changed" when they change (another person, an agent); the page is fetched again and each
 // part of it that holds nothing the person is working on (typing, a ticked box, an open dialog,
