@@ -35,7 +35,10 @@ KINDS: dict[str, bool] = {
     "commitment_closed": False,  # a commitment you created or joined closed
     "added": False,             # you were added to a studio
     "reminder": True,           # the creator or an admin reminds you to vote
+    "approval_requested": True,  # an agent's write waits for your approval (navmcp.held)
+    "approval_decided": False,  # your agent's held write was approved and run, rejected or failed
 }
+_HELD = ("approval_requested", "approval_decided")  # about a studio's held actions: they link its queue
 
 
 def notify(req: Request, kind: str, user_ids: Iterable[str], item_id: str | None = None) -> list[str]:
@@ -126,7 +129,8 @@ def _rows(tx: Tx, sql: str, args: tuple) -> list[dict[str, Any]]:
     rows = tx.all(sql, args)
     for row in rows:
         studio = f"/studios/{row['studio']}" if row["studio"] else "/"
-        row["url"] = f"{studio}/{_LETTER[row['item_kind']]}/{row['item_id']}" if row["item_kind"] else studio
+        row["url"] = (f"{studio}/{_LETTER[row['item_kind']]}/{row['item_id']}" if row["item_kind"]
+                      else f"{studio}/held" if row["kind"] in _HELD else studio)
         row["unread"] = row["read_at"] is None
         row["name"] = row["title"] if row["item_kind"] else row["studio_name"]  # what it is about: user text
         row["before"], row["after"] = _said(row)
@@ -152,6 +156,11 @@ def _said(row: dict[str, Any]) -> tuple[str, str]:
         return "", f" reached critical mass (the last to join: {who})"
     if kind == "added":
         return f"{who} added you to", ""
+    if kind == "approval_requested":
+        return (f"{n} held actions wait for your approval in", f", the last asked by {who}'s agent") if n > 1 else (
+            f"{who}'s agent asks for your approval in", "")
+    if kind == "approval_decided":
+        return f"{who} decided your agent's held action in", ""
     return kind, ""
 
 

@@ -60,6 +60,9 @@ KINDS = {
     "search": ("Search in a studio", "Items of a studio matching a query"),
     "tag": ("Tag", "A studio's items with one tag"),
     "audit": ("Audit log", "Who did what in a studio, via which client (admins)"),
+    "held_queue": ("Held actions", "A studio's writes waiting for a person's approval, pending first, and its hold rules"),
+    "held": ("Held action", "One held write: what will run, what it would do, who must approve, its status; "
+                            "watch it to be told when it is approved, rejected, withdrawn, expired or failed"),
 }
 
 

@@ -100,6 +100,7 @@ TOOLS: list[dict[str, Any]] = [
                 "message": {"type": "string"},
                 "url": {"type": "string"},
                 "actions": {"type": "array", "items": {"type": "string"}},
+                "held": {"type": "object", "description": "present when the write was held for approval, not done"},
             },
             "required": ["ok", "message", "url", "actions"],
         },
@@ -320,7 +321,8 @@ class Session:
         result = self.app.workspace.execute(user, self.state.target(url), action, params, self.client,
                                             idempotency_key=idempotency_key)
         actions = ", ".join(result.actions) or "none"
-        text = f"✓ {result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
+        mark = "⏸" if result.held is not None else "✓"  # held: not done yet, and it says so
+        text = f"{mark} {result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
         return {"content": [{"type": "text", "text": text}], "structuredContent": result.structured(),
                 "isError": False}
 

@@ -20,6 +20,7 @@ from typing import Any
 from navmcp import actions as action_table, changes, idempotency
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidActionParams, NavError
+from navmcp.held import hold as held, rules as hold_rules
 from navmcp.identity import Principal
 from navmcp.page import ActionInfo, Page
 from navmcp.pages import PageSpec, Request, make_request
@@ -34,9 +35,11 @@ class Result:
     message: str
     url: str
     actions: list[str]
+    held: dict[str, Any] | None = None  # not done yet: held for approval (navmcp.held), where and for whom
 
     def structured(self) -> dict[str, Any]:
-        return {"ok": self.ok, "message": self.message, "url": self.url, "actions": self.actions}
+        done = {"ok": self.ok, "message": self.message, "url": self.url, "actions": self.actions}
+        return done if self.held is None else {**done, "held": self.held}
 
 
 AUDIT_PRUNE_EVERY = 1024  # audit lines this process writes between two prunes of expired ones
@@ -72,10 +75,10 @@ class Workspace:
         self.store = store
         self.audit_retention_days = audit_retention_days  # audit lines older are pruned (0: kept forever)
 
-    def page(self, user: Row | Principal, url: str, client: str = "unknown") -> Page:
+    def page(self, user: Row | Principal, url: str, client: str = "unknown", browser: bool = False) -> Page:
         with self.store.read(user_id=_user_id(user)) as tx:
             user = _user_in(tx, user)
-            spec, req = make_request(tx, user, client, url)
+            spec, req = make_request(tx, user, client, url, browser=browser)
             spec.resolve(req)
             data = spec.view(req)
             actions = [action_info(a) for a in action_table.available(spec.name, req)]
@@ -83,10 +86,12 @@ class Workspace:
                     data=data, actions=actions, template=spec.template, user=user)
 
     def execute(self, user: Row | Principal, url: str, name: str, params: dict[str, Any] | None,
-                client: str = "unknown", idempotency_key: str | None = None) -> Result:
+                client: str = "unknown", idempotency_key: str | None = None, browser: bool = False) -> Result:
         """Run one action on the page at `url`. Refusals raise typed `NavError`s; every attempt by a
         user who exists is audited. With `idempotency_key`, a repeat of the call is answered as the
-        first was and applies nothing (`navmcp.idempotency`)."""
+        first was and applies nothing (`navmcp.idempotency`). `browser`: a person's browser session
+        (hold rules are theirs to change, and rules for agents' writes pass them by). A write a hold
+        rule covers is stored, not applied (`navmcp.held`), and answered "not done yet"."""
         started = time.perf_counter()
         studio_id, target, user_id = None, url, _user_id(user)
         key = idempotency.checked(idempotency_key)
@@ -97,12 +102,22 @@ class Workspace:
                     if earlier is not None:
                         return Result(**earlier)
                 user = _user_in(tx, user)
-                spec, req = make_request(tx, user, client, url, acting=True)
+                spec, req = make_request(tx, user, client, url, acting=True, browser=browser)
                 target = req.url
                 spec.resolve(req)
                 studio_id = req.studio["id"] if req.studio else None
                 action, valid = action_table.check(spec.name, name, req)
                 parsed = action.parse(params, req, valid)
+                # One dict read for a studio without rules (its count comes with the studio's row).
+                if req.studio is not None and req.studio.get("hold_rules") and (
+                        rule := hold_rules.covering(req, name)) is not None:
+                    summary = held.hold(req, action, params, parsed, rule)
+                    write_audit(tx, user_id, client, studio_id, target, name, params, "held: " + summary["url"],
+                                started, self.audit_retention_days)
+                    result = Result(True, summary["message"], summary["url"], ["withdraw"], summary["held"])
+                    if key is not None:
+                        idempotency.settle(tx, user_id, key, result.structured())
+                    return result
                 try:
                     outcome = action.run(req, parsed)
                 except (ActionFailed, InvalidActionParams) as e:  # the handler knows the reason, not the page
@@ -117,6 +132,10 @@ class Workspace:
                     after = self._actions_after(spec, req, outcome.url)
                 write_audit(tx, user_id, client, studio_id, target, name, params, "ok", started,
                             self.audit_retention_days)
+                if (ran := req.facts.get("held_run")) is not None:  # an approval ran a held action: its own line
+                    with tx.act_as(ran["user_id"]):  # in the requester's name ("bob via claude-ai, approved by alice")
+                        write_audit(tx, ran["user_id"], ran["client"], studio_id, ran["url"], ran["action"],
+                                    ran["params"], ran["outcome"], None, self.audit_retention_days)
                 result = Result(True, outcome.message, outcome.url, after)
                 if key is not None:
                     idempotency.settle(tx, user_id, key, result.structured())

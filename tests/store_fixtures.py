@@ -87,7 +87,7 @@ def waiting_for_locks(db: PgDatabase, count: int = 1) -> bool:
     return waiting >= count
 
 
-TABLES = ("inbox", "idempotency_keys", "oauth_refresh_tokens", "oauth_codes", "oauth_grants", "oauth_clients", "changes",
+TABLES = ("held_approvals", "held_actions", "hold_rules", "inbox", "idempotency_keys", "oauth_refresh_tokens", "oauth_codes", "oauth_grants", "oauth_clients", "changes",
           "login_links", "web_sessions", "mcp_sessions", "audit", "revisions", "links", "reads", "comments", "participants",
           "votes", "options",
           "item_tags", "items", "studio_people", "memberships", "studios", "settings", "users")

@@ -29,16 +29,16 @@ def people(ws, owner, make_user):
     return {"owner": owner, "bob": bob, "carol": carol, "eve": eve}
 
 
-def act(ws, user, url, name, params=None):
-    return ws.execute(user, url, name, params)
+def act(ws, user, url, name, params=None, browser=False):
+    return ws.execute(user, url, name, params, browser=browser)
 
 
-def accepted(ws, user, url) -> set[str]:
+def accepted(ws, user, url, browser=False) -> set[str]:
     """The actions the executor accepts on `url` for `user`, found without writing anything."""
     found = set()
     for name in ALL_ACTIONS:
         try:
-            ws.execute(user, url, name, PROBE)
+            ws.execute(user, url, name, PROBE, browser=browser)
         except InvalidActionParams:
             found.add(name)  # the rules let it through; only the (deliberately bad) params failed
         except ActionUnavailable:
@@ -46,10 +46,10 @@ def accepted(ws, user, url) -> set[str]:
     return found
 
 
-def assert_listing_matches_execution(ws, user, url) -> set[str]:
-    page = ws.page(user, url)
+def assert_listing_matches_execution(ws, user, url, browser=False) -> set[str]:
+    page = ws.page(user, url, browser=browser)
     listed = {a.name for a in page.actions}
-    assert listed == accepted(ws, user, url), (user["handle"], url)
+    assert listed == accepted(ws, user, url, browser), (user["handle"], url)
     assert listed == set(page.structured()["actions"][i]["name"] for i in range(len(listed)))
     return listed
 
@@ -61,8 +61,8 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     owner, bob, carol = people["owner"], people["bob"], people["carol"]
     seen: dict[str, set[str]] = {}
 
-    def check(user, url, expect):
-        listed = assert_listing_matches_execution(ws, user, url)
+    def check(user, url, expect, browser=False):
+        listed = assert_listing_matches_execution(ws, user, url, browser)
         assert listed == set(expect), (user["handle"], url, listed)
         for name in listed:
             seen.setdefault(name, set()).add(url)
@@ -192,6 +192,19 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     act(ws, carol, "/", "create_studio", {"handle": "solo", "name": "Solo"})
     check(carol, "/studios/solo/members", {"add_member", "remove_member", "create_invitation", "delete_studio"})
     act(ws, carol, "/studios/solo/members", "delete_studio", {"confirm": "solo"})
+
+    # held actions (navmcp/held): rules in the browser only; a held write decided on its page
+    check(owner, f"{STUDIO}/held", set())  # over MCP or a token: no rule to change
+    check(owner, f"{STUDIO}/held", {"set_hold_rule", "remove_hold_rule"}, browser=True)
+    check(bob, f"{STUDIO}/held", {"set_hold_rule", "remove_hold_rule"}, browser=True)  # his own agents' rules
+    act(ws, owner, f"{STUDIO}/held", "set_hold_rule", {"actions": "create_note"}, browser=True)
+    held = act(ws, bob, STUDIO, "create_note", {"title": "Held", "body": "b"}).url
+    check(bob, held, {"withdraw"})
+    check(owner, held, set())  # over MCP or a token: decided by no agent
+    check(owner, held, {"approve", "reject"}, browser=True)
+    check(carol, held, set(), browser=True)  # a member, not an admin: reads it, decides nothing
+    act(ws, owner, held, "approve", {}, browser=True)
+    check(owner, held, set())
 
     # every action was offered (and accepted) somewhere
     assert set(seen) == set(ALL_ACTIONS)

@@ -43,6 +43,8 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
     "workspace_search": ("/search?q=note", ANYONE),  # anyone; it lists only their own studios' items
     "tag": ("/studios/adv/tags/x", MEMBERS),
     "audit": ("/studios/adv/audit", {"admin"}),
+    "held_queue": ("/studios/adv/held", MEMBERS),
+    "held": ("held", MEMBERS),  # the author's agent's held remind
 }
 
 # (page, action) → (URL key or URL, params, roles that may run it); the item was written by "author".
@@ -99,9 +101,18 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("decision", "set_outcome"): ("decision", {"outcome": "Red"}, {"admin", "author"}),  # after closing
     ("decision", "edit_decision"): ("decision", {"question": "Which, then?"}, {"admin", "author"}),
     ("commitment", "edit_commitment"): ("commitment", {"title": "Do it now"}, {"admin", "author"}),
-    # whoever has entries: the admin added author and member to the studio (the outsider has none)
-    ("inbox", "mark_read"): ("/inbox", {"all": True}, {"author", "member"}),
-    ("inbox", "dismiss"): ("/inbox", {"all": True}, {"author", "member"}),
+    # whoever has entries: the admin added author and member to the studio, the author's agent's
+    # held remind asks the admin's approval (the outsider has none)
+    ("inbox", "mark_read"): ("/inbox", {"all": True}, MEMBERS),
+    ("inbox", "dismiss"): ("/inbox", {"all": True}, MEMBERS),
+    # held actions: decided and their rules changed in a person's browser session only, so over MCP
+    # nobody may (tests/test_held.py: an admin, not the requester, in the browser); the requester
+    # withdraws from anywhere
+    ("held", "approve"): ("held", {}, set()),
+    ("held", "reject"): ("held", {"note": "not now"}, set()),
+    ("held", "withdraw"): ("held", {}, {"author"}),
+    ("held_queue", "set_hold_rule"): ("/studios/adv/held", {"actions": "*"}, set()),
+    ("held_queue", "remove_hold_rule"): ("/studios/adv/held", {"rule": "nope"}, set()),
 }
 SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {}),
          ("decision", "reopen_decision"): ("close_decision", {}), ("decision", "set_outcome"): ("close_decision", {}),
@@ -110,7 +121,7 @@ SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami",
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
                "comments", "reads", "links", "revisions", "inbox", "invitations", "mail_settings", "responses",
-               "proposal_versions")
+               "proposal_versions", "hold_rules", "held_actions", "held_approvals")
 
 
 @pytest.fixture(scope="module")

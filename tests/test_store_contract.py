@@ -33,11 +33,13 @@ EXERCISED_ACTIONS = {
     "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
     "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
     "digest_on", "set_time_zone",  # set_time_zone: tests/test_zones.py, on both stores
+    "approve", "reject", "withdraw", "set_hold_rule", "remove_hold_rule",
 }
 # The decision kinds' own actions run on both stores in tests/test_kinds.py (any_app, like this file).
 KIND_ACTIONS = {"consent", "object", "amend", "allocate", "answer", "add_time", "close_poll"}
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
-                   "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass", "inbox"}
+                   "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass", "inbox",
+                   "held_queue", "held"}
 
 
 def test_the_contract_covers_every_page_and_action():
@@ -69,6 +71,26 @@ def test_edits_are_revisions_on_every_kind(any_app, team):
     ws.execute(alice, decision, "set_outcome", {"outcome": "a, surely"})
     ws.execute(alice, decision, "reopen_decision", {})
     assert "- outcome: a, surely → (none)" in ws.page(bob, decision + "?history=1").markdown
+
+
+def test_held_actions(any_app, team):
+    """A rule set in the browser holds bob's agent's note; alice approves it in the browser; a second
+    one is withdrawn; a rule is removed (tests/test_held.py has the rest)."""
+    ws, alice, bob, carol = team
+    rule = ws.execute(alice, "/studios/team/held", "set_hold_rule", {"actions": "create_note"}, browser=True)
+    held = ws.execute(bob, "/studios/team", "create_note", {"title": "Held", "body": "b"})
+    assert held.held is not None and "| pending | @bob |" in ws.page(alice, held.url).markdown
+    assert names(ws.page(alice, held.url, browser=True)) == {"approve", "reject"}
+    ws.execute(alice, held.url, "approve", {}, browser=True)
+    assert "| executed | @bob |" in ws.page(bob, held.url).markdown
+    other = ws.execute(bob, "/studios/team", "create_note", {"title": "Again", "body": "b"})
+    ws.execute(bob, other.url, "withdraw", {})
+    rejected = ws.execute(bob, "/studios/team", "create_note", {"title": "No", "body": "b"})
+    ws.execute(alice, rejected.url, "reject", {"note": "no"}, browser=True)
+    ws.execute(alice, "/studios/team/held", "remove_hold_rule", {"rule": rule.message.split()[1]}, browser=True)
+    assert ws.execute(bob, "/studios/team", "create_note", {"title": "Free", "body": "b"}).held is None
+    queue = ws.page(alice, "/studios/team/held").markdown
+    assert "| withdrawn |" in queue and "| rejected |" in queue and "No rule holds writes here." in queue
 
 
 def names(page) -> set[str]:

@@ -12,6 +12,7 @@ from navmcp import kinds
 from navmcp.actions import closing, commitments, decisions, edits, inbox, invitations, mail, notes, people, reminders, studios  # noqa: I001,E501
 from navmcp.actions.action import Action, Outcome, Params, param_docs  # first: it readies pydantic (lean.py)
 from navmcp.errors import ActionUnavailable, echo
+from navmcp.held import approval as held
 from navmcp.kinds import acceptance, consent, dots, times  # each registers its kind (navmcp.kinds)
 from navmcp.pages import Request
 
@@ -19,7 +20,7 @@ __all__ = ["ACTIONS", "BY_PAGE", "Action", "Outcome", "Params", "available", "ch
 
 ACTIONS: list[Action] = [*people.ACTIONS, *mail.ACTIONS, *studios.ACTIONS, *invitations.ACTIONS, *notes.ACTIONS,
                          *decisions.ACTIONS, *reminders.ACTIONS, *commitments.ACTIONS, *edits.ACTIONS, *closing.ACTIONS,
-                         *inbox.ACTIONS]
+                         *inbox.ACTIONS, *held.ACTIONS]
 # The decision kinds' own actions; then every decision page action is judged by the decision's kind first.
 ACTIONS = kinds.gate([*ACTIONS, *consent.ACTIONS, *dots.ACTIONS, *times.ACTIONS])
 assert set(kinds.KINDS) == set(kinds.NAMES) and acceptance.KIND, "a decision kind is not imported here"
@@ -64,6 +65,9 @@ def check(page: str, name: str, req: Request) -> tuple[Action, list[str]]:
             f"{name} is not available: {why}. " + valid_here(valid),
             url=req.url, available=valid, forbidden=forbidden)
     return action, valid
+
+
+held.bind(check)  # the last approval of a held action judges it again (navmcp.held.approval)
 
 
 def valid_here(valid: list[str], actions: dict[str, Action] | None = None) -> str:

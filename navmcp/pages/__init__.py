@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from navmcp.errors import NotFound
+from navmcp.held import pages as held
 from navmcp.pages import home, inbox, items, search, studio
 from navmcp.pages.request import PAGE_SIZE, Request, query_text, url_with
 from navmcp.store import Row, Tx
@@ -147,9 +148,11 @@ def locate(url: str) -> tuple[PageSpec, str, dict[str, str], dict[str, str]]:
     return _locate(url)
 
 
-def make_request(tx: Tx, user: Row, client: str, url: str, acting: bool = False) -> tuple[PageSpec, Request]:
+def make_request(tx: Tx, user: Row, client: str, url: str, acting: bool = False,
+                 browser: bool = False) -> tuple[PageSpec, Request]:
     spec, path, query, args = _locate(url) if type(url) is str else _locate.__wrapped__(url)
-    return spec, Request(tx=tx, user=user, client=client, path=path, query=dict(query), args=args, acting=acting)
+    return spec, Request(tx=tx, user=user, client=client, path=path, query=dict(query), args=args, acting=acting,
+                         browser=browser)
 
 
 @functools.lru_cache(maxsize=256)
@@ -186,6 +189,8 @@ ROUTES: list[PageSpec] = [
              costly=True),
     PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, ("page", "after")),
     PageSpec("audit", "/studios/{studio}/audit", studio.resolve_audit, studio.view_audit, ("page", "after")),
+    PageSpec("held_queue", "/studios/{studio}/held", held.resolve_queue, held.view_queue, ("page",)),
+    PageSpec("held", "/studios/{studio}/held/{held}", held.resolve_held, held.view_held),
 ]
 
 _COMPILED = [(spec.regex, spec) for spec in ROUTES]  # compiled once, in table order

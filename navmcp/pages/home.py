@@ -7,6 +7,7 @@ from typing import Any
 from navmcp import inbox, mail
 from navmcp.clock import now
 from navmcp.errors import NavError, NotFound
+from navmcp.held import rules as hold_rules
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 from navmcp.search import MIN_PREFIX, SEARCH_WINDOW
 
@@ -118,6 +119,9 @@ def view_home(req: Request) -> dict[str, Any]:
         "lists": {"awaiting": "/awaiting", "near": "/near-mass"},
         "unread": min(unread, inbox.COUNT_CAP), "unread_capped": unread > inbox.COUNT_CAP,
         "inbox": inbox.newest(tx, uid, HOME_INBOX) if unread else [],
+        # held actions you may approve now, per studio (navmcp.held): the app shell counts them too
+        "approvals": (approvals := hold_rules.awaiting(tx, uid, now_)),
+        "approvals_count": sum(a["count"] for a in approvals),
     }
 
 

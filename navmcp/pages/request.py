@@ -30,6 +30,9 @@ class Request:
     # Resolved to run an action: facts need only hold what the rules and the handler read, not
     # what only the page shows (a decision's options without their tallies).
     acting: bool = False
+    # A person in their browser session (cookie + CSRF), not an agent's token: hold rules are
+    # changed only there, and rules for agents' writes pass it by (navmcp.held).
+    browser: bool = False
 
     @property
     def url(self) -> str:

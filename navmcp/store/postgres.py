@@ -150,6 +150,17 @@ class PostgresTx:
         if not self.readonly:
             self.conn.execute(_LOCKABLE[table], (row_id,))
 
+    @contextlib.contextmanager
+    def act_as(self, user_id: str) -> Iterator[None]:
+        row = self.conn.execute("SELECT current_setting('request.jwt.claims', true) AS c").fetchone()
+        before = row["c"] if row else ""
+        claims = json.dumps({"sub": user_id, "role": "authenticated"})
+        self.conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
+        try:
+            yield
+        finally:
+            self.conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (before or "",))
+
     def hold_membership(self, studio_handle: str) -> None:
         # A share lock on the caller's own membership row (migration 20261125000023): a demotion
         # or removal waits for this action, or this action for it, and then reads the new role.

@@ -57,6 +57,10 @@ class Tx(Protocol):
     def hold_membership(self, studio_handle: str) -> None:
         """Keep the acting user's role in a studio from changing until this transaction ends."""
         ...
+    def act_as(self, user_id: str) -> contextlib.AbstractContextManager[None]:
+        """Run what follows in this transaction as `user_id` (row-level security judges that user), then
+        as before: an approved held action runs as the person who asked for it (navmcp.held)."""
+        ...
     def prune_audit(self, days: int, most: int) -> None:
         """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
         ...

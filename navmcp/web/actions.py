@@ -26,7 +26,7 @@ FORM = "application/x-www-form-urlencoded"
 
 def list_actions(site: Site, caller: Caller, url: str) -> Response:
     try:
-        page = site.app.workspace.page(caller.user, url, caller.client)
+        page = site.app.workspace.page(caller.user, url, caller.client, browser=caller.session is not None)
     except NavError as e:
         return error_response("json", e.status, e.message, url=e.url, headers=retry_after(e))
     return json_response(200, {"url": page.url, "actions": [a.public() for a in page.actions]},
@@ -67,9 +67,11 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
     try:
         if is_form:  # an edit form must not overwrite what changed since it was filled (lost update)
             html.check_fresh(action_info(known), await req.form(),
-                             lambda: app.workspace.page(caller.user, url, caller.client))
+                             lambda: app.workspace.page(caller.user, url, caller.client,
+                                                        browser=caller.session is not None))
         result = app.workspace.execute(caller.user, url, name, params, caller.client,
-                                       idempotency_key=req.header(idempotency.HEADER))
+                                       idempotency_key=req.header(idempotency.HEADER),
+                                       browser=caller.session is not None)
     except NavError as e:
         if answer == "json":
             return error_response("json", e.status, e.message, url=e.url or url, actions=e.available, fields=e.fields,

@@ -426,7 +426,8 @@ def shell_facts(page: Page, home: Page | None) -> dict[str, Any]:
         scope = next((s["name"] for s in studios if s["handle"] == handle), "")
     return {"studios": studios, "current": current, "search": search, "search_scope": scope,
             **({"awaiting": data["awaiting_count"] + data["near_count"], "awaiting_more": data["counts_capped"],
-                "unread": data.get("unread", 0), "unread_more": data.get("unread_capped", False)}
+                "unread": data.get("unread", 0), "unread_more": data.get("unread_capped", False),
+                "approvals": data.get("approvals_count", 0)}
                if home is not None else {})}
 
 

@@ -23,7 +23,7 @@ def show(site: Site, caller: Caller, url: str, rendition: str, *, error: NavErro
     in people's text link inside the app)."""
     app = site.app
     try:
-        page = app.workspace.page(caller.user, url, caller.client)
+        page = app.workspace.page(caller.user, url, caller.client, browser=caller.session is not None)
     except NavError as e:
         return error_response(rendition, e.status, e.message, url=e.url, headers=retry_after(e))
     headers = [("vary", "Accept"), ("cache-control", "no-store")]

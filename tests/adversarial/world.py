@@ -79,6 +79,13 @@ def build(home: Path, extra_users: int = 0) -> World:
     act(app, admin, "/studios/adv/members", "create_invitation")
     with app.store.write() as tx:  # an open invitation whose id the tests know
         tx.execute("UPDATE invitations SET id = 'w0rld1nv'")
+    # a held action (navmcp/held): the author's agent's remind, waiting for an admin; the rule that
+    # held it is removed again, so no other write of the world's is held
+    ws = app.workspace
+    ws.execute(admin, "/studios/adv/held", "set_hold_rule", {"actions": "remind", "approvers": "admins"}, browser=True)
+    w.urls["held"] = act(app, author, w.urls["decision"], "remind")
+    with app.store.write() as tx:
+        tx.execute("DELETE FROM hold_rules")
     app.store.close()
     return w
 
