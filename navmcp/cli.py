@@ -323,6 +323,42 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from navmcp import backup
+    from navmcp.config import Config
+
+    config = Config.from_env()
+    if config.database_url:
+        print("navmcp: the PostgreSQL store is backed up with pg_dump (docs/operations.md)", file=sys.stderr)
+        return 1
+    try:
+        manifest = backup.backup(config.home, Path(args.path))
+    except backup.BackupError as e:
+        print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    print(f"backed up {config.home} to {args.path} (schema {manifest['schema_version']}, "
+          f"integrity ok; files: {', '.join(manifest['files'])})", file=sys.stderr)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from navmcp import backup
+    from navmcp.config import Config
+
+    config = Config.from_env()
+    if config.database_url:
+        print("navmcp: the PostgreSQL store is restored with pg_restore (docs/operations.md)", file=sys.stderr)
+        return 1
+    try:
+        manifest = backup.restore(Path(args.path), config.home)
+    except backup.BackupError as e:
+        print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    print(f"restored {config.home} from {args.path} (made {manifest['created_at']}, schema "
+          f"{manifest['schema_version']}); the store it replaced is {backup.DB}.before-restore", file=sys.stderr)
+    return 0
+
+
 def _at_least_one(value: str) -> int:
     try:
         number = int(value)
@@ -414,6 +450,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also add the items the agent-task benchmark looks for (bench/agent_tasks.py)")
     seed.add_argument("--json", action="store_true", help="print a JSON summary with the fixture URLs")
     seed.set_defaults(func=cmd_seed)
+    back = sub.add_parser("backup", help="copy the embedded store and its secret into a new folder, while it serves "
+                                         "(SQLite's online backup, checked)")
+    back.add_argument("path", help="the folder to create (it must not exist, or be empty)")
+    back.set_defaults(func=cmd_backup)
+    rest = sub.add_parser("restore", help="put a backup folder in place as the store (refused while an instance "
+                                          "has the store open; the backup is checked first)")
+    rest.add_argument("path", help="a folder made by `navmcp backup`")
+    rest.set_defaults(func=cmd_restore)
     return parser
 
 

@@ -38,6 +38,7 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
     "note": ("note", MEMBERS),
     "decision": ("decision", MEMBERS),
     "commitment": ("commitment", MEMBERS),
+    "file": ("note_file", MEMBERS),
     "cycle": ("/studios/adv/cycles/today", MEMBERS),
     "search": ("/studios/adv/search?q=note", MEMBERS),
     "workspace_search": ("/search?q=note", ANYONE),  # anyone; it lists only their own studios' items
@@ -97,6 +98,11 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("decision", "edit_decision"): ("decision", {"question": "Which, then?"}, {"admin", "author"}),
     ("commitment", "edit_commitment"): ("commitment", {"title": "Do it now"}, {"admin", "author"}),
     # whoever has entries: the admin added author and member to the studio (the outsider has none)
+    **{(kind, "attach"): (kind, {"filename": "a.txt", "content_type": "text/plain", "data": "aGk="}, MEMBERS)
+       for kind in ("note", "decision", "commitment")},
+    **{(kind, "remove_attachment"): (kind, {"file": f"={kind}_file_id"}, {"admin", "author"})
+       for kind in ("note", "decision", "commitment")},
+    ("file", "remove_attachment"): ("note_file", {"file": "=note_file_id"}, {"admin", "author"}),
     ("inbox", "mark_read"): ("/inbox", {"all": True}, {"author", "member"}),
     ("inbox", "dismiss"): ("/inbox", {"all": True}, {"author", "member"}),
 }
@@ -107,7 +113,7 @@ SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami",
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
                "comments", "reads", "links", "revisions", "inbox", "invitations", "mail_settings", "responses",
-               "proposal_versions")
+               "proposal_versions", "attachments")
 
 
 @pytest.fixture(scope="module")
