@@ -169,8 +169,8 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(carol, dotted, {"add_comment", "attach"})
     act(ws, carol, dotted, "attach", {"filename": "dots.csv", "content_type": "text/csv", "data": "YSxi"})
     check(carol, dotted, {"add_comment", "attach", "remove_attachment"})  # her file
-    check(bob, dotted, {"add_comment", "attach"})  # not his, and he is no admin
-    check(owner, dotted, {"add_comment", "attach", "remove_attachment"})  # an admin removes any
+    check(bob, dotted, {"add_comment", "attach", "reopen_decision", "set_outcome"})  # not his file, and he is no admin
+    check(owner, dotted, {"add_comment", "attach", "remove_attachment", "reopen_decision", "set_outcome"})  # an admin removes any
 
     poll = act(ws, bob, STUDIO, "create_decision", {"question": "T?", "kind": "times"}).url
     check(bob, poll, {"add_comment", "attach", "add_time", "close_poll", "edit_decision", "extend_decision"})
@@ -582,7 +582,7 @@ def test_closed_decision_shows_result_and_offers_no_vote(ws, people, decision):
         act(ws, bob, decision, "vote", {"votes": [{"option": "Berlin"}]})
     message = e.value.message
     assert message.startswith("vote is not available: the decision is closed: it closed at ")
-    assert message.endswith("Available here: add_comment.") and e.value.status == 409
+    assert message.endswith("Available here: add_comment, attach.") and e.value.status == 409
     assert tally(ws, bob, decision)["Berlin"] == (1, 0)
 
 

@@ -130,3 +130,52 @@ def test_the_commands(tmp_path, monkeypatch, capsys):
     assert "before-restore" in capsys.readouterr().err
     assert main(["restore", str(tmp_path / "nothing")]) == 1
     assert "not a navmcp backup" in capsys.readouterr().err
+
+
+def test_a_store_of_the_oldest_schema_is_backed_up_then_upgraded_and_reads_as_before(tmp_path):
+    """The oldest store a user may have: the first migration's schema alone, with a studio, a
+    decision with a vote and a comment written in it. Backed up, then opened by today's navmcp,
+    which applies every later migration (forward-only) and reads it as it was."""
+    from navmcp.store.migrations import sqlite_migrations
+    from navmcp.store.sqlite import _split_sql
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    first = sqlite_migrations()[0]
+    assert first.version == 1
+    conn = sqlite3.connect(home / "navmcp.db", isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for statement in _split_sql(first.sql):
+        conn.execute(statement)
+    at = "2026-11-22T10:00:00.000000Z"
+    conn.execute("INSERT INTO schema_migrations VALUES (1, ?)", (at,))
+    conn.execute("INSERT INTO users VALUES ('u1', 'alice', 'Alice', ?, NULL)", (at,))
+    conn.execute("INSERT INTO studios VALUES ('s1', 'team', 'Team', 'old', 'u1', ?)", (at,))
+    conn.execute("INSERT INTO memberships VALUES ('s1', 'u1', 'admin', ?)", (at,))
+    conn.execute("INSERT INTO items (id, studio_id, kind, title, body, created_by, created_at, updated_at)"
+                 " VALUES ('d1', 's1', 'decision', 'Where to meet', 'old body', 'u1', ?, ?)", (at, at))
+    conn.execute("INSERT INTO options VALUES ('o1', 'd1', 'Lisbon', 'u1', ?)", (at,))
+    conn.execute("INSERT INTO votes VALUES ('d1', 'o1', 'u1', 1, 1, ?)", (at,))
+    conn.execute("INSERT INTO comments (id, item_id, studio_id, body, created_by, created_at)"
+                 " VALUES ('c1', 'd1', 's1', 'an old comment', 'u1', ?)", (at,))
+    conn.close()
+    manifest = backup.backup(home, tmp_path / "before-upgrade")
+    assert manifest["schema_version"] == 1
+    app = _app(home)
+    try:
+        with app.store.read() as tx:
+            alice = tx.one("SELECT * FROM users WHERE id = 'u1'")
+            versions = [r["version"] for r in tx.all("SELECT version FROM schema_migrations ORDER BY version")]
+        assert versions == [m.version for m in sqlite_migrations()]  # every later one applied, in order
+        page = app.workspace.page(alice, "/studios/team/d/d1")
+        assert "Where to meet" in page.markdown and "an old comment" in page.markdown and "Lisbon" in page.markdown
+        app.workspace.execute(alice, "/studios/team/d/d1", "attach",
+                              {"filename": "a.csv", "content_type": "text/csv", "data": "YSxi"})  # today's tables work
+    finally:
+        app.store.close()
+    assert backup.integrity(home / "navmcp.db") == "ok"
+    backup.restore(tmp_path / "before-upgrade", home)  # going back is restoring the backup taken before
+    conn = sqlite3.connect(home / "navmcp.db")
+    assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 1
+    conn.close()
