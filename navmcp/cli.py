@@ -359,6 +359,39 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from navmcp.archive import ArchiveError
+    from navmcp.archive.export import export_studio
+
+    try:
+        manifest = export_studio(_app().workspace, args.studio.lstrip("@"), Path(args.path))
+    except ArchiveError as e:
+        print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    counts = ", ".join(f"{n} {t}" for t, n in manifest["counts"].items() if n)
+    print(f"exported @{manifest['studio']} to {args.path}: {counts}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from navmcp.archive import ArchiveError
+    from navmcp.archive.importer import import_studio
+    from navmcp.errors import NavError
+
+    try:
+        made = import_studio(_app().store, Path(args.archive), args.as_handle.lstrip("@"))
+    except ArchiveError as e:
+        print(f"navmcp: nothing imported: {e}", file=sys.stderr)
+        return 1
+    except NavError as e:
+        print(f"navmcp: nothing imported: {e.message}", file=sys.stderr)
+        return 1
+    print(f"imported @{made['from']} as {made['url']}: {made['counts']['items']} items; people matched by handle: "
+          f"{', '.join(made['matched']) or 'none'}; placeholders made: {', '.join(made['placeholders']) or 'none'}",
+          file=sys.stderr)
+    return 0
+
+
 def _at_least_one(value: str) -> int:
     try:
         number = int(value)
@@ -458,6 +491,16 @@ def build_parser() -> argparse.ArgumentParser:
                                           "has the store open; the backup is checked first)")
     rest.add_argument("path", help="a folder made by `navmcp backup`")
     rest.set_defaults(func=cmd_restore)
+    exp = sub.add_parser("export", help="write a studio to a zip archive: its data as JSON lines, its files, every "
+                                        "item's page as markdown, a manifest with checksums")
+    exp.add_argument("studio", help="the studio's handle")
+    exp.add_argument("path", help="the archive to create, e.g. team.navmcp.zip")
+    exp.set_defaults(func=cmd_export)
+    imp = sub.add_parser("import", help="create a new studio from an archive (new ids; people matched by handle, "
+                                        "else placeholders); checked whole before anything is written")
+    imp.add_argument("archive", help="an archive made by `navmcp export`")
+    imp.add_argument("--as", dest="as_handle", required=True, metavar="HANDLE", help="the new studio's handle")
+    imp.set_defaults(func=cmd_import)
     return parser
 
 
