@@ -64,12 +64,43 @@ class Change:
     item_id: str | None
     user_id: str | None  # who acted
     position: str = ""  # the feed's position just after this change, as a token (`Feed.missed`)
+    action: str | None = None  # the action's name: what kind of change it is
+    summary: str | None = None  # the change in words for its watchers (`Feed.described`)
 
 
-def record(tx, user_id: str, studio_id: str | None, item_id: str | None) -> None:
-    """Note, in the action's own transaction, that it changed `item_id` (or, with None, something
-    studio-wide, like a membership) in `studio_id`."""
-    tx.note_change(now(), studio_id, item_id, user_id)
+def record(tx, user_id: str, studio_id: str | None, item_id: str | None, action: str | None = None) -> None:
+    """Note, in the action's own transaction, that `action` changed `item_id` (or, with None,
+    something studio-wide, like a membership) in `studio_id`."""
+    tx.note_change(now(), studio_id, item_id, user_id, action)
+
+
+# A change in words, as its watchers are told of it ("vote by @bob"): the action's name in words, and
+# who acted where the page shows who did it. Pins are not signed on any page but the admins' audit
+# log; a ballot on an anonymous decision names nobody, ever.
+_WORDS = {
+    "vote": "vote", "consent": "consent", "object": "objection", "allocate": "dots", "answer": "answer",
+    "add_comment": "comment", "edit_comment": "comment edited", "delete_comment": "comment deleted",
+    "add_option": "option added", "add_time": "time added", "amend": "amended",
+    "close_decision": "closed", "close_poll": "closed", "close_commitment": "closed",
+    "reopen_decision": "reopened", "extend_decision": "deadline extended", "set_outcome": "outcome written",
+    "edit_note": "edited", "edit_decision": "edited", "edit_commitment": "edited",
+    "create_note": "note created", "create_decision": "decision created", "create_commitment": "commitment created",
+    "join_commitment": "joined", "leave_commitment": "left", "confirm_read": "read",
+    "pin": "pinned", "unpin": "unpinned", "add_member": "member added", "remove_member": "member removed",
+    "leave_studio": "member left", "create_studio": "studio created",
+}
+_UNSIGNED = frozenset({"pin", "unpin"})
+_BALLOTS = frozenset({"vote", "consent", "object", "allocate", "answer"})
+
+
+def summary(action: str | None, handle: str | None, anonymous: bool) -> str | None:
+    """What a change's watchers are told it was, or None where its kind is not one of the table's."""
+    words = _WORDS.get(action or "")
+    if words is None:
+        return None
+    if handle is None or action in _UNSIGNED or (anonymous and action in _BALLOTS):
+        return words
+    return f"{words} by @{handle}"
 
 
 def studio_of(tx, url: str) -> str | None:
@@ -223,6 +254,7 @@ class Feed:
         if not concerned:
             return
         members = self.members(change, {w.interest.user_id for w in concerned})
+        change = self.described(change)
         for watcher in concerned:
             verdict = self.verdict(watcher.interest, change, members)
             if verdict == "notify":
@@ -230,6 +262,18 @@ class Feed:
             elif verdict is not None:
                 self.remove(watcher)
                 watcher.end(verdict)
+
+    def described(self, change: Change) -> Change:
+        """The change with its summary: who acted, asked of the database as the actor. A change of a
+        kind with no words, or one the actor can no longer read (they just left), goes without."""
+        if change.action not in _WORDS or change.user_id is None:
+            return change
+        try:
+            handle, anonymous = self.source.actor_facts(change)
+        except Exception:  # a fault here costs the summary, not the notification
+            log.warning("the change feed could not describe a change", exc_info=True)
+            return change
+        return replace(change, summary=summary(change.action, handle, anonymous))
 
     def members(self, change: Change, users: set[str]) -> dict[str, bool]:
         """Which of `users` are members of the change's studio: asked once for all of them (as the
@@ -312,6 +356,17 @@ class Source:
         return found
 
     def _members(self, studio_id: str, chunk: list[str], as_user: str, sql: str) -> list[str]:
+        raise NotImplementedError
+
+    # The actor's handle, and whether the item is an anonymous decision (its ballots name nobody).
+    _ACTOR_FACTS = ("SELECT u.handle AS handle, (SELECT i.anonymous FROM items i WHERE i.id = ?) AS anonymous"
+                    " FROM users u WHERE u.id = ?")
+
+    def actor_facts(self, change: Change) -> tuple[str | None, bool]:
+        row = self._one(self._ACTOR_FACTS, (change.item_id, change.user_id), change.user_id)
+        return (row[0], bool(row[1])) if row else (None, False)
+
+    def _one(self, sql: str, params: tuple, as_user: str | None) -> tuple | None:
         raise NotImplementedError
 
     def close(self) -> None: ...
@@ -416,9 +471,12 @@ class SqliteSource(Source):
         return self._read_after(after, BATCH)
 
     def _read_after(self, after: int, most: int, conn: sqlite3.Connection | None = None) -> list[Change]:
-        rows = (conn or self.conn).execute("SELECT seq, studio_id, item_id, user_id FROM changes WHERE seq > ?"
+        rows = (conn or self.conn).execute("SELECT seq, studio_id, item_id, user_id, action FROM changes WHERE seq > ?"
                                            " ORDER BY seq LIMIT ?", (after, most)).fetchall()
-        return [Change(seq, studio, item, user, str(seq)) for seq, studio, item, user in rows]
+        return [Change(seq, studio, item, user, str(seq), action) for seq, studio, item, user, action in rows]
+
+    def _one(self, sql: str, params: tuple, as_user: str | None) -> tuple | None:
+        return self.conn.execute(sql, params).fetchone()
 
     def reset(self) -> None:
         if self._conn is not None:
@@ -472,7 +530,7 @@ class PostgresSource(Source):
 
     CHANNEL = "navmcp_changes"
     APPLICATION = "navmcp-feed"  # its name in pg_stat_activity
-    _BETWEEN = ("SELECT seq, studio_id, item_id, user_id FROM navmcp.changes_between("
+    _BETWEEN = ("SELECT seq, studio_id, item_id, user_id, action FROM navmcp.changes_between_kinds("
                 "%s::pg_snapshot, %s::pg_snapshot, %s, %s)")
 
     def __init__(self, url: str, store):
@@ -517,6 +575,11 @@ class PostgresSource(Source):
         with self.store.read(user_id=as_user) as tx:
             return [row["user_id"] for row in tx.all(sql, (studio_id, *chunk))]
 
+    def _one(self, sql: str, params: tuple, as_user: str | None) -> tuple | None:
+        with self.store.read(user_id=as_user) as tx:  # as the actor: what they may read (row-level security)
+            row = tx.one(sql, params)
+        return None if row is None else tuple(row.values())
+
     def wait(self, position: tuple[str, str | None, int],
              stop: threading.Event) -> tuple[list[Change], tuple[str, str | None, int]]:
         since, upto, after = position
@@ -528,8 +591,8 @@ class PostgresSource(Source):
                 return [], position
             upto = conn.execute("SELECT pg_current_snapshot()::text").fetchone()[0]
         rows = self._between(conn, since, upto, after, BATCH)
-        changes = [Change(seq, studio, item, user, self.token((since, upto, seq)))
-                   for seq, studio, item, user in rows]
+        changes = [Change(seq, studio, item, user, self.token((since, upto, seq)), action)
+                   for seq, studio, item, user, action in rows]
         if len(rows) == BATCH:  # more to read in this round
             return changes, (since, upto, rows[-1][0])
         done = (upto, None, 0)  # the round is read: the next one starts from its snapshot
@@ -549,7 +612,8 @@ class PostgresSource(Source):
                     + self._between(conn, upto or since, now, 0, most + 1)
         except psycopg.errors.DataError:  # a snapshot PostgreSQL does not read as one
             return None
-        return None if len(rows) > most else [Change(*row) for row in rows]
+        return None if len(rows) > most else [Change(seq, studio, item, user, "", action)
+                                              for seq, studio, item, user, action in rows]
 
     def _between(self, conn, since: str, upto: str, after: int, most: int) -> list[tuple]:
         cursor = conn.cursor(row_factory=_tuples())

@@ -42,21 +42,16 @@ class ActionInfo:
         return encode(self.public())
 
     @functools.cached_property
-    def listing(self) -> str:
-        """The action's lines under '## Available actions': its name and description, then its
-        parameters on one line (name, type, "optional" unless required, allowed values, what it is).
-        Static per action, so made once per process instead of looping in Jinja on every page."""
-        params = []
+    def param_lines(self) -> tuple[tuple[str, str, str], ...]:
+        """Each parameter as the listing shows it: its name, its head (name, type, "optional" unless
+        required, allowed values) and what it is. Static per action, so made once per process."""
+        lines = []
         for p in self.params:
-            text = f"`{p['name']}` ({p['type']}{'' if p['required'] else ', optional'}"
+            head = f"`{p['name']}` ({p['type']}{'' if p['required'] else ', optional'}"
             if p["allowed"]:
-                text += ", one of: " + ", ".join(str(v) for v in p["allowed"])
-            text += ")"
-            if p["description"]:
-                text += f" {p['description']}"
-            params.append(text)
-        head = f"- `{self.name}` — {self.description}"
-        return head + ("\n  " + " · ".join(params) if params else "")
+                head += ", one of: " + ", ".join(str(v) for v in p["allowed"])
+            lines.append((p["name"], head + ")", p["description"]))
+        return tuple(lines)
 
 
 @dataclass

@@ -257,6 +257,44 @@ def templates_dir() -> Path:
     return Path(__file__).resolve().parent / "templates"
 
 
+# A parameter's description this long (the deadline's phrases) is printed once per page; a later
+# parameter with the same one points back to it.
+LONG_DESCRIPTION = 120
+
+
+# Pages offer few distinct sets of actions, and an action's lines are static per process
+# (`navmcp.workspace.action_info`): each set's listing is made once.
+_LISTED: dict[tuple[str, ...], str] = {}
+
+
+def listings(actions: list[Any]) -> str:
+    """The lines under '## Available actions' (the layout's filter): per action its name and
+    description, then its parameters on one line (`navmcp.page.ActionInfo.param_lines`)."""
+    key = tuple([a.name for a in actions])
+    text = _LISTED.get(key)
+    if text is None:
+        text = _listing(actions)
+        if len(_LISTED) < 4096:
+            _LISTED[key] = text
+    return text
+
+
+def _listing(actions: list[Any]) -> str:
+    said: dict[str, str] = {}  # a long description -> where on this page it was printed
+    out = []
+    for a in actions:
+        params = []
+        for name, head, description in a.param_lines:
+            if len(description) >= LONG_DESCRIPTION:
+                if description in said:
+                    description = f"as {said[description]} above"
+                else:
+                    said[description] = f"`{name}` of `{a.name}`"
+            params.append(f"{head} {description}" if description else head)
+        out.append(f"- `{a.name}` — {a.description}" + ("\n  " + " · ".join(params) if params else ""))
+    return "\n".join(out)
+
+
 @functools.cache
 def environment():
     import jinja2
@@ -300,6 +338,7 @@ def environment():
     env.filters["crumbs"] = crumbs
     env.filters["page_links"] = page_links
     env.filters["utc"] = utc
+    env.filters["listings"] = listings
     env.filters["due"] = due  # a deadline: its time and how far off it is
     env.filters["filesize"] = filesize
     env.filters["plain"] = plain  # a stored message (the audit's outcomes) is escaped once, as a whole

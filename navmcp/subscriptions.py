@@ -31,6 +31,10 @@ END_REASON = "io.github.navmcp/reason"  # why the server ended a subscription, i
 # notification and of its final result: a listen that names it in its own `_meta` (after a stream that
 # ended or dropped) is told at once of each page that changed since.
 POSITION = "io.github.navmcp/position"
+# What changed, in a notification's `_meta`: {"kind": the action's name, "summary": "vote by @bob"}
+# (`navmcp.changes.summary`), so a watcher waiting for one kind of change need not read the page after
+# every other. Absent where the feed has no words for it (a catch-up after a reconnection, say).
+CHANGE = "io.github.navmcp/change"
 MAX_WATCHES = 100
 
 Send = Callable[[dict[str, Any]], None]
@@ -65,8 +69,9 @@ class Subscriptions:
                 return {}
             self._room_for(1)
 
-        def updated(_change=None) -> None:
-            self.send(_notification("notifications/resources/updated", {"uri": uri}))
+        def updated(change=None) -> None:
+            what = _what(change)
+            self.send(_notification("notifications/resources/updated", {"_meta": what, "uri": uri} if what else {"uri": uri}))
 
         def lost(reason: str) -> None:
             with self._lock:
@@ -110,7 +115,7 @@ class Subscriptions:
                 gate.wait(5)
                 if request_id in self._listens:
                     self.send(_notification("notifications/resources/updated",
-                                            {"_meta": {**meta, POSITION: change.position}, "uri": uri}))
+                                            {"_meta": {**meta, POSITION: change.position, **_what(change)}, "uri": uri}))
             return send
 
         def lost(reason: str) -> None:
@@ -171,6 +176,13 @@ class Subscriptions:
             self._listens.clear()
         for handle in handles:
             self.host.unwatch(handle)
+
+
+def _what(change: Any) -> dict[str, Any]:
+    """A notification's `_meta` saying what changed, or nothing where that is not known."""
+    if change is None or getattr(change, "summary", None) is None:
+        return {}
+    return {CHANGE: {"kind": change.action, "summary": change.summary}}
 
 
 def _notification(method: str, params: dict[str, Any]) -> dict[str, Any]:

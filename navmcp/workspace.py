@@ -125,7 +125,7 @@ class Workspace:
                                   url=req.url, available=valid, fields=e.fields) from None
                 studio_id = req.studio["id"] if req.studio else changes.studio_of(tx, outcome.url)
                 changes.record(tx, user_id, studio_id,
-                               req.item["id"] if req.item else changes.item_of(outcome.url))
+                               req.item["id"] if req.item else changes.item_of(outcome.url), name)
                 if outcome.url == req.path and not action.changes_facts:
                     after = valid  # judged by `check` on the very facts the action left as they were
                 else:

@@ -497,6 +497,23 @@ def test_vote_parameter_errors(ws, people, decision, params, field):
     assert f"'{field}'" in e.value.message
 
 
+BALLOT = "{option: number | title | id, accept?: true/false, prefer?: true/false}"
+
+
+@pytest.mark.parametrize("params,words", [
+    ({"votes": ["Lisbon"]}, f"'votes.0': must be an object {BALLOT}."),
+    ({"votes": {"option": "Lisbon"}}, f"'votes': must be a list of {BALLOT}."),
+    # a flat ballot: the parameter list says what an entry looks like
+    ({"option": "Lisbon", "accept": True}, f"Parameters of vote: votes (list of {BALLOT})."),
+])
+def test_a_flat_or_mistyped_ballot_is_answered_with_an_entrys_shape(ws, people, decision, params, words):
+    with pytest.raises(InvalidActionParams) as e:
+        act(ws, people["bob"], decision, "vote", params)
+    assert words in e.value.message
+    assert e.value.message.count(BALLOT) == 1  # said once
+    assert f"`votes` (list of {BALLOT})" in ws.page(people["bob"], decision).markdown
+
+
 def test_a_prefer_on_a_rejected_option_does_not_count(app, ws, people, decision):
     """Ballots can no longer pair a prefer with a reject; a row written before that must not tip a tie."""
     owner, bob, carol = people["owner"], people["bob"], people["carol"]

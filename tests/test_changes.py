@@ -16,7 +16,7 @@ import pytest
 
 from deadlines import HANG, wait_for
 from navmcp.app import App
-from navmcp.changes import Watcher, interest, record
+from navmcp.changes import Watcher, interest, record, summary
 from navmcp.errors import InvalidActionParams
 
 
@@ -76,6 +76,52 @@ def test_a_vote_reaches_the_decisions_watcher_and_no_other(any_app, team, watchi
     note = ws.execute(alice, "/studios/other", "create_note", {"title": "Later", "body": "x"}).url
     kind, change = on_other.get(timeout=HANG)  # the first the other studio's watcher hears of
     assert kind == "notify" and change.item_id == note.rsplit("/", 1)[1]
+
+
+def _told(events: queue.Queue):
+    kind, change = events.get(timeout=HANG)
+    assert kind == "notify", change
+    return change.action, change.summary
+
+
+def test_a_change_says_what_it_was_naming_only_whom_the_page_names(any_app, team, watching):
+    ws, alice, bob, carol, decision = team
+    secret = ws.execute(alice, "/studios/team", "create_decision",
+                        {"question": "Who?", "options": ["a"], "anonymous": True}).url
+    events = watching(bob, decision)
+    ws.execute(alice, decision, "vote", {"votes": [{"option": "Pizza", "accept": True}]})
+    assert _told(events) == ("vote", "vote by @alice")
+    studio = watching(bob, "/studios/team")
+    note = ws.execute(alice, "/studios/team", "create_note", {"title": "Menu", "body": "x"}).url
+    assert _told(studio) == ("create_note", "note created by @alice")
+    ws.execute(alice, note, "pin", {})
+    assert _told(studio) == ("pin", "pinned")  # who pins is the admins' audit log's to say
+    ws.execute(alice, decision, "close_decision", {})
+    assert _told(events) == ("close_decision", "closed by @alice")
+    events = watching(bob, secret)
+    ws.execute(alice, secret, "vote", {"votes": [{"option": "a"}]})
+    assert _told(events) == ("vote", "vote")  # an anonymous decision's ballots name nobody
+    ws.execute(alice, secret, "add_comment", {"body": "hm"})
+    assert _told(events) == ("add_comment", "comment by @alice")  # a comment is signed on the page
+
+
+def test_a_kind_the_feed_has_no_words_for_is_told_without_a_summary(any_app, team, watching):
+    """A user with SQL could record a change under a kind of their own: it reaches nobody as words."""
+    ws, alice, bob, carol, decision = team
+    events = watching(bob, decision)
+    with any_app.store.write(user_id=alice["id"]) as tx:
+        studio_id = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+        record(tx, alice["id"], studio_id, decision.rsplit("/", 1)[1], "closed: you won a prize")
+    kind, change = events.get(timeout=HANG)
+    assert kind == "notify" and change.summary is None
+
+
+def test_summaries_in_words():
+    assert summary("vote", "bob", anonymous=False) == "vote by @bob"
+    assert summary("allocate", "bob", anonymous=True) == "dots"
+    assert summary("unpin", "bob", anonymous=False) == "unpinned"
+    assert summary("add_comment", None, anonymous=False) == "comment"  # an actor nobody may read
+    assert summary("drop_tables", "bob", anonymous=False) is None and summary(None, "bob", False) is None
 
 
 def test_a_refused_action_announces_nothing(any_app, team, watching):

@@ -1,7 +1,8 @@
 """The per-call shortcuts taken for speed give exactly what the plain way gives.
 
-- an action's lines under '## Available actions' are made once per process in Python
-  (`ActionInfo.listing`) instead of a Jinja loop per page: same text as that loop;
+- an action's parameter lines under '## Available actions' are made once per process in Python
+  (`ActionInfo.param_lines`, joined by the `listings` filter) instead of a Jinja loop per page: same
+  text as that loop, but for a long description said again (printed once per page);
 - a tool result's structuredContent is spliced in from bytes encoded once per action
   (`codec.Preencoded`), and a page's text from bytes escaped by `codec.json_text`: the
   same JSON value as encoding the whole result (and the text, the very same bytes);
@@ -25,7 +26,7 @@ from navmcp import actions as action_table, seed
 from navmcp.codec import _DECODER, Preencoded, _dumps, decode, encode, json_text
 from navmcp.jsonrpc import ParseError
 from navmcp.page import MARKDOWN_TEMPLATE
-from navmcp.render import environment, inline, page_links
+from navmcp.render import LONG_DESCRIPTION, environment, inline, listings, page_links
 from navmcp.tools import connect
 from navmcp.workspace import action_info
 
@@ -42,8 +43,20 @@ def test_every_action_listing_is_what_the_template_loop_rendered():
     infos = [action_info(a) for a in action_table.ACTIONS]
     assert any(p["allowed"] for info in infos for p in info.params)  # the "one of:" branch is covered
     for info in infos:
-        assert template.render(actions=[info]) == info.listing + "\n", info.name
-    assert template.render(actions=infos) == "".join(info.listing + "\n" for info in infos)
+        assert template.render(actions=[info]) == listings([info]) + "\n", info.name
+    # Together, a long description said again points back to where it was printed first.
+    expected, said = [], {}
+    for info in infos:
+        text = template.render(actions=[info])
+        for p in info.params:
+            if len(p["description"]) >= LONG_DESCRIPTION:
+                if p["description"] in said:
+                    text = text.replace(p["description"], f"as {said[p['description']]} above", 1)
+                else:
+                    said[p["description"]] = f"`{p['name']}` of `{info.name}`"
+        expected.append(text)
+    assert len(said) >= 1 and template.render(actions=infos) != "".join(expected)  # the case is covered
+    assert listings(infos) + "\n" == "".join(expected)
 
 
 # The pager macro the templates called before `page_links` (kept here as the reference).

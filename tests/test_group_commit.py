@@ -136,12 +136,12 @@ def test_a_refused_action_in_a_group_rolls_back_alone_and_is_audited(app, studio
 
 def changes_of(app) -> list[tuple]:
     with app.store.read() as tx:
-        return tx.tuples("SELECT studio_id, item_id, user_id FROM changes ORDER BY seq")
+        return tx.tuples("SELECT studio_id, item_id, user_id, action FROM changes ORDER BY seq")
 
 
 def test_a_groups_writes_to_one_page_are_one_change_of_it(app, studio, owner):
-    """The change feed hears of a group's commit once per page and user, not of each write in it
-    (pipelined votes on a decision are one change of it); a write rolled back leaves nothing that
+    """The change feed hears of a group's commit once per page, user and kind of action, not of each
+    write in it (pipelined votes on a decision are one change of it); a write rolled back leaves nothing that
     would silence the next one's, and once the group has committed (a read after a write), a write
     is a change again."""
     decision = studio.execute(owner, STUDIO, "create_decision", {"question": "Lunch?", "options": ["A", "B"]}).url
@@ -155,18 +155,19 @@ def test_a_groups_writes_to_one_page_are_one_change_of_it(app, studio, owner):
         studio.execute(owner, decision, "add_comment", {"body": "done"})
     made = changes_of(app)[seen:]
     item = decision.rsplit("/", 1)[1]
-    assert made[0] == (team, item, owner["id"]) and len(made) == 2, made  # the decision once, the new note
-    assert made[1][1] not in (item, None)
+    # the decision's votes once, the new note, the comment on the decision
+    assert made[0] == (team, item, owner["id"], "vote") and len(made) == 3, made
+    assert made[1][1] not in (item, None) and made[2] == (team, item, owner["id"], "add_comment")
     seen += len(made)
     with app.store.group():
         with pytest.raises(RuntimeError), app.store.write() as tx:
-            tx.note_change("2026-01-01T00:00:00.000000Z", team, item, owner["id"])
+            tx.note_change("2026-01-01T00:00:00.000000Z", team, item, owner["id"], "vote")
             raise RuntimeError("rolled back after noting its change")
         studio.execute(owner, decision, "vote", {"votes": [{"option": "B"}]})
         with app.store.read() as tx:  # commits the vote: what comes after is another transaction
             tx.all("SELECT * FROM studios")
         studio.execute(owner, decision, "vote", {"votes": [{"option": "A"}]})
-    assert changes_of(app)[seen:] == [(team, item, owner["id"])] * 2
+    assert changes_of(app)[seen:] == [(team, item, owner["id"], "vote")] * 2
 
 
 def test_a_group_whose_commit_fails_applies_nothing_and_answers_every_request_with_an_error(app, studio, caplog):

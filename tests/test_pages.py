@@ -90,7 +90,7 @@ def test_action_parameters_are_listed_with_type_and_required(ws, world):
     md = ws.page(world["owner"], STUDIO).markdown
     assert " · `critical_mass` (integer) participants needed" in md
     md = ws.page(world["owner"], world["decision"]).markdown
-    assert "\n  `votes` (list of {option, accept, prefer}) one entry per option" in md
+    assert "\n  `votes` (list of {option: number | title | id, accept?: true/false, prefer?: true/false}) one entry per option" in md
 
 
 def test_pages_without_actions_say_so(ws, world):
@@ -182,6 +182,13 @@ def test_pinned_items_show_first(ws, world):
     assert "## Pinned" in md
     pinned = md.split("## Pinned", 1)[1].split("##", 1)[0]
     assert world["note"] in pinned and world["decision"] not in pinned
+
+
+def test_a_long_parameter_description_is_printed_once_per_page(ws, world):
+    md = ws.page(world["owner"], STUDIO).markdown
+    assert md.count("A date alone means the end of that day.") == 1
+    commitment = md.split("- `create_commitment`", 1)[1]
+    assert "`deadline` (string, optional) as `deadline` of `create_decision` above" in commitment
 
 
 def test_members_page_lists_roles(ws, world):

@@ -20,6 +20,7 @@ from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams, 
 from navmcp.identity import mint_token
 from navmcp.pages import ROUTES
 from navmcp.pages.home import HELP_TOPICS
+from navmcp.pages.request import PAGE_SIZE
 from navmcp.state import NavigationState
 from navmcp.tools import Session
 from navmcp.web.html import render_page
@@ -33,6 +34,8 @@ EXERCISED_ACTIONS = {
     "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
     "digest_on",
 }
+# The decision kinds' own actions run on both stores in tests/test_kinds.py (any_app, like this file).
+KIND_ACTIONS = {"consent", "object", "amend", "allocate", "answer", "add_time", "close_poll"}
 EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", "note", "decision", "commitment",
                    "cycle", "search", "workspace_search", "tag", "audit", "awaiting", "near_mass", "inbox"}
 
@@ -40,7 +43,7 @@ EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", 
 def test_the_contract_covers_every_page_and_action():
     # A page or action added to the tables must be added to the contract below, or this fails.
     assert {spec.name for spec in ROUTES} == EXERCISED_PAGES
-    assert {a.name for a in action_table.ACTIONS} == EXERCISED_ACTIONS
+    assert {a.name for a in action_table.ACTIONS} == EXERCISED_ACTIONS | KIND_ACTIONS
 
 
 def test_edits_are_revisions_on_every_kind(any_app, team):
@@ -356,6 +359,32 @@ def test_deleting_a_studios_last_admin_is_refused_unless_forced(any_app, team):
     ws.execute(carol, "/", "create_studio", {"handle": "solo", "name": "Solo"})
     with any_app.store.write(user_id=carol["id"]) as tx:
         delete_user(tx, "carol", force=True)  # the operator's choice: her studio keeps no working admin
+
+
+def _feed_urls(ws, user, url="/studios/team") -> tuple[list[str], list[str]]:
+    """The Pinned list of a studio's feed, and every page of its Recent list followed by Next."""
+    page = ws.page(user, url)
+    pinned, recent = [r["url"] for r in page.data["pinned"]], []
+    while True:
+        recent += [r["url"] for r in page.data["recent"]]
+        if not page.data["pager"].get("next"):
+            return pinned, recent
+        page = ws.page(user, page.data["pager"]["next"])
+
+
+def test_a_pinned_item_is_listed_once_and_every_item_is_reachable(any_app, team):
+    ws, alice, _, _ = team
+    notes = [ws.execute(alice, "/studios/team", "create_note", {"title": f"n{i}", "body": "b"}).url
+             for i in range(PAGE_SIZE + 2)]
+    ws.execute(alice, notes[0], "pin", {})
+    pinned, recent = _feed_urls(ws, alice)
+    assert pinned == [notes[0]] and notes[0] not in recent
+    assert sorted(recent) == sorted(notes[1:])
+    assert ws.page(alice, "/studios/team").data["pager"]["total"] == len(notes) - 1
+    for url in notes[1:PAGE_SIZE + 1]:  # more pinned than one page shows: Recent lists them all again
+        ws.execute(alice, url, "pin", {})
+    pinned, recent = _feed_urls(ws, alice)
+    assert len(pinned) == PAGE_SIZE and sorted(recent) == sorted(notes)
 
 
 def test_notes_comments_reads_links_pins(any_app, team):

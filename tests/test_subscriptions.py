@@ -7,6 +7,7 @@ nothing; a member who is removed has their subscription ended with a reason. A l
 from __future__ import annotations
 
 import json
+import queue
 import select
 
 import anyio
@@ -22,7 +23,7 @@ from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.identity import create_user, ensure_owner, mint_token  # noqa: E402
 from navmcp.protocol import Connection  # noqa: E402
-from navmcp.subscriptions import END_REASON  # noqa: E402
+from navmcp.subscriptions import CHANGE, END_REASON  # noqa: E402
 from navmcp.tools import Session  # noqa: E402
 from navmcp.walkthrough import StdioClient, server_command  # noqa: E402
 
@@ -147,7 +148,8 @@ def test_a_legacy_client_subscribes_and_is_notified(home, world):
         ready, _, _ = select.select([watcher.proc.stdout], [], [], 5)
         assert ready, "no notification within 5 s"
         assert json.loads(watcher.proc.stdout.readline()) == {
-            "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+            "jsonrpc": "2.0", "method": "notifications/resources/updated",
+            "params": {"_meta": {CHANGE: {"kind": "add_comment", "summary": "comment by @bob"}}, "uri": uri}}
         assert watcher.request("resources/unsubscribe", {"uri": uri})["result"] == {}
         voter.call("execute_action", action="add_comment", url=decision, params={"body": "again"})
         assert watcher.request("ping")["result"] == {}  # the next line is the ping's answer: no notification
@@ -276,6 +278,31 @@ def test_a_listen_that_names_its_last_position_hears_of_what_changed_meanwhile(a
     third, sent = listen(3, after=caught_up)
     assert [m["method"] for m in sent] == ["notifications/subscriptions/acknowledged"]
     third.close()
+
+
+def test_a_modern_notification_says_what_changed(app, owner):
+    """subscriptions/listen: each notification's `_meta` carries the change's kind and its summary
+    beside the subscription's id and the feed's position."""
+    from navmcp.subscriptions import POSITION, SUBSCRIPTION_ID
+
+    ws = app.workspace
+    ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
+    decision = ws.execute(owner, "/studios/team", "create_decision", {"question": "Lunch?", "options": ["A"]}).url
+    sent: queue.Queue = queue.Queue()
+    connection = Connection(Session(app, None), name="navmcp", version="0", instructions="",
+                            outbound=sent.put, watchable=True)
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    connection.receive({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": {
+        "_meta": meta, "notifications": {"resourceSubscriptions": ["navmcp://" + decision]}}})
+    try:
+        assert sent.get(timeout=HANG)["method"] == "notifications/subscriptions/acknowledged"
+        ws.execute(owner, decision, "close_decision", {})
+        told = sent.get(timeout=HANG)["params"]
+        assert told["uri"] == "navmcp://" + decision
+        assert told["_meta"][SUBSCRIPTION_ID] == 7 and told["_meta"][POSITION]
+        assert told["_meta"][CHANGE] == {"kind": "close_decision", "summary": f"closed by @{owner['handle']}"}
+    finally:
+        connection.close()
 
 
 def test_an_agent_watching_its_inbox_hears_of_a_mention(home, world):

@@ -133,9 +133,14 @@ def describe_validation(action: Action, error: ValidationError) -> tuple[str, tu
             refused.append(FieldError(loc, "is required"))
         else:
             problem = _in_words(err)
+            shape = _entry_shape(action, err["loc"]) if err["type"] in ("list_type", "model_type") else None
+            if shape:
+                problem = f"must be a list of {shape}" if len(err["loc"]) == 1 else f"must be an object {shape}"
             lines.append(f"'{loc}': {problem}")
             refused.append(FieldError(loc, problem))
-    names = ", ".join(f"{n}{'' if n in action.input_schema.get('required', []) else '?'}" for n in fields) or "none"
+    names = ", ".join(f"{n}{'' if n in action.input_schema.get('required', []) else '?'}"
+                      + (f" (list of {shape})" if (shape := _entry_shape(action, (n,))) and shape not in "".join(lines)
+                         else "") for n in fields) or "none"
     message = f"invalid parameters for {action.name}: " + "; ".join(lines) + f". Parameters of {action.name}: {names}."
     return message, tuple(refused)
 
@@ -192,9 +197,7 @@ def param_docs(action: Action) -> list[dict[str, Any]]:
 
 def _type_name(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "$ref" in prop:
-        target = defs[prop["$ref"].rsplit("/", 1)[-1]]
-        fields = ", ".join(target.get("properties", {}))
-        return "{" + fields + "}"
+        return _shape(defs[prop["$ref"].rsplit("/", 1)[-1]], defs)
     if "anyOf" in prop:
         kinds = [_type_name(p, defs) for p in prop["anyOf"] if p.get("type") != "null"]
         return " or ".join(kinds)
@@ -203,6 +206,29 @@ def _type_name(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "enum" in prop or "const" in prop:
         return "string"
     return prop.get("type", "any")
+
+
+def _shape(target: dict[str, Any], defs: dict[str, Any]) -> str:
+    """An entry's shape spelled out, as a model writes it: `{option: number | title | id, accept?:
+    true/false}` (`?`: may be left out). A field may name its values in words (`x-shape`)."""
+    required = target.get("required", [])
+    fields = []
+    for name, prop in target.get("properties", {}).items():
+        allowed = _allowed(prop)
+        kind = prop.get("x-shape") or (" | ".join(map(str, allowed)) if allowed else
+                                       "true/false" if prop.get("type") == "boolean" else _type_name(prop, defs))
+        fields.append(f"{name}{'' if name in required else '?'}: {kind}")
+    return "{" + ", ".join(fields) + "}"
+
+
+def _entry_shape(action: Action, loc: tuple[Any, ...]) -> str | None:
+    """The shape of the entries of the list parameter an error is about (`votes`, `votes.0`), if it
+    is a list of objects: a flat or mistyped entry is answered with what an entry looks like."""
+    schema = action.input_schema
+    prop = schema.get("properties", {}).get(loc[0]) if loc else None
+    if not prop or prop.get("type") != "array" or "$ref" not in prop.get("items", {}):
+        return None
+    return _type_name(prop["items"], schema.get("$defs", {}))
 
 
 def _allowed(prop: dict[str, Any]) -> list[Any] | None:

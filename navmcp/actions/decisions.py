@@ -31,7 +31,8 @@ def add_option(req: Request, p: AddOption) -> Outcome:
 class Ballot(Params):
     # A number may come as a JSON number: it is read as the text it would be.
     option: Annotated[OptionRef, BeforeValidator(lambda v: str(v) if type(v) is int else v)] = Field(
-        description="an option's number or title as the page shows it, or its id")
+        description="an option's number or title as the page shows it, or its id",
+        json_schema_extra={"x-shape": "number | title | id"})
     accept: bool = Field(True, description="you could live with this option")
     prefer: bool = Field(False, description="this is the option you want most (only an option you accept)")
 

@@ -76,7 +76,8 @@ class Dots(kinds.Kind):
 
 class Allocation(Params):
     option: Annotated[OptionRef, BeforeValidator(lambda v: str(v) if type(v) is int else v)] = Field(
-        description="an option's number or title as the page shows it, or its id")
+        description="an option's number or title as the page shows it, or its id",
+        json_schema_extra={"x-shape": "number | title | id"})
     dots: int = Field(ge=1, le=MAX_DOTS, description="how many of your dots go on this option")
 
 

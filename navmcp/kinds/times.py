@@ -165,7 +165,8 @@ def add_time(req: Request, p: AddTime) -> Outcome:
 
 class TimeAnswer(Params):
     option: Annotated[OptionRef, BeforeValidator(lambda v: str(v) if type(v) is int else v)] = Field(
-        description="a time's number as the page shows it, its time as stored (2026-12-04 10:00 UTC), or its id")
+        description="a time's number as the page shows it, its time as stored (2026-12-04 10:00 UTC), or its id",
+        json_schema_extra={"x-shape": "number | time | id"})
     answer: Literal["yes", "maybe", "no"] = Field(description="yes; maybe: if need be; no")
 
 

@@ -117,14 +117,20 @@ def view_studio(req: Request) -> dict[str, Any]:
     members = counts.pop("members")
     total = sum(counts.values())
     pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
-                    "ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, PAGE_SIZE))
+                    "ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, PAGE_SIZE + 1))
+    # Items listed under Pinned are not listed again under Recent, unless more are pinned than one
+    # page shows (then Recent is the one list that reaches them all).
+    unpinned = ""
+    if len(pinned) <= PAGE_SIZE:
+        unpinned, total = " AND pinned = 0", total - len(pinned)
+    pinned = pinned[:PAGE_SIZE]
     if start := after(req):
         recent = tx.all(
-            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ? AND (updated_at, seq) < (?, ?)"
+            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?{unpinned} AND (updated_at, seq) < (?, ?)"
             " ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, *start, PAGE_SIZE))
     else:
         recent = tx.all(
-            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?"
+            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?{unpinned}"
             " ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?", (sid, PAGE_SIZE, (req.page_number() - 1) * PAGE_SIZE))
     pager = paginate(req, total, position(recent, "updated_at"))
     return {

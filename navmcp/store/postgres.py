@@ -177,10 +177,11 @@ class PostgresTx:
         # As the owner (migration 20261126000011): no policy lets the app role delete audit lines.
         self.conn.execute("SELECT navmcp.prune_audit(%s, %s)", (max(1, days), max(1, most)))
 
-    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
-        # As the owner (migration 20261126000080): the table is not the users' to read or write, and
-        # the function records the acting user itself.
-        self.conn.execute("SELECT navmcp.note_change(%s, %s, %s)", (at, studio_id, item_id))
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
+                    action: str | None = None) -> None:
+        # As the owner (migrations 20261126000080, 20261128000150): the table is not the users' to
+        # read or write, and the function records the acting user itself.
+        self.conn.execute("SELECT navmcp.note_change(%s, %s, %s, %s)", (at, studio_id, item_id, action))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str) -> None:

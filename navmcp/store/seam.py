@@ -60,7 +60,8 @@ class Tx(Protocol):
     def prune_audit(self, days: int, most: int) -> None:
         """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
         ...
-    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
+                    action: str | None = None) -> None:
         """Record in the change feed (`navmcp.changes`) what this write changed. Watchers hear of
         commits: a change its transaction holds already need not be written again."""
         ...

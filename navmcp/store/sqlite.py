@@ -115,17 +115,18 @@ class SqliteTx:
         return self.one("SELECT * FROM users WHERE handle = ?" + ("" if deleted else " AND deleted_at IS NULL"),
                         (handle,))
 
-    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str) -> None:
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
+                    action: str | None = None) -> None:
         """Record in the change feed (`navmcp.changes`) what this write changed; prune old rows. In a
         group, a change its write transaction holds already is not written again: watchers hear of
         a commit, not of each write in it (64 pipelined votes are one change of their page)."""
         if self.noted is not None:
-            key = (studio_id, item_id, user_id)
+            key = (studio_id, item_id, user_id, action)
             if key in self.noted:
                 return
             self.noting.append(key)  # type: ignore[union-attr]
-        seq = self.cursor.execute("INSERT INTO changes (at, studio_id, item_id, user_id) VALUES (?, ?, ?, ?)",
-                                  (at, studio_id, item_id, user_id)).lastrowid
+        seq = self.cursor.execute("INSERT INTO changes (at, studio_id, item_id, user_id, action) VALUES (?, ?, ?, ?, ?)",
+                                  (at, studio_id, item_id, user_id, action)).lastrowid
         if seq is not None and seq % CHANGES_PRUNE_EVERY == 0:
             self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
 
