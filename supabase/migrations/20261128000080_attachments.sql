@@ -19,6 +19,18 @@ CREATE INDEX attachments_studio ON attachments(studio_id);
 
 ALTER TABLE attachments ENABLE ROW LEVEL SECURITY;
 GRANT SELECT, INSERT, DELETE ON attachments TO navmcp_app;
+-- Not Supabase's Data API's (see 20261124000016_no_data_api.sql).
+DO $$
+DECLARE
+    api_role text;
+BEGIN
+    FOREACH api_role IN ARRAY ARRAY['anon', 'authenticated'] LOOP
+        IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = api_role) THEN
+            EXECUTE format('REVOKE ALL ON TABLE attachments FROM %I', api_role);
+        END IF;
+    END LOOP;
+END
+$$;
 CREATE POLICY attachments_read ON attachments FOR SELECT
     USING (studio_id = ANY ((SELECT navmcp.my_studios())::text[]));
 CREATE POLICY attachments_write ON attachments FOR INSERT WITH CHECK (
