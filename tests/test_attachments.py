@@ -204,3 +204,29 @@ def test_structured_content_of_a_file_page_carries_no_bytes(team):
     png = attach(ws, alice, note, "chart.png", "image/png", PNG).url
     as_json = json.dumps(ws.page(alice, png).as_json(), default=str)
     assert b64(PNG) not in as_json and "chart.png" in as_json
+
+
+def test_row_level_security_keeps_files_to_their_studio_and_removal_to_uploader_or_admin(team, store_kind):
+    """On PostgreSQL the rows themselves follow the studio's rules, whatever the app's SQL asks."""
+    if store_kind != "postgres":
+        pytest.skip("row-level security is the hosted store's")
+    import psycopg
+
+    app, alice, bob, eve, note = team
+    ws = app.workspace
+    file_id = attach(ws, alice, note, "a.csv", "text/csv", CSV).url.rsplit("/", 1)[1]
+    with app.store.read(user_id=eve["id"]) as tx:  # not a member: no row, not even its size
+        assert tx.scalar("SELECT count(*) FROM attachments") == 0
+    with app.store.read(user_id=bob["id"]) as tx:
+        assert tx.scalar("SELECT count(*) FROM attachments") == 1
+        studio = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+    with app.store.write(user_id=bob["id"]) as tx:  # a member, not its uploader nor an admin: deletes nothing
+        assert tx.execute("DELETE FROM attachments WHERE id = ?", (file_id,)) == 0
+    insert = ("INSERT INTO attachments (id, studio_id, item_id, filename, content_type, size, sha256, data, created_by,"
+              " created_at) VALUES ('forged', ?, ?, 'x.txt', 'text/plain', 1, 'x', ?, ?, 'now')")
+    for who, as_whom in ((eve, eve), (bob, alice)):  # into a studio not hers; in another's name
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            with app.store.write(user_id=who["id"]) as tx:
+                tx.execute(insert, (studio, note.rsplit("/", 1)[1], b"x", as_whom["id"]))
+    with app.store.write(user_id=alice["id"]) as tx:
+        assert tx.execute("DELETE FROM attachments WHERE id = ?", (file_id,)) == 1
