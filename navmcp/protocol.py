@@ -53,6 +53,7 @@ from navmcp.jsonrpc import (
     UnsupportedProtocolVersion,
     error_object,
 )
+from navmcp.views import UI_EXTENSION, VIEW_CALL, renders_views
 
 log = logging.getLogger("navmcp.protocol")
 
@@ -83,8 +84,10 @@ CACHE_HINTS: dict[str, tuple[int, str]] = {
     "resources/list": (0, "private"),  # this user's studios and what awaits them, as of now
     "resources/read": (0, "private"),  # a page, as this user sees it now
 }
-# One fact: what both eras declare (discover's `capabilities`, initialize's).
-CAPABILITIES: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
+# One fact: what both eras declare (discover's `capabilities`, initialize's): MCP Apps views among
+# the extensions (navmcp.views; a client gets them where it declares the extension too).
+CAPABILITIES: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "prompts": {}, "completions": {},
+                                           "extensions": {UI_EXTENSION: {}}}
 # Where the transport can send between replies (`Connection.outbound`), pages can be watched too.
 WATCHING_CAPABILITIES = {**CAPABILITIES, "resources": {"subscribe": True}}
 NO_REPLY = object()  # a request answered later, or never (a subscription the client cancels)
@@ -97,8 +100,11 @@ class ToolHost(Protocol):
     unknown resource is `InvalidParams` with `data.uri`)."""
 
     def tool_definitions(self) -> list[dict[str, Any]]: ...
-    def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None) -> dict[str, Any]:
-        """`idempotency_key`: the call's `_meta["io.github.navmcp/idempotencyKey"]`, if any."""
+    def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None, *,
+                  views: bool = False, from_view: bool = False) -> dict[str, Any]:
+        """`idempotency_key`: the call's `_meta["io.github.navmcp/idempotencyKey"]`, if any.
+        `views`: the client renders MCP Apps views (navmcp.views), so a result may carry one's data;
+        `from_view`: the view made the call (a person in it), not the model."""
     def tool_names(self) -> frozenset[str]: ...
     def list_resources(self, cursor: Any) -> dict[str, Any]: ...
     def list_resource_templates(self) -> dict[str, Any]: ...
@@ -137,14 +143,15 @@ class Connection:
     per request, and a modern request gets a connection of its own (`era=MODERN`)."""
 
     def __init__(self, host: ToolHost, *, name: str, version: str, instructions: str, era: str | None = None,
-                 resume: tuple[str, dict[str, Any]] | None = None,
+                 resume: tuple[str, dict[str, Any]] | None = None, views: bool = False,
                  outbound: Callable[[dict[str, Any]], None] | None = None, watchable: bool = False):
         """`era`: fixed up front (HTTP), else by the first request. `resume`: a legacy session
         initialized before, as (protocol version, client info): it is served as after its
-        `initialize`. `outbound`: how a transport that can send between replies (stdio, an HTTP
-        listen stream) sends a message; then pages can be watched, and their notifications are
-        handed to it from the change feed's thread. `watchable`: the transport serves watching
-        (an HTTP request that could be a listen), though this connection has no `outbound`."""
+        `initialize`; `views`: whether its `initialize` declared MCP Apps views. `outbound`: how a
+        transport that can send between replies (stdio, an HTTP listen stream) sends a message; then
+        pages can be watched, and their notifications are handed to it from the change feed's
+        thread. `watchable`: the transport serves watching (an HTTP request that could be a listen),
+        though this connection has no `outbound`."""
         self.host = host
         self._server_meta = _server_meta(name, version)  # every modern result's `_meta`
         self.server_info = self._server_meta[META_SERVER]
@@ -153,6 +160,9 @@ class Connection:
         self.protocol_version: str | None = resume[0] if resume else None
         self.client_info: dict[str, Any] = resume[1] if resume else {}
         self.initialized = resume is not None  # set by the initialize request; the notification only confirms
+        # Whether the client renders MCP Apps views: a legacy connection's from its initialize, a
+        # modern one's from each request's capabilities.
+        self.views = views
         self.outbound = outbound
         self.watchable = watchable
         self._subscriptions: Any = None
@@ -320,6 +330,7 @@ class Connection:
         if handler is None:
             raise MethodNotFound(f"Method not found: {echo(method)} (not part of MCP {version})")
         self.host.identify(client_info or {}, version)
+        self.views = renders_views(meta[META_CAPABILITIES])
         result = handler(self, params)
         if result is NO_REPLY:
             return result
@@ -327,7 +338,8 @@ class Connection:
         if hint is not None:
             result["ttlMs"], result["cacheScope"] = hint
         result["resultType"] = "complete"
-        result["_meta"] = self._server_meta
+        own = result.get("_meta")  # a tool result's own (an MCP Apps view's page) goes beside the server's identity
+        result["_meta"] = self._server_meta if own is None else {**self._server_meta, **own}
         return result
 
     # --- methods --------------------------------------------------------------------------------
@@ -338,6 +350,7 @@ class Connection:
             raise InvalidParams("Invalid params: clientInfo must be an object")
         self.protocol_version = negotiate(params.get("protocolVersion"))
         self.client_info = client_info or {}
+        self.views = renders_views(params.get("capabilities"))
         self.initialized = True
         self.host.identify(self.client_info, self.protocol_version)
         return {
@@ -397,7 +410,12 @@ class Connection:
             raise InvalidParams('Invalid params: "arguments" must be an object')
         meta = params.get("_meta")
         key = meta.get(IDEMPOTENCY_KEY) if isinstance(meta, dict) else None
-        return self.host.call_tool(name, arguments) if key is None else self.host.call_tool(name, arguments, key)
+        options = {"views": True} if self.views else {}
+        if self.views and isinstance(meta, dict) and meta.get(VIEW_CALL) is True:
+            options["from_view"] = True
+        if key is None:
+            return self.host.call_tool(name, arguments, **options)
+        return self.host.call_tool(name, arguments, key, **options)
 
     def _resources_list(self, params: dict[str, Any]) -> dict[str, Any]:
         return self.host.list_resources(params.get("cursor"))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from navmcp.errors import Busy, NavError
 from navmcp.jsonrpc import InvalidParams, ServerBusy
+from navmcp.views import VIEW_URI
 
 if TYPE_CHECKING:
     from navmcp.app import App
@@ -128,6 +129,11 @@ def list_resources(session: Reader, cursor: Any) -> dict[str, Any]:
 
 
 def read(session: Reader, uri: Any) -> dict[str, Any]:
+    if uri == VIEW_URI:  # MCP Apps: the view `navigate` names (navmcp.views); no user's data in it
+        session.user_id()  # still, only for who may read pages
+        from navmcp import views
+
+        return views.read()
     if _names_a_file(url_of(uri)):
         return read_file(session, uri)
     return {"contents": [{"uri": uri, "mimeType": MIME, "text": page_of(session, uri).markdown}]}

@@ -39,10 +39,11 @@ class StoredSession:
 
 
 def create(store: Store, user_id: str, client: str, protocol_version: str, *, idle: float = IDLE,
-           keep: int = MCP_SESSIONS_PER_USER) -> StoredSession:
+           keep: int = MCP_SESSIONS_PER_USER, views: bool = False) -> StoredSession:
     """A new session of `user_id`'s; their idle and ended sessions, and those past the newest
     `keep` - 1, are deleted in the same transaction, so an `initialize` loop holds `keep` rows."""
-    session = StoredSession(secrets.token_urlsafe(32), user_id, client[:100], protocol_version, NavigationState())
+    session = StoredSession(secrets.token_urlsafe(32), user_id, client[:100], protocol_version,
+                            NavigationState(views=views))
     session.stored_state = _encode(session.state)
     stamp = session.last_seen = now()
     with store.write(user_id=user_id) as tx:

@@ -27,6 +27,9 @@ class NavigationState:
     actions: list[str] = field(default_factory=list)
     history: deque[str] = field(default_factory=lambda: deque(maxlen=HISTORY_LENGTH))
     remembers: bool = True
+    # The client renders MCP Apps views (declared in its legacy initialize; navmcp.views): kept with
+    # the state so a stored HTTP session's later calls know it.
+    views: bool = False
 
     def arrive(self, url: str, actions: list[str]) -> None:
         """Record that the session now looks at `url`, where `actions` are valid."""
@@ -51,13 +54,16 @@ class NavigationState:
 
     def copy(self) -> NavigationState:
         """A copy that later changes to this state leave as it is."""
-        return NavigationState(self.current_url, list(self.actions), self.history.copy(), self.remembers)
+        return NavigationState(self.current_url, list(self.actions), self.history.copy(), self.remembers, self.views)
 
     def snapshot(self) -> dict[str, Any]:
-        return {"current_url": self.current_url, "actions": self.actions, "history": list(self.history)}
+        snapshot: dict[str, Any] = {"current_url": self.current_url, "actions": self.actions, "history": list(self.history)}
+        if self.views:
+            snapshot["views"] = True
+        return snapshot
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> NavigationState:
-        state = cls(data.get("current_url"), list(data.get("actions", [])))
+        state = cls(data.get("current_url"), list(data.get("actions", [])), views=data.get("views") is True)
         state.history.extend(data.get("history", []))
         return state

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from navmcp import __version__, ratelimit
 from navmcp.errors import AuthError, NavError, echo
 from navmcp.state import NavigationState, NoCurrentPage
+from navmcp.views import HTML_META, TOOL_META
 
 if TYPE_CHECKING:
     from navmcp.app import App
@@ -69,6 +70,7 @@ TOOLS: list[dict[str, Any]] = [
         },
         "annotations": {"title": "Navigate to a page", "readOnlyHint": True, "idempotentHint": True,
                         "destructiveHint": False, "openWorldHint": False},
+        "_meta": TOOL_META,  # the page's view in hosts that render MCP Apps; the same list for every client
     },
     {
         "name": "execute_action",
@@ -185,14 +187,17 @@ class Session:
         store = self.app.__dict__.get("store")  # not opened yet: the first tool call opens it
         return store.group() if store is not None else nullcontext()
 
-    def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None) -> dict[str, Any]:
+    def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None, *,
+                  views: bool = False, from_view: bool = False) -> dict[str, Any]:
+        """`views`: the client renders MCP Apps views, so `navigate` adds the page's HTML for one;
+        `from_view`: the call comes from a view, whose navigating moves no current page (navmcp.views)."""
         problem = check_arguments(name, arguments)
         if problem:
             return tool_error(problem)
         try:
             user = self._acting_user(name, arguments)
             if name == "navigate":
-                return self._navigate(user, arguments["url"])
+                return self._navigate(user, arguments["url"], views, moves=not from_view)
             return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"),
                                  idempotency_key)
         except AuthError as e:
@@ -296,13 +301,19 @@ class Session:
 
         return completion.complete(self, ref, argument, context)
 
-    def _navigate(self, user, url: str) -> dict[str, Any]:
+    def _navigate(self, user, url: str, views: bool = False, moves: bool = True) -> dict[str, Any]:
         page = self.app.workspace.page(user, url, self.client)
-        self.state.arrive(page.url, [a.name for a in page.actions])
+        if moves:
+            self.state.arrive(page.url, [a.name for a in page.actions])
         content: list[dict[str, Any]] = [{"type": "text", "text": page.markdown}]
         if page.name == "file" and page.data["file"]["kind"] == "image":
             content += self._image_block(user, page)
-        return {"content": content, "structuredContent": page.structured_preencoded(), "isError": False}
+        result = {"content": content, "structuredContent": page.structured_preencoded(), "isError": False}
+        if views:  # the page as the chat's view shows it, where the model does not read it (navmcp.views)
+            from navmcp import views as view
+
+            result["_meta"] = {HTML_META: view.fragment(page)}
+        return result
 
     def _image_block(self, user, page) -> list[dict[str, Any]]:
         """An image file's page comes with the image itself, when it is small enough."""

@@ -14,18 +14,21 @@ MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 class Rpc:
     """One connection of `app` acting with `token`, in `era` ("modern" or "legacy")."""
 
-    def __init__(self, app, token: str | None, era: str = "modern"):
+    def __init__(self, app, token: str | None, era: str = "modern", capabilities: dict[str, Any] | None = None):
+        """`capabilities`: the client's (each modern request's, the legacy initialize's); none by default."""
         self.connection = connect(app, token)
         self.era = era
         self.ids = 0
+        self.meta = MODERN_META if capabilities is None else {
+            **MODERN_META, "io.modelcontextprotocol/clientCapabilities": capabilities}
         if era == "legacy":
-            self.call("initialize", protocolVersion="2025-11-25", capabilities={},
+            self.call("initialize", protocolVersion="2025-11-25", capabilities=capabilities or {},
                       clientInfo={"name": "rpc-test", "version": "1"})
 
     def reply(self, method: str, **params: Any) -> dict[str, Any]:
         self.ids += 1
         if self.era == "modern" and method != "initialize":
-            params = {**params, "_meta": MODERN_META}
+            params = {**params, "_meta": self.meta}
         return self.connection.receive({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
 
     def call(self, method: str, **params: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from navmcp.render import excerpt, filesize, plain, spans, templates_dir, utc
 from navmcp.web.markdown import NO_HOSTS, NO_MENTIONS, Mentions, OwnHosts, to_html
 
 PAGE_TEMPLATE = "{}.html.j2"  # a page kind's HTML template (in templates/html/), from its templates' name
+LAYOUT, EMBED_LAYOUT = "_layout.html.j2", "_embed.html.j2"  # what a page template extends: the web app's, the chat view's
 # This instance's hosts while a page renders (`render_page`): the markdown filter links their full
 # URLs inside the app. A context variable, as the filter runs inside macros that see no page context.
 _OWN_HOSTS: ContextVar[OwnHosts] = ContextVar("own_hosts", default=NO_HOSTS)
@@ -239,10 +240,13 @@ def render(template: str, context: dict[str, Any]) -> str:
 def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str | None = None,
                 error: dict[str, Any] | None = None, submitted: dict[str, list[str]] | None = None,
                 shell: dict[str, Any] | None = None, people: list[dict[str, Any]] | None = None,
-                own_hosts: OwnHosts = NO_HOSTS) -> str:
+                own_hosts: OwnHosts = NO_HOSTS, layout: str = LAYOUT,
+                browser_only: frozenset[str] = frozenset()) -> str:
     """`submitted`: the form of the refused action (`error["action"]`), whose inputs are filled
     from it again, so what the user typed is not lost. `shell`: the app shell's facts (`shell_facts`).
-    `own_hosts`: this instance's hosts, whose full URLs in people's text link inside the app."""
+    `own_hosts`: this instance's hosts, whose full URLs in people's text link inside the app.
+    `layout`: the web app's (`LAYOUT`), or the chat view's fragment (`EMBED_LAYOUT`, navmcp.views),
+    where the actions in `browser_only` are links to the page in navmcp instead of forms."""
     refused = (error or {}).get("action")
     forms = {}
     for a in page.actions:
@@ -266,7 +270,8 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     try:
         return render(PAGE_TEMPLATE.format(page.template), page.context(
             **extra, forms=forms, csrf=csrf, alternates=alternates, flash=flash, error=error,
-            action_base=page.url.split("?", 1)[0].rstrip("/") or "", shell=shell or NO_SHELL))
+            action_base=page.url.split("?", 1)[0].rstrip("/") or "", shell=shell or NO_SHELL, layout=layout,
+            browser_only=browser_only))
     finally:
         _OWN_HOSTS.reset(hosts)
         _MENTIONS.reset(mentioned)

@@ -273,7 +273,8 @@ def _receive(site: Site, token: str, user: dict[str, Any], session_id: str | Non
 
     session = Session(site.app, token, stored.state, user=user, client=stored.client,
                       protocol_version=stored.protocol_version)
-    connection = _connection(session, LEGACY, resume=(stored.protocol_version, {"name": stored.client}))
+    connection = _connection(session, LEGACY, resume=(stored.protocol_version, {"name": stored.client}),
+                             views=stored.state.views)
     response = connection.receive(value)
     try:
         sessions.save(store, stored, idle=site.session_idle)  # if the call moved it (or long ago)
@@ -298,7 +299,8 @@ def _initialize(site: Site, token: str, user: dict[str, Any], value: dict[str, A
     if not isinstance(response, dict) or "result" not in response:
         return _json(200, response)
     stored = sessions.create(site.app.store, user["id"], session.client, connection.protocol_version or "",
-                             idle=site.session_idle, keep=site.app.config.mcp_sessions_per_user)
+                             idle=site.session_idle, keep=site.app.config.mcp_sessions_per_user,
+                             views=connection.views)
     return _json(200, response, [("mcp-session-id", stored.id)])
 
 

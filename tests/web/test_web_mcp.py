@@ -309,3 +309,24 @@ def test_a_legacy_session_error_carries_the_request_id(api):
     unknown = api.post("/mcp", json={"jsonrpc": "2.0", "id": 43, "method": "tools/list"},
                        headers={"Mcp-Session-Id": "nope"})
     assert unknown.status_code == 404 and unknown.json()["id"] == 43
+
+
+UI_CAPABILITIES = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+
+
+def test_the_mcp_apps_view_is_negotiated_over_http_in_both_eras(app, api, seeded):
+    """A stored legacy session keeps what its initialize declared (navmcp/views.py); a modern request
+    says it each time. Only then does navigate carry the page's HTML for the view."""
+    html_key = "io.github.navmcp/html"
+    navigate = call(2, "navigate", url=seeded["decision"])
+    for capabilities in ({}, UI_CAPABILITIES):
+        init = {**INIT, "params": {**INIT["params"], "capabilities": capabilities}}
+        sid = api.post("/mcp", json=init).headers["mcp-session-id"]
+        headers = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+        result = api.post("/mcp", json=navigate, headers=headers).json()["result"]
+        assert (html_key in result.get("_meta", {})) is bool(capabilities)
+        body = modern(3, "tools/call", name="navigate", arguments={"url": seeded["decision"]})
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities
+        result = post_modern(api, body).json()["result"]
+        assert (html_key in result["_meta"]) is bool(capabilities)
+        assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "navmcp"
