@@ -41,7 +41,8 @@ def team(tmp_path):
     ws.execute(alice, note, "add_comment", {"body": "agreed", "reply_to": thread})
     ws.execute(alice, note, "edit_note", {"body": f"the plan, edited: {commitment}"})
     ws.execute(bob, note, "confirm_read", {})
-    ws.execute(bob, note, "attach", {"filename": "a.csv", "content_type": "text/csv", "data": "YSxi"})
+    csv = ws.execute(bob, note, "attach", {"filename": "a.csv", "content_type": "text/csv", "data": "YSxi"}).url
+    ws.execute(bob, decision, "add_comment", {"body": f"the numbers: {csv}"})  # a file's URL, rewritten too
     ws.execute(bob, "/", "create_studio", {"handle": "elsewhere", "name": "E"})
     yield app, alice, bob
     app.store.close()
@@ -81,7 +82,7 @@ def canonical(path) -> dict:
 def test_export_import_export_is_the_same_apart_from_ids_and_dates(team, tmp_path):
     app, alice, bob = team
     first = export_studio(app.workspace, "team", tmp_path / "team.zip")
-    assert first["counts"]["items"] == 3 and first["counts"]["comments"] == 2 and first["counts"]["attachments"] == 1
+    assert first["counts"]["items"] == 3 and first["counts"]["comments"] == 3 and first["counts"]["attachments"] == 1
     with app.store.read() as tx:
         feed = tx.scalar("SELECT count(*) FROM changes")
     made = import_studio(app.store, tmp_path / "team.zip", "team-copy")
@@ -101,6 +102,9 @@ def test_export_import_export_is_the_same_apart_from_ids_and_dates(team, tmp_pat
     assert "/studios/team-copy/c/" in page.markdown and "/studios/team/" not in page.markdown
     assert "## Files (1)" in page.markdown and page.data["comments"][0]["replies"][0]["body"] == "agreed"
     assert app.workspace.page(alice, "/studios/team-copy").data["studio"]["name"] == "Team"
+    decision = next(u for u in (f"/studios/team-copy/d/{i}" for i in new_ids) if _exists(app, alice, u))
+    linked = app.workspace.page(bob, decision).data["comments"][0]["body"].split(": ", 1)[1]
+    assert linked.startswith(note + "/files/") and app.workspace.file(bob, linked)[1] == b"a,b"
 
 
 def _exists(app, user, url) -> bool:

@@ -77,12 +77,16 @@ def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
         if kind:
             old = sorted({row["id"] for row in data[table]})
             ids[kind] = dict(zip(old, sorted(new_id(10 if kind == "studio" else 8) for _ in old), strict=True))
-    item_url = re.compile(r"/studios/" + re.escape(old_handle) + r"(?=[/)\s`'\"?#]|$)(/([ndc])/([a-z0-9]+))?")
+    item_url = re.compile(r"/studios/" + re.escape(old_handle) + r"(?=[/)\s`'\"?#]|$)"
+                          r"(/([ndc])/([a-z0-9]+)(/files/([a-z0-9]+))?)?")
 
     def rewrite(text: str) -> str:
         def one(m: re.Match[str]) -> str:
             if m.group(1) and m.group(3) in ids["item"]:
-                return f"/studios/{handle}/{m.group(2)}/{ids['item'][m.group(3)]}"
+                url = f"/studios/{handle}/{m.group(2)}/{ids['item'][m.group(3)]}"
+                if m.group(4):  # a file's URL: its new id too
+                    url += f"/files/{ids['file'].get(m.group(5), m.group(5))}"
+                return url
             return f"/studios/{handle}" + (m.group(1) or "")
         return item_url.sub(one, text)
 
