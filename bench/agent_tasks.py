@@ -37,11 +37,15 @@ ROOT = Path(__file__).resolve().parent.parent
 # The targets of issue 28 (calls and characters per task; None: no number given).
 TARGETS = {
     "find_and_vote": {"calls": 4, "chars": 12_000},
-    "read_long_note": {"calls": 3, "chars": 37_000},  # issue 28 set 36,000; issue 44 added comment ids
+    "read_long_note": {"calls": 1, "chars": 36_000},  # issue 28: 3 calls; issue 42: one call (?full=1 is whole)
     "join_closest": {"calls": 3, "chars": None},
     "week_in_studio": {"calls": None, "chars": None},
     "keyword_everywhere": {"calls": 4, "chars": None},
     "home_page": {"calls": 1, "chars": 2_000},
+    # issue 42's tasks and targets (the long note's, above, is issue 42's too: one call, 36,000)
+    "needs_me_today": {"calls": 4, "chars": 12_000},
+    "weekly_review": {"calls": 10, "chars": 30_000},
+    "tagged_open_everywhere": {"calls": 3, "chars": 10_000},
 }
 
 
@@ -253,6 +257,89 @@ def task_keyword_everywhere(agent: Agent, truth: dict[str, Any]) -> dict[str, An
             f"{len(truth['keyword_items'])}", **agent.figures()}
 
 
+_DEADLINE = re.compile(r"deadline (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
+_WHOLE_LIST = re.compile(r"all (?:\d+|of them[^:]*): `(/[\w-]+)`")
+_BY_DEADLINE = re.compile(r"soonest deadline first: `(/[\w-]+\?order=deadline)`")
+
+
+def task_needs_me_today(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
+    """What needs me today: the decisions awaiting my vote and the commitments I have not joined whose
+    deadline is within a day, from home and the lists it links, not from the items."""
+    home = agent.navigate("/")
+    end = truth["today_end"]
+    due: set[str] = set()
+    for heading, text in sections(home).items():
+        if not ("waiting" in heading or "ommitment" in heading):
+            continue
+        listed = rows(text)
+        due |= {url for _, url, rest in listed if (m := _DEADLINE.search(rest)) and m.group(1) < end}
+        whole = _WHOLE_LIST.search(text)
+        if not whole:
+            continue
+        # A list in deadline order (home's decisions; commitments where a link offers that order) is
+        # read until a row is due later; one in another order (commitments by joins) to its end.
+        by_deadline = _BY_DEADLINE.search(text)
+        ordered = "waiting" in heading or by_deadline is not None
+        last = _DEADLINE.search(listed[-1][2]) if listed else None
+        if ordered and "waiting" in heading and not (last and last.group(1) < end):
+            continue
+        url: str | None = by_deadline.group(1) if by_deadline else whole.group(1)
+        while url:
+            page = agent.navigate(url)
+            found = [(u, m.group(1) if (m := _DEADLINE.search(rest)) else None) for _, u, rest in rows(page)]
+            due |= {u for u, at in found if at and at < end}
+            nexts = _NEXT.findall(page)
+            url = nexts[0] if nexts else None
+            if ordered and any(at is None or at >= end for _, at in found):
+                break
+    return {"done": due == truth["due_today"], "found": f"{len(due & truth['due_today'])} of {len(truth['due_today'])}",
+            **agent.figures()}
+
+
+def task_weekly_review(agent: Agent, truth: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """The `weekly-review` prompt, followed literally: the URLs it names, the items it says to open."""
+    urls = re.findall(r"navigate\('(/[^']+)'\)", prompt)
+    opens_items = "Open the decisions and commitments" in prompt
+    queue, seen, listed, row_texts = list(urls), set(), {}, {}
+    while queue:
+        url = queue.pop(0)
+        if url in seen:
+            continue
+        seen.add(url)
+        page = agent.navigate(url)
+        for heading, text in sections(page).items():
+            if heading in ("Created", "Closed") and url.split("?")[0] == urls[0]:
+                for _, row_url, rest in rows(text):
+                    listed.setdefault(heading, []).append(row_url)
+                    row_texts[row_url] = rest
+        if "Next page" in prompt or opens_items:
+            queue += [u for u in _NEXT.findall(page) if u not in seen]
+    if opens_items:  # the older prompt: each decision and commitment is opened for its result
+        for url in dict.fromkeys(u for us in listed.values() for u in us):
+            if "/d/" in url or "/c/" in url:
+                agent.navigate(url)
+    created, closed = set(listed.get("Created", [])), set(listed.get("Closed", []))
+    # The review's facts come from the rows: each closed decision's result, each commitment's joins.
+    told = all("result: " in row_texts[u] for u in closed if "/d/" in u) and all(
+        "joined" in row_texts[u] for u in created | closed if "/c/" in u)
+    return {"done": len(created) == truth["week_created"] and len(closed) == truth["week_closed"]
+            and (told or opens_items), "rows_tell_outcomes": told, **agent.figures()}
+
+
+def task_tagged_open_everywhere(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
+    """Every open decision tagged `planning`, across all my studios."""
+    home = agent.navigate("/")
+    url: str | None = search_url("", "tag:planning type:decision status:open") if "/search?q=" in home else None
+    found: set[str] = set()
+    while url:
+        page = agent.navigate(url)
+        found |= {u for _, u, _ in rows(page)}
+        nexts = _NEXT.findall(page)
+        url = nexts[0] if nexts else None
+    return {"done": found == truth["tagged_open"], "found": f"{len(found & truth['tagged_open'])} of "
+            f"{len(truth['tagged_open'])}", **agent.figures()}
+
+
 def task_home_page(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
     agent.navigate("/")
     return {"done": True, **agent.figures()}
@@ -341,6 +428,24 @@ def ground_truth(home: Path, summary: dict[str, Any]) -> dict[str, Any]:
                OR EXISTS (SELECT 1 FROM comments c WHERE c.item_id = i.id AND lower(c.body) LIKE ?1)
                OR EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id AND lower(o.title) LIKE ?1)""",
         (f"%{word}%",))}
+    # What needs me today: open, not yet answered by me, deadline within a day.
+    from datetime import UTC, datetime, timedelta
+
+    from navmcp.clock import stamp
+    today_end = stamp(datetime.now(UTC) + timedelta(days=1))
+    due_today = {f"/studios/{h}/{k[0]}/{i}" for h, k, i in db.execute(
+        """SELECT s.handle, i.kind, i.id FROM items i JOIN studios s ON s.id = i.studio_id
+             JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?1
+            WHERE i.closed_at IS NULL AND i.deadline > ?2 AND i.deadline < ?3 AND (
+                  (i.kind = 'decision' AND EXISTS (SELECT 1 FROM options o WHERE o.decision_id = i.id)
+                   AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = i.id AND v.user_id = ?1))
+               OR (i.kind = 'commitment' AND i.participant_count < i.critical_mass
+                   AND NOT EXISTS (SELECT 1 FROM participants p WHERE p.commitment_id = i.id AND p.user_id = ?1)))""",
+        (owner, at, today_end))}
+    tagged_open = {f"/studios/{h}/d/{i}" for h, i in db.execute(
+        """SELECT s.handle, i.id FROM items i JOIN studios s ON s.id = i.studio_id
+             JOIN item_tags t ON t.item_id = i.id AND t.tag = 'planning'
+            WHERE i.kind = 'decision' AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)""", (at,))}
     sample = []
     for kind in ("note", "decision", "commitment"):
         sample += [f"/studios/{summary['studio']}/{kind[0]}/{i}" for (i,) in db.execute(
@@ -350,7 +455,8 @@ def ground_truth(home: Path, summary: dict[str, Any]) -> dict[str, Any]:
     return {"studio": f"/studios/{summary['studio']}", "pricing_decision": urls["pricing_decision"],
             "long_note": urls["long_note"], "long_note_body": body, "long_note_comments": seed.LONG_NOTE_COMMENTS,
             "closest_needed": closest, "week_created": week_created, "week_closed": week_closed, "keyword": word,
-            "keyword_items": keyword_items, "sample_items": sample}
+            "keyword_items": keyword_items, "sample_items": sample, "today_end": today_end[:16].replace("T", " "),
+            "due_today": due_today, "tagged_open": tagged_open}
 
 
 def run(items: int, workdir: Path) -> dict[str, Any]:
@@ -367,12 +473,18 @@ def run(items: int, workdir: Path) -> dict[str, Any]:
     try:
         server.initialize()
         descriptions = json.dumps(server.request("tools/list", {}))
+        studio_handle = truth["studio"].rsplit("/", 1)[1]
+        prompt = server.request("prompts/get", {"name": "weekly-review", "arguments": {"studio": studio_handle}})
+        review = "".join(m["content"].get("text", "") for m in prompt["messages"])
         tasks = {}
         # Reading tasks first, then the ones that write (a vote, a join), each with a fresh count.
         order = [("home_page", lambda a: task_home_page(a, truth)),
                  ("read_long_note", lambda a: task_read_long_note(a, truth, descriptions)),
                  ("week_in_studio", lambda a: task_week_in_studio(a, truth)),
                  ("keyword_everywhere", lambda a: task_keyword_everywhere(a, truth)),
+                 ("needs_me_today", lambda a: task_needs_me_today(a, truth)),
+                 ("weekly_review", lambda a: task_weekly_review(a, truth, review)),
+                 ("tagged_open_everywhere", lambda a: task_tagged_open_everywhere(a, truth)),
                  ("find_and_vote", lambda a: task_find_and_vote(a, truth)),
                  ("join_closest", lambda a: task_join_closest(a, truth))]
         for name, task in order:

@@ -23,6 +23,13 @@ from a working process's enough that it once moved a figure by half.) Targets:
   request with its `_meta`); the figure is per vote
 - `vote:work` — the same vote's own work with nothing of navmcp's around it, GROUP at a time in
   one transaction (`bench.vote_work`): `vote:group` minus this is what navmcp's layers cost
+- `comment` — one `add_comment` tools/call on one of the studio's newest notes in turn (which tells
+  its author and commenters, in the inbox); `comment:20` — one whose text @mentions 20 members of
+  the studio (20 inbox entries, or 20 unread ones folded into)
+- any target with `:noinbox` after it — the same calls with the inbox and mentions made no-ops in
+  that process (`inbox.notify`, `inbox.related`, `mentions.mentioned`): what the call cost before
+  issue 43, so `comment:20` ÷ `comment:noinbox` and `vote` ÷ `vote:noinbox` are that issue's targets
+  (≤ 1.3× and ≤ 1.03×)
 - `call:cycle`, `mcp:cycle` — one `navigate` cycling over the benchmarked URLs (the session moves
   on every call, as in the bench's /mcp figure): through the protocol core, and as a whole `/mcp`
   POST through `navmcp web`'s ASGI app in-process (Bearer token, Mcp-Session-Id; no sockets, no
@@ -65,7 +72,8 @@ BURST = 64  # votes per `vote:stdio` burst: one group of navmcp.stdio.MAX_GROUP
 
 def targets_for(urls: list[str]) -> list[str]:
     return [f"{kind}:{url}" for url in urls for kind in ("call", "data", "render")] + [
-        "vote", "vote:group", "vote:stdio", "vote:stdio:modern", "vote:work", "call:cycle", "call:cycle:group",
+        "vote", "vote:group", "comment", "comment:20", "vote:stdio", "vote:stdio:modern", "vote:work", "call:cycle",
+        "call:cycle:group",
         "page:cycle", "mcp:cycle", "mcp:modern:cycle"]
 
 
@@ -116,10 +124,28 @@ def inner(args) -> int:
     from bench.vote_work import work_group
 
     _, fx = seeded_workspace("bench.instructions", __doc__, ["--size", str(args.size), "--workdir", args.workdir])
+    if args.target and args.target.endswith(":noinbox"):
+        without_inbox()
+        args.target = args.target.removesuffix(":noinbox")
     app, conn, user = connected("instructions")
     vote = frame("execute_action", {"action": "vote", "url": fx.vote_url,
                                     "params": {"votes": [{"option": "March 3", "accept": True}]}})
     calls = {"vote": lambda: conn.receive_bytes(vote)}
+    with app.store.read(user_id=user["id"]) as tx:  # 20 members to mention, the owner left out; notes
+        handles = [r["handle"] for r in tx.all(
+            "SELECT u.handle FROM memberships m JOIN users u ON u.id = m.user_id JOIN studios s ON s.id = m.studio_id"
+            " WHERE s.handle = 'bench' AND u.id != ? ORDER BY u.handle LIMIT 20", (user["id"],))]
+        notes = [fx.urls[1] + "/n/" + r["id"] for r in tx.all(
+            "SELECT i.id FROM items i JOIN studios s ON s.id = i.studio_id WHERE s.handle = 'bench' AND i.kind = 'note'"
+            " ORDER BY i.seq DESC LIMIT 500")]
+    # Each comment goes to the next of the newest notes in turn: on one note, every run would add to
+    # the comments the next call reads (who the note concerns, how many there are).
+    for name, body in (("comment", "Agreed, let's go ahead."),
+                       ("comment:20", "Agreed, let's go ahead: " + " ".join("@" + h for h in handles))):
+        messages = [frame("execute_action", {"action": "add_comment", "url": url, "params": {"body": body}})
+                    for url in notes]
+        turns = iter(range(1 << 62))
+        calls[name] = lambda m=messages, n=turns: conn.receive_bytes(m[next(n) % len(m)])
     for url in fx.urls:
         message = frame("navigate", {"url": url})
         calls[f"call:{url}"] = lambda m=message: conn.receive_bytes(m)
@@ -164,6 +190,15 @@ def inner(args) -> int:
         for _ in range(args.calls):
             call()
     return 0
+
+
+def without_inbox() -> None:
+    """Make the inbox and mentions no-ops in this process: a call as it was before issue 43."""
+    from navmcp import inbox, mentions
+
+    inbox.notify = lambda req, kind, user_ids, item_id=None: []
+    inbox.related = lambda tx, item_id: []
+    mentions.mentioned = lambda tx, studio_id, role, text: []
 
 
 VALGRIND = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]

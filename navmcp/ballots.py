@@ -1,5 +1,6 @@
 """Who has voted on a decision, and how, and who has not: what a decision page names (unless the
-decision is anonymous: then counts only, to everyone, for good) and whom `remind` tells."""
+decision is anonymous: then counts only, to everyone, for good) and whom `remind` tells. Who has
+not voted is who has neither a ballot (acceptance) nor an answer (the other kinds, navmcp.kinds)."""
 
 from __future__ import annotations
 
@@ -32,13 +33,15 @@ def who_voted(tx: Tx, decision_id: str, most: int = MOST_NAMED) -> list[dict[str
 
 _NOT_VOTED = """FROM memberships m JOIN users u ON u.id = m.user_id
                 WHERE m.studio_id = ? AND u.deleted_at IS NULL
-                  AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = ? AND v.user_id = m.user_id)"""
+                  AND NOT EXISTS (SELECT 1 FROM votes v WHERE v.decision_id = ? AND v.user_id = m.user_id)
+                  AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.decision_id = ? AND r.user_id = m.user_id)"""
 
 
 def not_voted(tx: Tx, studio_id: str, decision_id: str, most: int = MOST_NAMED) -> list[dict[str, Any]]:
     """Members (accounts not deleted) who have not voted: ids and handles, by handle, at most `most`."""
-    return tx.all(f"SELECT u.id, u.handle {_NOT_VOTED} ORDER BY u.handle LIMIT ?", (studio_id, decision_id, most))
+    return tx.all(f"SELECT u.id, u.handle {_NOT_VOTED} ORDER BY u.handle LIMIT ?",
+                  (studio_id, decision_id, decision_id, most))
 
 
 def not_voted_count(tx: Tx, studio_id: str, decision_id: str) -> int:
-    return tx.scalar(f"SELECT count(*) {_NOT_VOTED}", (studio_id, decision_id))
+    return tx.scalar(f"SELECT count(*) {_NOT_VOTED}", (studio_id, decision_id, decision_id))

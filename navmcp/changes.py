@@ -87,7 +87,7 @@ _WORDS = {
     "create_note": "note created", "create_decision": "decision created", "create_commitment": "commitment created",
     "join_commitment": "joined", "leave_commitment": "left", "confirm_read": "read",
     "pin": "pinned", "unpin": "unpinned", "add_member": "member added", "remove_member": "member removed",
-    "leave_studio": "member left", "create_studio": "studio created",
+    "leave_studio": "member left", "delete_studio": "studio deleted", "create_studio": "studio created",
 }
 _UNSIGNED = frozenset({"pin", "unpin"})
 _BALLOTS = frozenset({"vote", "consent", "object", "allocate", "answer"})

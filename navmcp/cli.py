@@ -7,6 +7,7 @@ import errno
 import logging
 import math
 import os
+import shlex
 import signal
 import socket
 import sys
@@ -27,6 +28,24 @@ def _app():
     from navmcp.app import App
 
     return App()
+
+
+def _workspace(app) -> str:
+    """Which workspace a command acts on, in words: the home folder, or the PostgreSQL database
+    (host and name; never its password). Several can exist side by side (`navmcp demo` makes one)."""
+    if app.embedded:
+        return f"the workspace at {app.config.home}"
+    from urllib.parse import urlsplit
+
+    url = urlsplit(app.config.database_url)
+    return f"the workspace in PostgreSQL at {url.hostname or 'localhost'}{url.path or ''}"
+
+
+def _again(home: Path | None = None) -> str:
+    from navmcp.config import Config, navmcp_command
+
+    config = Config.from_env()
+    return navmcp_command(home if home is not None else config.home, config.database_url)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -74,8 +93,9 @@ def cmd_user_add(args: argparse.Namespace) -> int:
     except NavError as e:
         print(f"navmcp: {e.message}", file=sys.stderr)
         return 1
-    print(f"created user @{user['handle']} (id {user['id']}); `navmcp token {user['handle']}` prints a token",
-          file=sys.stderr)
+    print(f"created user @{user['handle']} (id {user['id']}) in {_workspace(app)}; "
+          f"`{_again()} login-link {user['handle']}` prints a sign-in link, `{_again()} token {user['handle']}` "
+          "a token", file=sys.stderr)
     return 0
 
 
@@ -95,23 +115,28 @@ def cmd_user_delete(args: argparse.Namespace) -> int:
     except NavError as e:
         print(f"navmcp: {e.message}", file=sys.stderr)
         return 1
-    print(f"deleted user @{user['handle']}: their tokens no longer work", file=sys.stderr)
+    print(f"deleted user @{user['handle']} from {_workspace(app)}: their tokens no longer work", file=sys.stderr)
     return 0
 
 
-def _named_user(app, handle: str):
+def _named_user(app, handle: str, command: str):
     """The user called `handle`, or None after saying how to create one (on stderr)."""
     from navmcp.identity import deleted_message, ensure_owner, user_by_handle, was_deleted
 
-    if app.embedded:  # the local owner exists only on the embedded store
-        ensure_owner(app.store)
+    owner = ensure_owner(app.store) if app.embedded else None  # the local owner exists only on the embedded store
+    if not handle.strip():  # `navmcp token "$USER"` with USER unset or empty
+        example = owner["handle"] if owner else "HANDLE"
+        print(f"navmcp: no handle given (is $USER empty?): type the user's handle, e.g. `{_again()} "
+              f"{command} {example}`" + (f" (@{example} owns {_workspace(app)})" if owner else ""), file=sys.stderr)
+        return None
     with app.store.read() as tx:
         user = user_by_handle(tx, handle)
         deleted = user is None and was_deleted(tx, handle)
     if deleted:  # `user add` would refuse the handle: it stays with the deleted account's work
         print(f"navmcp: {deleted_message(handle)}", file=sys.stderr)
     elif user is None:
-        print(f"navmcp: no user {handle!r}; create one with `navmcp user add {handle}`", file=sys.stderr)
+        print(f"navmcp: no user {handle!r} in {_workspace(app)}; create one with `{_again()} user add {handle}`",
+              file=sys.stderr)
     return user
 
 
@@ -119,9 +144,10 @@ def cmd_token(args: argparse.Namespace) -> int:
     from navmcp.identity import mint_token
 
     app = _app()
-    user = _named_user(app, args.handle)
+    user = _named_user(app, args.handle, "token")
     if user is None:
         return 1
+    print(f"navmcp: a token for @{user['handle']} in {_workspace(app)}, valid {args.days:g} days", file=sys.stderr)
     print(mint_token(app.secret, user["id"], days=args.days))
     return 0
 
@@ -207,7 +233,8 @@ def cmd_web(args: argparse.Namespace) -> int:
         owner = ensure_owner(app.store)
         link = create_login_link(app.store, owner["id"], base)
         print(f"Sign in as @{owner['handle']} with this one-time link (valid {LINK_MINUTES} minutes):\n  {link}")
-    print("Links for other people: navmcp login-link HANDLE. Stop with Ctrl-C.", flush=True)
+    print(f"Serving {_workspace(app)}. Links for other people: {_again()} login-link HANDLE. Stop with Ctrl-C.",
+          flush=True)
     return _serve_web(app, sock, args.host, args.port, args.allow_host, args.forwarded_allow_ips)
 
 
@@ -215,10 +242,17 @@ def cmd_login_link(args: argparse.Namespace) -> int:
     from navmcp.web.auth import create_login_link
 
     app = _app()
-    user = _named_user(app, args.handle)
+    user = _named_user(app, args.handle, "login-link")
     if user is None:
         return 1
-    base = args.base_url or running_base_url(app.config.home) or DEFAULT_BASE_URL
+    running = running_base_url(app.config.home)
+    base = args.base_url or running or DEFAULT_BASE_URL
+    if args.base_url is None and running is None:
+        # Another workspace's server may well answer at the default address: the link would fail there.
+        print(f"navmcp: no `navmcp web` serves {_workspace(app)} now: this link works once `{_again()} web` runs "
+              f"(at {DEFAULT_BASE_URL}), or give --base-url where this workspace is served", file=sys.stderr)
+    print(f"navmcp: a sign-in link for @{user['handle']} in {_workspace(app)}, valid {args.minutes:g} minutes",
+          file=sys.stderr)
     print(create_login_link(app.store, user["id"], base, minutes=args.minutes))
     return 0
 
@@ -244,13 +278,9 @@ def cmd_digest(args: argparse.Namespace) -> int:
 
 
 def _command_path() -> str:
-    """How to run this navmcp again: plain `navmcp` when it is on PATH, else its full path."""
-    import shutil
+    from navmcp.config import command_path
 
-    beside = Path(sys.executable).parent / "navmcp"
-    if shutil.which("navmcp") == str(beside) or not beside.exists():
-        return "navmcp"
-    return str(beside)
+    return command_path()
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -268,6 +298,20 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp_server_command() -> str:
+    """The stdio server's command for an MCP client, as navmcp was installed: a checkout's
+    bin/mcp-server, else the `navmcp` script beside this Python (a wheel's venv has no bin/mcp-server)."""
+    from navmcp import walkthrough
+
+    shim = walkthrough.ROOT / "bin" / "mcp-server"
+    if shim.exists():
+        return shlex.quote(str(shim))
+    script = Path(sys.executable).parent / "navmcp"
+    if script.exists():
+        return f"{shlex.quote(str(script))} serve"
+    return f"{shlex.quote(sys.executable)} -P -m navmcp serve"
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from navmcp import walkthrough
     from navmcp.app import App
@@ -275,25 +319,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from navmcp.identity import ensure_owner
     from navmcp.web.auth import create_login_link
 
-    home = Path(args.home) if args.home else Path(str(default_home()) + "-demo")
+    given = args.home or args.workspace
+    home = Path(given).expanduser() if given else Path(str(default_home()) + "-demo")
     sock = None if args.no_serve else _listen(args.host, args.port)  # before the walkthrough: fail fast
     if sock is None and not args.no_serve:
         return 1
-    print(f"Demo workspace: {home}\nA scripted agent now connects to bin/mcp-server over MCP (stdio) and works in it.")
+    print(f"Demo workspace: {home}\nA scripted agent now connects to navmcp's stdio MCP server and works in it.")
     created = walkthrough.run(home)
     print("\nThe agent's items:")
     for kind, url in created.items():
         print(f"  {kind:<11} {url}")
     app = App(Config(home=home, database_url=None, token=None))
     base = _base_url(args.host, args.port)
-    shim = walkthrough.ROOT / "bin" / "mcp-server"
+    server = _mcp_server_command()
     # The demo's workspace is not the default one: without NAVMCP_HOME, Claude Code would open an empty workspace.
-    print(f"\nAdd this workspace to Claude Code:  claude mcp add navmcp -e NAVMCP_HOME={home} -- {shim}")
-    print(f"(your own workspace, at {default_home()}:  claude mcp add navmcp -- {shim})")
+    print(f"\nAdd this workspace to Claude Code:  claude mcp add navmcp -e NAVMCP_HOME={shlex.quote(str(home))} -- {server}")
+    print(f"(your own workspace, at {default_home()}:  claude mcp add navmcp -- {server})")
+    again = _again(home)
+    print(f"Commands for this workspace take --home:  {again} user add HANDLE, {again} login-link HANDLE, "
+          f"{again} token HANDLE")
     if sock is None:  # --no-serve
-        navmcp = _command_path()
-        print(f"Open any page yourself:  NAVMCP_HOME={home} {navmcp} get {created['decision']}")
-        print(f"Or in a browser:  NAVMCP_HOME={home} {navmcp} web   (then follow the login link it prints)")
+        print(f"Open any page yourself:  {again} get {created['decision']}")
+        print(f"Or in a browser:  {again} web   (then follow the login link it prints)")
         return 0
     link = create_login_link(app.store, ensure_owner(app.store)["id"], base) + "&next=" + created["decision"]
     print(f"\nThe web app now serves the same pages at {base}")
@@ -420,6 +467,9 @@ def _port(value: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="navmcp", description="A team workspace for agents and people, "
                                      "served as pages over MCP.")
+    parser.add_argument("--home", dest="workspace", metavar="DIR",
+                        help="the workspace to act on: its folder (default: NAVMCP_HOME, else "
+                             "~/.local/share/navmcp); `navmcp demo` makes one of its own")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the stdio MCP server (what bin/mcp-server runs)").set_defaults(func=cmd_serve)
     get = sub.add_parser("get", help="render one page to stdout")
@@ -509,6 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)
     _setup_logging()
     args = build_parser().parse_args(argv)
+    if args.workspace:  # before any Config is read: every command acts on this workspace
+        os.environ["NAVMCP_HOME"] = args.workspace
     try:
         return args.func(args)
     except OSError as e:  # a file it may not write, a full disk: one line, not a traceback

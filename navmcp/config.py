@@ -16,6 +16,27 @@ def default_home() -> Path:
     return Path(base) / "navmcp"
 
 
+def command_path() -> str:
+    """How to run this navmcp again: plain `navmcp` when it is on PATH, else its full path."""
+    import shutil
+    import sys
+
+    beside = Path(sys.executable).parent / "navmcp"
+    if shutil.which("navmcp") == str(beside) or not beside.exists():
+        return "navmcp"
+    return str(beside)
+
+
+def navmcp_command(home: Path, database_url: str | None = None) -> str:
+    """The command that acts on this workspace: `navmcp`, or `navmcp --home DIR` when it is not the
+    default one (without it, `user add`, `login-link` and `token` act on the default workspace)."""
+    import shlex
+
+    if database_url or home.expanduser().resolve() == default_home().resolve():
+        return command_path()
+    return f"{command_path()} --home {shlex.quote(str(home))}"
+
+
 # What navmcp keeps in its home: the SQLite file with its WAL and shared-memory files, and the
 # signing secret. Only these are made private on open: NAVMCP_HOME may name a folder that also
 # holds files of the user's own.

@@ -14,7 +14,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from navmcp.clock import now
 from navmcp.config import ensure_home
@@ -111,31 +111,6 @@ def mint_token(secret: bytes, user_id: str, days: float = DEFAULT_TOKEN_DAYS) ->
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
-def verify_token(secret: bytes, token: str) -> dict[str, Any]:
-    import jwt
-
-    try:
-        return jwt.decode(
-            token, secret, algorithms=[ALGORITHM], audience=AUDIENCE,
-            options={"require": ["exp", "sub", "aud"]},
-        )
-    except jwt.ExpiredSignatureError:
-        raise AuthError("token expired: mint a new one with `navmcp token HANDLE`") from None
-    except jwt.ImmatureSignatureError:
-        raise AuthError("token not yet valid (nbf/iat in the future)") from None
-    except jwt.InvalidAudienceError:
-        raise AuthError(f"token is for another audience (expected {AUDIENCE!r})") from None
-    except jwt.MissingRequiredClaimError as e:
-        raise AuthError(f"token lacks the {e.claim!r} claim") from None
-    except jwt.InvalidSignatureError:
-        raise AuthError("token signature is invalid (signed with another secret?)") from None
-    except jwt.InvalidAlgorithmError:
-        raise AuthError(f"token algorithm not accepted (only {ALGORITHM})") from None
-    except jwt.InvalidTokenError as e:
-        raise AuthError(f"token is not valid: {e}") from None
-
-
-
 # --- OAuth access tokens ------------------------------------------------------------------------
 
 ACCESS_TOKEN_TYPE = "at+jwt"  # RFC 9068's JWT header type: how an OAuth access token is told from ours
@@ -173,27 +148,48 @@ def mint_access_token(secret: bytes, *, issuer: str, user_id: str, access: Acces
     return jwt.encode(claims, secret, algorithm=ALGORITHM, headers={"typ": ACCESS_TOKEN_TYPE})
 
 
-def verify_access_token(secret: bytes, token: str, resource: str) -> tuple[str, Access]:
-    """(user id, Access) of an OAuth access token issued for `resource` (RFC 8707: a token for
-    another resource is refused); an `AuthError` otherwise."""
+# What a token must carry, and how its faults are told: navmcp's own (`navmcp token`) and an OAuth
+# access token (issued by /token for one resource), one verifier for both.
+_OWN = (("exp", "sub", "aud"), "token", "mint a new one with `navmcp token HANDLE`")
+_ACCESS = (("exp", "sub", "aud", "gid", "client_id", "scope"), "access token", "refresh it, or authorize again")
+
+
+@overload
+def verify_token(secret: bytes, token: str) -> tuple[str, None]: ...
+@overload
+def verify_token(secret: bytes, token: str, resource: str) -> tuple[str, Access]: ...
+def verify_token(secret: bytes, token: str, resource: str | None = None) -> tuple[str, Access | None]:
+    """(user id, None) of navmcp's own token (audience AUDIENCE); with `resource`, (user id, Access)
+    of an OAuth access token issued for that resource (RFC 8707: a token for another resource is
+    refused). An `AuthError` saying why otherwise."""
     import jwt
 
+    required, what, renew = _ACCESS if resource is not None else _OWN
+    audience = resource if resource is not None else AUDIENCE
     try:
-        claims = jwt.decode(token, secret, algorithms=[ALGORITHM], audience=resource,
-                            options={"require": ["exp", "sub", "aud", "gid", "client_id", "scope"]})
+        claims = jwt.decode(token, secret, algorithms=[ALGORITHM], audience=audience,
+                            options={"require": list(required)})
     except jwt.ExpiredSignatureError:
-        raise AuthError("access token expired: refresh it, or authorize again") from None
+        raise AuthError(f"{what} expired: {renew}") from None
+    except jwt.ImmatureSignatureError:
+        raise AuthError(f"{what} not yet valid (nbf/iat in the future)") from None
     except jwt.InvalidAudienceError:
-        raise AuthError(f"access token is for another resource (this is {resource})") from None
+        raise AuthError(f"access token is for another resource (this is {resource})" if resource is not None else
+                        f"token is for another audience (expected {AUDIENCE!r})") from None
     except jwt.MissingRequiredClaimError as e:
-        raise AuthError(f"access token lacks the {e.claim!r} claim") from None
+        raise AuthError(f"{what} lacks the {e.claim!r} claim") from None
     except jwt.InvalidSignatureError:
-        raise AuthError("access token signature is invalid") from None
+        raise AuthError(f"{what} signature is invalid" + (" (signed with another secret?)" if resource is None else "")) from None
+    except jwt.InvalidAlgorithmError:
+        raise AuthError(f"{what} algorithm not accepted (only {ALGORITHM})") from None
     except jwt.InvalidTokenError as e:
-        raise AuthError(f"access token is not valid: {e}") from None
+        raise AuthError(f"{what} is not valid: {e}") from None
+    if resource is None:
+        return str(claims["sub"]), None
     access = Access(str(claims["gid"]), str(claims["client_id"]), str(claims.get("client_name") or claims["client_id"]),
                     frozenset(str(claims["scope"]).split()), resource)
     return str(claims["sub"]), access
+
 
 # --- users ------------------------------------------------------------------------------------
 
@@ -355,4 +351,4 @@ def token_principal(store: Store, secret: bytes, token: str, supabase: Any = Non
     if supabase is None and _claims_audience(token) == "authenticated":
         raise AuthError("this is a Supabase Auth token, but no Supabase project is configured here "
                         f"(set SUPABASE_JWT_SECRET or SUPABASE_URL); navmcp tokens have audience {AUDIENCE!r}")
-    return Principal(str(verify_token(secret, token)["sub"]))
+    return Principal(verify_token(secret, token)[0])

@@ -65,7 +65,11 @@ def related(tx: Tx, item_id: str) -> list[str]:
 
 
 def voters(tx: Tx, decision_id: str) -> list[str]:
-    return [r["user_id"] for r in tx.all("SELECT DISTINCT user_id FROM votes WHERE decision_id = ?", (decision_id,))]
+    """Who voted on a decision: ballots of an acceptance decision, answers of the other kinds
+    (navmcp.kinds: stances, dots, times)."""
+    return [r["user_id"] for r in tx.all("SELECT user_id FROM votes WHERE decision_id = ?"
+                                         " UNION SELECT user_id FROM responses WHERE decision_id = ?",
+                                         (decision_id, decision_id))]
 
 
 def participants(tx: Tx, commitment_id: str) -> list[str]:

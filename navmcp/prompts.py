@@ -114,12 +114,15 @@ def _what_needs_me(studio: str | None, topic: str) -> str:
 
 
 def _weekly_review(studio: str, topic: str) -> str:
+    # Only what the cycle's pages show: their rows carry each closed decision's result, each
+    # commitment's joins and each open item's deadline, so no item needs opening (issue 42).
     base = f"/studios/{studio}"
     return (f"Review the week in {base}.\n\n"
-            f"1. navigate('{base}/cycles/this-week') (and '{base}/cycles/last-week' to compare).\n"
-            "2. Open the decisions and commitments listed there: which closed and with what result, which "
-            "are still open, which are near critical mass.\n"
-            "3. Write me a short review: decided, committed, written, still open — each with its URL.")
+            f"1. navigate('{base}/cycles/this-week'): its Created and Closed lists, and each list's Next page "
+            "until its last. Each row already says what you need: a closed decision's result, a commitment's "
+            "joins (n of m joined), an open item's deadline. Do not open the items.\n"
+            "2. Write me a short review from those lists alone: decided (with each result), committed, written, "
+            "still open (with deadlines) — each with its URL.")
 
 
 _TEXTS: dict[str, Callable[..., str]] = {"standup": _standup, "decide": _decide, "what-needs-me": _what_needs_me,

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from navmcp import zones
 from navmcp.clock import moment, now
 from navmcp.text import INVISIBLE
 
@@ -199,18 +200,29 @@ _DUE_UNITS = (("minute", 60, 3600), ("hour", 3600, 2 * 86400), ("day", 86400, 60
               ("month", 30 * 86400, 730 * 86400), ("year", 365 * 86400, float("inf")))
 
 
-def due(value: str, at: str | None = None) -> str:
-    """A deadline as an item page shows it: its time (`utc`) and how far off it is, in plain words:
+def in_zone(value: str, zone: str | None = None) -> str:
+    """A stored time as shown to someone: in their zone (`navmcp.zones`) as ISO 8601 with its offset
+    and the zone's name, "2026-12-04T18:00+01:00 Europe/Paris"; with none set, `utc`."""
+    if not zone:
+        return utc(value)
+    try:
+        return zones.local_iso(value, zone)
+    except ValueError:
+        return utc(value)
+
+
+def due(value: str, at: str | None = None, zone: str | None = None) -> str:
+    """A deadline as an item page shows it: its time (`in_zone`) and how far off it is, in plain words:
     "2026-12-04 17:00 UTC (in 6 days)", "… (2 hours ago)"."""
     try:
         seconds = (moment(value) - moment(at or now())).total_seconds()
     except ValueError:
-        return utc(value)
+        return in_zone(value, zone)
     far = abs(seconds)
     unit, size = next((u, s) for u, s, below in _DUE_UNITS if far < below)
     n = max(1, int(far // size))
     words = f"{n} {unit}{'s' if n != 1 else ''}"
-    return f"{utc(value)} ({'in ' + words if seconds >= 0 else words + ' ago'})"
+    return f"{in_zone(value, zone)} ({'in ' + words if seconds >= 0 else words + ' ago'})"
 
 
 def body_cuts(text: str) -> list[int]:
@@ -341,6 +353,7 @@ def environment():
     env.filters["listings"] = listings
     env.filters["due"] = due  # a deadline: its time and how far off it is
     env.filters["filesize"] = filesize
+    env.filters["in_zone"] = in_zone  # a time in the reader's zone (utc when none is set)
     env.filters["plain"] = plain  # a stored message (the audit's outcomes) is escaped once, as a whole
     return env
 

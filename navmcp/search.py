@@ -4,7 +4,8 @@ A query is words and filters, typed as a person types them:
 
 - `pricing model` — items with every word (the last may be the start of a word);
 - `"pricing model"` — the words side by side; `-draft` — leave out what says "draft";
-- `type:decision` (note, decision, commitment), `status:open` (or closed), `tag:q4`.
+- `type:decision` (note, decision, commitment), `status:open` (or closed), `tag:q4`;
+- `kind:consent` — decisions of one kind (`navmcp.kinds.NAMES`; it implies `type:decision`).
 
 An item is found by its own text, its tags, its options or its comments; it is listed once, at the
 best place it was found: its title first, then a tag named by the words, then its text, then an
@@ -21,10 +22,11 @@ import re
 from dataclasses import dataclass
 
 from navmcp.errors import InvalidQuery
+from navmcp.kinds.names import NAMES as DECISION_KINDS
 
 KINDS = ("note", "decision", "commitment")
 STATUSES = ("open", "closed")
-FILTERS = {"type": KINDS, "status": STATUSES, "tag": None}
+FILTERS = {"type": KINDS, "status": STATUSES, "tag": None, "kind": DECISION_KINDS}
 # Where an item was found, best first: the number is what both stores sort by.
 TIERS = {0: "title", 1: "tag", 2: "text", 3: "option", 4: "comment"}
 MAX_TERMS = 16
@@ -41,7 +43,8 @@ _FILTER = re.compile(r"([A-Za-z]+):([\w-]+)")
 _TAG = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 
 HELP = ('Search words find items by title, text, tags, options and comments. Narrow with `type:note`, '
-        '`type:decision` or `type:commitment`, `status:open` or `status:closed`, `tag:NAME`, `"exact words"`, '
+        '`type:decision` or `type:commitment`, `status:open` or `status:closed`, `tag:NAME`, '
+        f'`kind:` a decision\'s kind ({", ".join(DECISION_KINDS)}), `"exact words"`, '
         'and `-word` to leave out what contains a word.')
 
 
@@ -56,6 +59,7 @@ class Query:
     kind: str | None = None
     status: str | None = None
     tag: str | None = None
+    decision_kind: str | None = None  # `kind:`; an acceptance decision's item has none stored
 
     @property
     def tag_word(self) -> str | None:
@@ -118,8 +122,11 @@ def parse(text: str) -> Query | None:
         if excluded:
             raise InvalidQuery(f"a search needs a word to look for (or a filter) besides the words it leaves out. {HELP}")
         return None
+    if "kind" in filters:  # a decision's kind: only decisions have one
+        if filters.setdefault("type", "decision") != "decision":
+            raise InvalidQuery(f"'kind:' is a decision's kind: type:{filters['type']} has none. {HELP}")
     return Query(tuple(terms[:MAX_TERMS]), prefix, tuple(excluded[:MAX_TERMS]),
-                 filters.get("type"), filters.get("status"), filters.get("tag"))
+                 filters.get("type"), filters.get("status"), filters.get("tag"), filters.get("kind"))
 
 
 # --- what a result shows -------------------------------------------------------------------------

@@ -416,11 +416,11 @@ def agent_fixtures(conn, rng: random.Random, new_id: Ids, owner_id: str, handles
     rows: dict[str, list[tuple[Any, ...]]] = {"items": [], "options": [], "comments": [], "participants": [], "votes": []}
 
     def item(handle: str, kind: str, title: str, body: str, days: float, pinned: int = 0, closed: bool = False,
-             mass: int | None = None) -> str:
+             mass: int | None = None, due: float | None = None) -> str:
         iid = new_id()
         made = stamp(days)
         rows["items"].append((iid, sids[handle], kind, title, body, owner_id, made, made, pinned,
-                              stamp(days - 1) if closed else None, None, mass, None))
+                              stamp(days - 1) if closed else None, None if due is None else stamp(-due), mass, None))
         counts["items"] += 1
         counts[kind + "s"] += 1
         return iid
@@ -492,6 +492,14 @@ def agent_fixtures(conn, rng: random.Random, new_id: Ids, owner_id: str, handles
     comment(spread[1], region, "Kestrel needs a staging database first.", 28)
     item(spread[2], "commitment", "Pilot the new service with two teams", "Kestrel pilot volunteers.", 27, mass=2)
     urls["keyword_note"] = f"/studios/{spread[0]}/n/{kick}"
+    # What needs the owner within a day (issue 42): a vote and a commitment due in hours, in another
+    # studio than the first, and a vote due in a day and a half (not yet).
+    soon = handles[1 % len(handles)]
+    for title, due in (("Which caterer for Friday?", 0.25), ("Which room for the retro?", 1.5)):
+        vote = item(soon if due < 1 else first, "decision", title, "Pick before the order closes.", 0.1, due=due)
+        option(vote, "The usual one", 0.1)
+        option(vote, "The new one", 0.1)
+    item(soon, "commitment", "Set up the demo stand", "Four people, before the fair opens.", 0.1, mass=4, due=0.5)
     write = getattr(conn, "copy_rows", None) or _sqlite_writer(conn)
     write("items", ("id", "studio_id", "kind", "title", "body", "created_by", "created_at", "updated_at", "pinned",
                     "closed_at", "deadline", "critical_mass", "participant_limit"), rows["items"])

@@ -79,16 +79,17 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     for url in ("/help", f"{STUDIO}/cycles/today", f"{STUDIO}/search?q=x", f"{STUDIO}/tags/x",
                 f"{STUDIO}/audit"):
         check(owner, url, set())
-    check(owner, "/whoami", {"make_unfindable", "set_email"})  # accounts made by `navmcp user add` start findable
+    # accounts made by `navmcp user add` start findable
+    check(owner, "/whoami", {"make_unfindable", "set_email", "set_time_zone"})
     act(ws, owner, "/whoami", "make_unfindable")
     with app.store.read() as tx:  # the row as the next call reads it
         unfindable = user_by_id(tx, owner["id"])
-    check(unfindable, "/whoami", {"make_findable", "set_email"})
+    check(unfindable, "/whoami", {"make_findable", "set_email", "set_time_zone"})
     act(ws, unfindable, "/whoami", "make_findable")
     act(ws, owner, "/whoami", "set_email", {"email": "me@example.org"})
-    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_off"})
+    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_off", "set_time_zone"})
     act(ws, owner, "/whoami", "digest_off")
-    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_on"})
+    check(owner, "/whoami", {"make_unfindable", "set_email", "digest_on", "set_time_zone"})
 
     note = act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url
     check(owner, note, {"add_comment", "attach", "confirm_read", "edit_note", "pin"})
@@ -146,9 +147,9 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     # decision kinds (navmcp/kinds): each offers its own actions, and no other kind's
     proposal = act(ws, bob, STUDIO, "create_decision", {"question": "P?", "kind": "consent",
                                                         "deadline": "2100-01-01"}).url
-    check(bob, proposal, {"add_comment", "attach", "consent", "object", "amend", "extend_decision"})  # not everyone has a stance: no close
+    check(bob, proposal, {"add_comment", "attach", "consent", "object", "amend", "extend_decision", "remind"})  # not everyone has a stance: no close
     check(carol, proposal, {"add_comment", "attach", "consent", "object"})
-    check(owner, proposal, {"add_comment", "attach", "consent", "object", "extend_decision"})
+    check(owner, proposal, {"add_comment", "attach", "consent", "object", "extend_decision", "remind"})
     for user in (owner, bob):
         act(ws, user, proposal, "consent")
     act(ws, carol, proposal, "object", {"reason": "not before the release"})
@@ -158,7 +159,8 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     act(ws, owner, proposal, "close_decision")
     check(bob, proposal, {"add_comment", "attach", "reopen_decision", "set_outcome"})  # no edit_decision: amend is its edit
     undated = act(ws, carol, STUDIO, "create_decision", {"question": "U?", "kind": "consent"}).url
-    check(carol, undated, {"add_comment", "attach", "consent", "object", "amend", "close_decision", "extend_decision"})  # no deadline to wait for
+    check(carol, undated, {"add_comment", "attach", "consent", "object", "amend", "close_decision", "extend_decision",
+                           "remind"})  # no deadline to wait for
 
     dotted = act(ws, bob, STUDIO, "create_decision", {"question": "D?", "kind": "dots"}).url
     check(bob, dotted, {"add_comment", "attach", "add_option", "close_decision", "edit_decision", "extend_decision"})
@@ -177,7 +179,7 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(carol, poll, {"add_comment", "attach", "add_time"})
     act(ws, carol, poll, "add_time", {"start": "2100-01-05T10:00+01:00"})
     check(carol, poll, {"add_comment", "attach", "add_time", "answer"})
-    check(owner, poll, {"add_comment", "attach", "add_time", "answer", "close_poll", "edit_decision", "extend_decision"})
+    check(owner, poll, {"add_comment", "attach", "add_time", "answer", "close_poll", "edit_decision", "extend_decision", "remind"})
     act(ws, carol, poll, "answer", {"times": [{"option": 1, "answer": "yes"}]})
     act(ws, bob, poll, "close_poll")
     check(carol, poll, {"add_comment", "attach"})
@@ -189,6 +191,11 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, "/inbox", {"dismiss"})
     act(ws, bob, "/inbox", "dismiss", {"all": True})
     check(bob, "/inbox", set())
+
+    # a studio's last member deletes it (leaving is not offered); with anyone else in it, nobody may
+    act(ws, carol, "/", "create_studio", {"handle": "solo", "name": "Solo"})
+    check(carol, "/studios/solo/members", {"add_member", "remove_member", "create_invitation", "delete_studio"})
+    act(ws, carol, "/studios/solo/members", "delete_studio", {"confirm": "solo"})
 
     # every action was offered (and accepted) somewhere
     assert set(seen) == set(ALL_ACTIONS)

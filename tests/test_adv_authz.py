@@ -53,6 +53,7 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("whoami", "make_unfindable"): ("/whoami", {}, ANYONE),
     ("whoami", "make_findable"): ("/whoami", {}, ANYONE),  # after make_unfindable (see SETUP)
     ("whoami", "set_email"): ("/whoami", {"email": "me@example.org"}, ANYONE),  # their own address
+    ("whoami", "set_time_zone"): ("/whoami", {"zone": "Europe/Lisbon"}, ANYONE),  # their own zone
     ("whoami", "digest_off"): ("/whoami", {}, ANYONE),  # after set_email (see SETUP)
     ("whoami", "digest_on"): ("/whoami", {}, ANYONE),  # after set_email and digest_off (see SETUP)
     ("members", "add_member"): ("/studios/adv/members", {"handle": "outsider"}, {"admin"}),
@@ -61,6 +62,8 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("members", "revoke_invitation"): ("/studios/adv/members", {"invitation": "w0rld1nv"}, {"admin"}),
     # the studio's only admin may not leave while others are in it
     ("members", "leave_studio"): ("/studios/adv/members", {}, {"author", "member"}),
+    # only a studio's last member may delete it, and the world's studio has several: nobody may
+    ("members", "delete_studio"): ("/studios/adv/members", {"confirm": "adv"}, set()),
     ("studio", "create_note"): ("/studios/adv", {"title": "T", "body": "B"}, MEMBERS),
     ("studio", "create_decision"): ("/studios/adv", {"question": "Q?", "options": ["A"]}, MEMBERS),
     ("studio", "create_commitment"): ("/studios/adv", {"title": "C", "critical_mass": 1}, MEMBERS),

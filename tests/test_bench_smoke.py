@@ -251,3 +251,42 @@ def test_the_fairness_bench_runs_at_a_tiny_size(tmp_path):
     assert set(figures["bystander_attacked"]) == {"page", "search"}
     assert set(figures["attackers_answered"]) == {"tags", "awaiting", "cycle", "search"}
     assert "| bystander, attacked | search |" in done.stdout.decode()
+
+
+def test_the_scale_bench_runs_at_two_tiny_sizes(tmp_path):
+    """`python -m bench.scale` times every page at both sizes in one run and gives each its ratio."""
+    from bench.scale import PAGES
+
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    out = tmp_path / "scale.json"
+    done = subprocess.run([sys.executable, "-m", "bench.scale", "--sizes", "40,80", "--rounds", "2", "--calls", "1",
+                           "--workdir", str(tmp_path / "work"), "--json", str(out)],
+                          capture_output=True, cwd=ROOT, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    figures = json.loads(out.read_text())["pages"]
+    assert set(figures) == set(PAGES)
+    for url in PAGES:
+        row = figures[url]["80"] if "80" in figures[url] else figures[url][80]
+        assert row["small_ms"] > 0 and row["large_ms"] > 0 and len(row["per_round"]) == 2
+        assert f"| `{url}` |" in done.stdout.decode()
+
+
+def test_the_inbox_bench_fills_the_inbox_and_times_it(tmp_path):
+    """`python -m bench.inbox` gives the owner the entries asked (once) and times /inbox beside the feed."""
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    command = [sys.executable, "-m", "bench.inbox", "--size", "60", "--entries", "40", "--calls", "2", "--rounds", "1",
+               "--workdir", str(tmp_path / "work")]
+    for _ in range(2):  # the second run reuses the entries
+        done = subprocess.run(command, capture_output=True, cwd=ROOT, timeout=300, env=env)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+        assert "/inbox with 40 entries" in done.stdout.decode() and "/inbox ÷ feed" in done.stdout.decode()
+
+
+def test_the_instruction_targets_without_the_inbox_run(tmp_path):
+    """`:noinbox` runs a target with the inbox and mentions made no-ops (a call as before issue 43)."""
+    env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
+    command = [sys.executable, "-m", "bench.instructions", "--size", "100", "--workdir", str(tmp_path / "work"),
+               "--inner", "--calls", "2"]
+    for target in ("comment:20", "comment:20:noinbox", "vote:noinbox"):
+        done = subprocess.run([*command, "--target", target], capture_output=True, cwd=ROOT, timeout=180, env=env)
+        assert done.returncode == 0, (target, done.stderr.decode(errors="replace")[-3000:])

@@ -169,13 +169,13 @@ def test_a_removed_members_watch_ends_with_a_reason(any_app, team, watching):
 
 
 def test_the_last_member_deleting_a_studio_ends_its_watches(any_app, team, watching):
-    """leave_studio by its last member deletes the studio (issue 24 item 17): the act is audited
+    """delete_studio by its last member deletes the studio (issue 24 item 17, issue 49 item 9): the act is audited
     under no studio, and the watchers of its pages still hear of it, and are ended."""
     ws, alice, bob, carol, decision = team
     ws.execute(alice, "/studios/other/members", "add_member", {"handle": "carol", "role": "admin"})
     ws.execute(alice, "/studios/other/members", "leave_studio", None)
     events = watching(carol, "/studios/other")
-    ws.execute(carol, "/studios/other/members", "leave_studio", {"confirm": "other"})
+    ws.execute(carol, "/studios/other/members", "delete_studio", {"confirm": "other"})
     kind, reason = events.get(timeout=HANG)
     assert kind == "end" and "no longer a member" in reason
 

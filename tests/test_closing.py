@@ -63,7 +63,7 @@ def test_extend_close_with_an_outcome_and_reopen_by_role(team):
     reopened = ws.execute(bob, decision, "reopen_decision", {})
     assert reopened.message.startswith("Decision reopened: revision 4")
     history = ws.page(carol, decision + "?history=1").markdown
-    assert "- result: a tie between 'Lisbon' and 'Berlin' → (none)" in history
+    assert "- result: 'Lisbon' / tie with 'Berlin' → (none)" in history  # as closing said it
     assert "- status: closed at 20" in history and "Lisbon: the tie goes to the cheaper trip → (none)" in history
     assert ws.page(carol, decision).data["open"] and "**Outcome**" not in ws.page(carol, decision).markdown
     # closing with an outcome writes it at once

@@ -38,7 +38,8 @@ def test_token_prints_only_the_token_and_the_secret_is_0600(tmp_path):
     assert token.count(".") == 2 and " " not in token
     secret = home / "secret"
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600  # even though the umask was 0
-    claims = verify_token(secret.read_bytes().strip(), token)
+    assert verify_token(secret.read_bytes().strip(), token) == (jwt.decode(token, options={"verify_signature": False})["sub"], None)
+    claims = jwt.decode(token, secret.read_bytes().strip(), algorithms=["HS256"], audience=AUDIENCE)
     assert claims["aud"] == AUDIENCE and claims["exp"] > time.time() + 29 * 86400
     # The token acts as bob.
     whoami = cli(home, "get", "/whoami", env={"NAVMCP_TOKEN": token})

@@ -35,6 +35,27 @@ def kinds(any_app, user) -> list[tuple[str, str | None, int]]:
     return [(e["kind"], e["name"], e["count"]) for e in entries(any_app, user)]
 
 
+
+def test_an_edit_that_adds_a_mention_notifies_the_newly_mentioned_only(any_app, team):
+    """An edit tells whom its new text mentions and the old did not (edit_note, edit_comment):
+    nobody mentioned before is told again, and a mention an edit removes tells nobody."""
+    ws, alice, bob, carol, dave = team
+    note = ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "draft for @bob"}).url
+    assert kinds(any_app, bob).count(("mention", "Plan", 1)) == 1 and ("mention", "Plan", 1) not in kinds(any_app, carol)
+    ws.execute(alice, note, "edit_note", {"body": "draft for @bob and @carol"})
+    assert ("mention", "Plan", 1) in kinds(any_app, carol)
+    assert [k for k in kinds(any_app, bob) if k[0] == "mention"] == [("mention", "Plan", 1)]  # not told twice
+    ws.execute(alice, note, "edit_note", {"body": "draft, nobody named"})
+    assert [k for k in kinds(any_app, carol) if k[0] == "mention"] == [("mention", "Plan", 1)]
+    # a comment edited to mention someone tells them too
+    ws.execute(carol, note, "add_comment", {"body": "looks fine"})
+    cid = ws.page(carol, note).data["comments"][0]["id"]
+    before = [k for k in kinds(any_app, bob) if k[0] == "mention"]
+    ws.execute(carol, note, "edit_comment", {"comment": cid, "body": "looks fine, @bob?"})
+    after = [k for k in kinds(any_app, bob) if k[0] == "mention"]
+    assert after != before and sum(n for _, _, n in after) == sum(n for _, _, n in before) + 1
+    assert kinds(any_app, dave) == []
+
 def test_being_added_to_a_studio_is_an_entry_for_the_one_added_only(any_app, team):
     ws, alice, bob, carol, dave = team
     assert kinds(any_app, bob) == [("added", "Team", 1)]

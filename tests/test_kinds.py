@@ -300,3 +300,131 @@ def test_walkthrough_time_poll_over_mcp(members):
     meeting = ben.navigate(done["url"])
     assert "@ann, joined" in meeting and "@ben, joined" in meeting and "@cy, joined" not in meeting
     assert "| commitment | open | @ann | 2 (you joined) | 2 |" in meeting
+
+
+# --- search, the inbox and reopening, for every kind -------------------------------------------------
+
+
+def test_search_filters_decisions_by_kind_exactly(any_app, team):
+    ws, ann = any_app.workspace, team["ann"][0]
+    made = {kind: _decide(ws, ann, question=f"Which {kind}?", kind=kind, **({} if kind == "consent" else
+                                                                            {"options": ["2100-01-01 10:00"]}))
+            for kind in ("acceptance", "consent", "dots", "times")}
+    ws.execute(ann, STUDIO, "create_note", {"title": "Which note?", "body": "Which kind?"})
+    for kind, url in made.items():
+        for where in (f"{STUDIO}/search", "/search"):
+            for q in (f"kind:{kind}", f"which kind:{kind}", f"kind:{kind} type:decision status:open"):
+                page = ws.page(ann, f"{where}?q={q.replace(' ', '+')}")
+                assert [r["url"] for r in page.data["results"]] == [url], (where, q)
+                assert page.data["pager"]["total"] == 1
+    with pytest.raises(Exception) as e:
+        ws.page(ann, f"{STUDIO}/search?q=kind:poll")
+    assert "'kind:' takes acceptance, consent, dots, times, not 'poll'" in str(e.value)
+    with pytest.raises(Exception) as e:
+        ws.page(ann, f"{STUDIO}/search?q=type:note+kind:dots")
+    assert "'kind:' is a decision's kind: type:note has none" in str(e.value)
+
+
+def _inbox(any_app, user) -> list[tuple[str, str]]:
+    return [(e["kind"], e["name"]) for e in any_app.workspace.page(user, "/inbox").data["entries"]]
+
+
+def test_closing_any_kind_tells_its_creator_and_those_who_answered(any_app, team):
+    ws = any_app.workspace
+    ann, ben, cy = (team[h][0] for h in ("ann", "ben", "cy"))
+    consent = _decide(ws, ben, question="Consent?", kind="consent")
+    ws.execute(cy, consent, "consent", {})
+    dots = _decide(ws, ben, question="Dots?", kind="dots", options=["A", "B"])
+    ws.execute(cy, dots, "allocate", {"dots": [{"option": 1, "dots": 2}]})
+    times = _decide(ws, ben, question="Times?", kind="times", options=["2100-01-01 10:00"])
+    ws.execute(cy, times, "answer", {"times": [{"option": 1, "answer": "yes"}]})
+    ws.execute(ann, consent, "close_decision", {})  # no deadline: an admin may close
+    ws.execute(ann, dots, "close_decision", {})
+    ws.execute(ann, times, "close_poll", {})
+    closed = [("decision_closed", q) for q in ("Times?", "Dots?", "Consent?")]
+    assert [e for e in _inbox(any_app, ben) if e[0] == "decision_closed"] == closed  # the creator
+    assert [e for e in _inbox(any_app, cy) if e[0] == "decision_closed"] == closed  # who answered
+    assert not [e for e in _inbox(any_app, ann) if e[0] == "decision_closed"]  # she closed them
+
+
+def test_a_time_poll_that_made_its_commitment_is_not_reopened(any_app, team):
+    ws = any_app.workspace
+    ann, ben = team["ann"][0], team["ben"][0]
+    url = _decide(ws, ann, question="Sync?", kind="times", options=["2100-01-01 10:00"])
+    ws.execute(ben, url, "answer", {"times": [{"option": 1, "answer": "yes"}]})
+    made = ws.execute(ann, url, "close_poll", {}).url
+    with pytest.raises(ActionUnavailable) as e:
+        ws.execute(ann, url, "reopen_decision", {})
+    assert f"closing the poll created the commitment 'Meet: Sync?' ({made})" in e.value.message
+    assert "a new time is a new time poll" in e.value.message
+    assert "reopen_decision" not in [a["name"] for a in ws.page(ann, url).as_json()["actions"]]
+
+    # Closed without a commitment, it reopens, and its history keeps the result as the poll said it.
+    bare = _decide(ws, ann, question="Lunch?", kind="times", options=["2100-01-02 12:00"])
+    ws.execute(ben, bare, "answer", {"times": [{"option": 1, "answer": "maybe"}]})
+    ws.execute(ann, bare, "close_poll", {"create_commitment": False})
+    ws.execute(ann, bare, "reopen_decision", {})
+    history = ws.page(ann, bare + "?history=1").markdown
+    assert "- result: Fri 2100-01-01 12:00 UTC" not in history
+    assert "- result: Sat 2100-01-02 12:00 UTC (0 yes, 1 if need be) → (none)" in history
+
+
+def test_reopening_keeps_each_kinds_own_result_in_its_history(any_app, team):
+    ws = any_app.workspace
+    ann, ben = team["ann"][0], team["ben"][0]
+    url = _decide(ws, ann, question="Proposal?", kind="consent")
+    ws.execute(ben, url, "object", {"reason": "Not before the audit"})
+    ws.execute(ann, url, "close_decision", {})
+    ws.execute(ann, url, "reopen_decision", {})
+    history = ws.page(ann, url + "?history=1").markdown
+    assert "- result: blocked: 1 objection (at most 0 allowed) → (none)" in history
+
+
+def test_remind_tells_who_has_not_answered_on_every_kind(any_app, team):
+    ws = any_app.workspace
+    ann, ben, cy = (team[h][0] for h in ("ann", "ben", "cy"))
+    for kind, act, params in (("consent", "consent", {}),
+                              ("dots", "allocate", {"dots": [{"option": 1, "dots": 1}]}),
+                              ("times", "answer", {"times": [{"option": 1, "answer": "no"}]})):
+        url = _decide(ws, ann, question=f"Remind {kind}?", kind=kind,
+                      **({} if kind == "consent" else {"options": ["2100-01-01 10:00"]}))
+        ws.execute(ben, url, act, params)  # ben answered; cy has not
+        assert ws.execute(ann, url, "remind", {}).message == "Reminded 1 member(s) who have not voted yet."
+        assert ("reminder", f"Remind {kind}?") in _inbox(any_app, cy)
+        assert ("reminder", f"Remind {kind}?") not in _inbox(any_app, ben)
+        with pytest.raises(ActionUnavailable) as e:  # once a day
+            ws.execute(ann, url, "remind", {})
+        assert "reminded less than a day ago" in e.value.message
+    everyone = _decide(ws, ann, question="All in?", kind="consent")
+    ws.execute(ben, everyone, "consent", {})
+    ws.execute(cy, everyone, "object", {"reason": "Not this quarter"})
+    with pytest.raises(ActionUnavailable) as e:
+        ws.execute(ann, everyone, "remind", {})
+    assert "everyone else has voted already" in e.value.message
+
+
+def test_a_cycle_lists_each_closed_decision_with_its_result(any_app, team):
+    ws = any_app.workspace
+    ann, ben = team["ann"][0], team["ben"][0]
+    consent = _decide(ws, ann, question="Adopt *it*?", kind="consent")
+    ws.execute(ben, consent, "object", {"reason": "Not before the audit"})
+    ws.execute(ann, consent, "close_decision", {})
+    dots = _decide(ws, ann, question="First?", kind="dots", options=["Docs [x](/evil)", "Tests"])
+    ws.execute(ben, dots, "allocate", {"dots": [{"option": 1, "dots": 3}]})
+    ws.execute(ann, dots, "close_decision", {})
+    times = _decide(ws, ann, question="Meet?", kind="times", options=["2100-01-01 10:00"], quorum=3)
+    ws.execute(ben, times, "answer", {"times": [{"option": 1, "answer": "yes"}]})
+    ws.execute(ann, times, "close_poll", {"create_commitment": False})
+    plain = _decide(ws, ann, question="Lunch?", options=["Pizza"])
+    ws.execute(ben, plain, "vote", {"votes": [{"option": 1, "accept": True}]})
+    ws.execute(ann, plain, "close_decision", {})
+    page = ws.page(ben, f"{STUDIO}/cycles/today")
+    results = {r["url"]: r.get("result") for r in page.data["closed"]}
+    assert results == {consent: "blocked: 1 objection (at most 0 allowed)",
+                       dots: "`Docs [x](/evil)` (3 dots)",  # quoted as code: never a link
+                       times: "no quorum (1 of the 3 needed responded)", plain: "'Pizza'"}
+    closed = page.markdown.split("\n## Closed", 1)[1]  # each is also under Created, with its result
+    lines = [line for line in closed.splitlines() if "(result: " in line]
+    assert len(lines) == 4 and any("(result: 'Pizza')" in line for line in lines)
+    for url, said in results.items():  # the result the cycle shows is the one the decision's page shows
+        assert ws.page(ben, url).as_json()["data"]["verdict"]["text"] == said

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from navmcp.walkthrough import StdioClient
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,3 +58,23 @@ def test_pages_render_from_the_installed_wheel(wheel, tmp_path):
     assert page.returncode == 0, page.stderr.decode()
     assert page.stdout.startswith(b"# Help\n") and b"## Available actions" in page.stdout
     assert (tmp_path / "home" / "navmcp.db").exists()  # migrations ran from the wheel's package data
+
+
+def test_the_demo_from_a_wheel_prints_a_server_command_that_exists(wheel, tmp_path):
+    """Installed from a wheel, `navmcp demo` printed `claude mcp add … <site-packages>/bin/mcp-server`,
+    a file no wheel ships: the command it prints now exists and answers MCP."""
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    env = {**os.environ, "PYTHONPATH": str(site), "NAVMCP_HOME": str(tmp_path / "unused")}
+    env.pop("NAVMCP_TOKEN", None)
+    env.pop("NAVMCP_DATABASE_URL", None)
+    demo = subprocess.run([sys.executable, "-m", "navmcp", "demo", "--no-serve", "--home", str(tmp_path / "demo")],
+                          capture_output=True, env=env, cwd=tmp_path, text=True, timeout=120)
+    assert demo.returncode == 0, demo.stderr
+    line = next(line for line in demo.stdout.splitlines() if line.startswith("Add this workspace to Claude Code:"))
+    assert "mcp-server" not in line, line
+    command = shlex.split(line.split(" -- ", 1)[1])
+    assert Path(command[0]).is_file() and command[1:] == ["serve"], command
+    with StdioClient(command=command, env={**env, "NAVMCP_HOME": str(tmp_path / "demo")}) as agent:
+        assert agent.initialize()["result"]["serverInfo"]["name"] == "navmcp"
+        assert "Where do we hold the offsite?" in agent.navigate("/studios/demo")["content"][0]["text"]

@@ -462,17 +462,19 @@ def test_tags_options_and_links_are_written_as_their_actions_write_them(team, pg
     assert _as(app, bob, "INSERT INTO item_tags (item_id, tag) VALUES (?, 'q1')", (note,)) == 1
     assert _as(app, bob, "DELETE FROM item_tags WHERE item_id = ? AND tag = 'plan'", (note,)) == 1
     assert tags() == {"q1"}
-    # Options: added in one's own name, to a decision only; never changed or removed, even by
-    # the decision's creator or an admin.
+    # Options: added in one's own name, to a decision only; renamed or removed by the decision's
+    # creator or an admin alone (edit_decision), and only while nobody voted on them
+    # (tests/test_revisions.py has the votes).
     option = "INSERT INTO options (id, decision_id, title, created_by, created_at) VALUES (?, ?, ?, ?, 'now')"
     _refused(app, carol, option, ("o-forged", decision, "forged", bob["id"]))
     _refused(app, carol, option, ("o-note", note, "on a note", carol["id"]))
     assert _as(app, carol, option, ("o-carol", decision, "Tue", carol["id"])) == 1
-    for user in (carol, bob, alice):
-        assert _as(app, user, "UPDATE options SET title = 'renamed' WHERE decision_id = ?", (decision,)) == 0
-        assert _as(app, user, "DELETE FROM options WHERE decision_id = ?", (decision,)) == 0
+    assert _as(app, carol, "UPDATE options SET title = 'renamed' WHERE decision_id = ?", (decision,)) == 0
+    assert _as(app, carol, "DELETE FROM options WHERE decision_id = ?", (decision,)) == 0
     assert _owner_one(pg_database, "SELECT count(*) FROM options WHERE decision_id = %s AND title IN ('Mon', 'Tue')",
                       (decision,)) == (2,)
+    assert _as(app, bob, "UPDATE options SET title = 'Wed' WHERE id = 'o-carol'") == 1
+    assert _as(app, alice, "DELETE FROM options WHERE id = 'o-carol'") == 1
     # Links: between items of one studio (alice is in both of hers), made from what one wrote
     # (test_links_are_made_only_from_ones_own_writing), removed by the linking item's author.
     _refused(app, alice, "INSERT INTO links (from_item, to_item) VALUES (?, ?)", (note, ids["solo"]))

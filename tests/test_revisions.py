@@ -253,3 +253,64 @@ def test_a_persons_own_comment_has_its_edit_and_delete_in_place(team):
     assert "carol&#39;s first</textarea>" in mine  # the edit starts from the text
     theirs = render_page(ws.page(u["bob"], urls["note"]), csrf="x", alternates={})
     assert "data-edit-comment" not in theirs and "Edit or delete" not in theirs
+
+
+def test_options_nobody_voted_on_are_renamed_or_removed_and_voted_ones_stay(team):
+    """edit_decision renames and removes options without votes, as one revision; an option with a
+    vote keeps its title and place; who may is the decision's rule (creator or admin)."""
+    app, u, urls = team
+    ws, decision = app.workspace, urls["decision"]
+    for title in ("There", "Elsewhere", "Nowhere"):
+        ws.execute(u["carol"], decision, "add_option", {"title": title})
+    ws.execute(u["carol"], decision, "vote", {"votes": [{"option": "Here"}]})
+    for params in ({"rename_options": [{"option": "Here", "title": "Home"}]}, {"remove_options": ["1"]},
+                   {"remove_options": ["There", "Here"]}):
+        with pytest.raises(InvalidActionParams, match="has votes"):
+            ws.execute(u["bob"], decision, "edit_decision", params)
+    with pytest.raises(InvalidActionParams, match="no option"):
+        ws.execute(u["bob"], decision, "edit_decision", {"remove_options": ["Atlantis"]})
+    with pytest.raises(InvalidActionParams, match="look the same"):
+        ws.execute(u["bob"], decision, "edit_decision", {"rename_options": [{"option": "There", "title": "Ｈｅｒｅ"}]})
+    titles = [o["title"] for o in ws.page(u["bob"], decision).data["options"]]
+    assert titles == ["Here", "There", "Elsewhere", "Nowhere"]  # a refused edit changed nothing
+    done = ws.execute(u["bob"], decision, "edit_decision",
+                      {"rename_options": [{"option": "2", "title": "Over there"}], "remove_options": ["Elsewhere"]})
+    assert "options" in done.message and "revision 2" in done.message
+    assert [o["title"] for o in ws.page(u["bob"], decision).data["options"]] == ["Here", "Over there", "Nowhere"]
+    history = ws.page(u["bob"], f"{decision}?history=1").markdown
+    assert "Over there" in history and "Elsewhere" in history
+    assert decision in ws.page(u["carol"], f"{STUDIO}/search?q=over").markdown  # the new title is searched
+    # the admin may too; a member or a former member may not
+    ws.execute(u["alice"], decision, "edit_decision", {"remove_options": ["Nowhere"]})
+    assert [o["title"] for o in ws.page(u["bob"], decision).data["options"]] == ["Here", "Over there"]
+    for who in ("carol", "dave"):
+        with pytest.raises((ActionUnavailable, NotFound)):
+            ws.execute(u[who], decision, "edit_decision", {"remove_options": ["Over there"]})
+    # once the option has a vote, it stays
+    ws.execute(u["carol"], decision, "vote", {"votes": [{"option": "Here"}, {"option": "Over there", "accept": False}]})
+    with pytest.raises(InvalidActionParams, match="has votes"):
+        ws.execute(u["alice"], decision, "edit_decision", {"remove_options": ["Over there"]})
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"])
+def test_row_level_security_keeps_voted_options_and_others_decisions(team, pg_database):
+    """By SQL as the app role: only the decision's creator or an admin renames or removes an option,
+    and only one nobody voted on."""
+    app, u, urls = team
+    ws, decision = app.workspace, urls["decision"]
+    ws.execute(u["carol"], decision, "add_option", {"title": "There"})
+    ws.execute(u["carol"], decision, "vote", {"votes": [{"option": "Here"}]})
+    with app.store.read(user_id=u["bob"]["id"]) as tx:
+        ids = {r["title"]: r["id"] for r in tx.all("SELECT id, title FROM options")}
+
+    def as_(user, sql, params=()):
+        with app.store.write(user_id=u[user]["id"]) as tx:
+            return tx.execute(sql, params)
+
+    rename, remove = "UPDATE options SET title = 'X' WHERE id = ?", "DELETE FROM options WHERE id = ?"
+    for who in ("carol", "dave"):  # a member (who added it) and a former member
+        assert as_(who, rename, (ids["There"],)) == 0 and as_(who, remove, (ids["There"],)) == 0
+    assert as_("bob", rename, (ids["Here"],)) == 0 and as_("alice", remove, (ids["Here"],)) == 0  # voted on
+    assert as_("bob", rename, (ids["There"],)) == 1
+    assert as_("alice", remove, (ids["There"],)) == 1
+    assert [o["title"] for o in ws.page(u["bob"], decision).data["options"]] == ["Here"]

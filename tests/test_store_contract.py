@@ -29,10 +29,10 @@ from store_fixtures import PARTICIPANT_COUNTS, TAG_COPIES, tag_copies_exact
 EXERCISED_ACTIONS = {
     "create_studio", "add_member", "remove_member", "create_note", "create_decision", "create_commitment",
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
-    "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "make_findable", "make_unfindable",
+    "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "delete_studio", "make_findable", "make_unfindable",
     "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
     "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
-    "digest_on",
+    "digest_on", "set_time_zone",  # set_time_zone: tests/test_zones.py, on both stores
 }
 # The decision kinds' own actions run on both stores in tests/test_kinds.py (any_app, like this file).
 KIND_ACTIONS = {"consent", "object", "amend", "allocate", "answer", "add_time", "close_poll"}
@@ -188,32 +188,38 @@ def test_a_member_may_leave_and_the_last_admin_only_last(any_app, team):
     with pytest.raises(NotFound):
         ws.page(bob, "/studios/team")
     assert "@bob" not in ws.page(alice, "/studios/team/members").markdown
-    assert "leave_studio" in names(ws.page(alice, "/studios/team/members"))  # the last one out may go
-    last = ws.execute(alice, "/studios/team/members", "leave_studio", {"confirm": "team"})
-    assert "it was deleted" in last.message
+    # the last one out deletes it, by its own action: leaving is not offered
+    assert {"delete_studio"} <= names(ws.page(alice, "/studios/team/members")) and "leave_studio" not in names(
+        ws.page(alice, "/studios/team/members"))
+    last = ws.execute(alice, "/studios/team/members", "delete_studio", {"confirm": "team"})
+    assert last.message.startswith("Deleted the studio 'team'")
     with pytest.raises(NotFound):
         ws.page(alice, "/studios/team")
 
 
-def test_the_last_member_out_deletes_the_studio_once_they_name_it(any_app, team, store_kind, request):
+def test_the_last_member_deletes_the_studio_by_its_own_action_once_they_name_it(any_app, team, store_kind, request):
     """The only member of a studio could leave it and orphan it: its page answered 404 to everyone
-    and its handle stayed taken. Leaving stays listed to them, and is refused until they name the
-    studio in `confirm`; then the studio goes, with all it holds, and its handle is free again."""
+    and its handle stayed taken. Deleting is its own action (it was a consequence discovered after
+    "Leave"): offered to the last member only, refused until they name the studio in `confirm`; then
+    the studio goes, with all it holds, and its handle is free again. Leaving is not offered then."""
     ws, alice, bob, carol = team
     ws.execute(carol, "/", "create_studio", {"handle": "solo", "name": "Solo"})
     note = ws.execute(carol, "/studios/solo", "create_note", {"title": "Mine alone", "body": "b", "tags": ["t"]}).url
     ws.execute(carol, note, "add_comment", {"body": "to myself"})
     ws.execute(carol, "/studios/solo", "create_decision", {"question": "q?", "options": ["o"]})
-    assert "leave_studio" in names(ws.page(carol, "/studios/solo/members"))
-    for confirm in (None, "team", "Solo", "/studios/team"):
-        with pytest.raises(ActionFailed, match="you are the last member of this studio: leaving deletes it, with "
-                                               "everything in it, and frees its handle. To do that, leave_studio "
-                                               "with confirm 'solo'; to keep it, add someone first"):
-            ws.execute(carol, "/studios/solo/members", "leave_studio", {"confirm": confirm} if confirm else None)
+    offered = names(ws.page(carol, "/studios/solo/members"))
+    assert "delete_studio" in offered and "leave_studio" not in offered
+    with pytest.raises(ActionUnavailable, match="you are this studio.s last member: leaving would leave it to nobody. "
+                                       "delete_studio deletes it"):
+        ws.execute(carol, "/studios/solo/members", "leave_studio", None)
+    with pytest.raises(InvalidActionParams):
+        ws.execute(carol, "/studios/solo/members", "delete_studio", None)
+    for confirm in ("team", "Solo", "/studios/team", ""):
+        with pytest.raises(InvalidActionParams, match="type the studio's handle, 'solo', to delete it"):
+            ws.execute(carol, "/studios/solo/members", "delete_studio", {"confirm": confirm})
     assert ws.page(carol, note).title == "Mine alone"
-    gone = ws.execute(carol, "/studios/solo/members", "leave_studio", {"confirm": "solo"})
-    assert (gone.url, gone.message) == ("/", "You left the studio 'solo', its last member, and it was deleted with "
-                                             "its 2 item(s); the handle 'solo' is free again.")
+    gone = ws.execute(carol, "/studios/solo/members", "delete_studio", {"confirm": "solo"})
+    assert (gone.url, gone.message) == ("/", "Deleted the studio 'solo' with its 2 item(s); the handle 'solo' is free again.")
     for url in ("/studios/solo", note, "/studios/solo/tags/t"):
         with pytest.raises(NotFound):
             ws.page(carol, url)
@@ -232,18 +238,18 @@ def test_the_last_working_member_out_deletes_the_studio_whatever_their_role(any_
     ws, alice, bob, carol = team
     _as_owner(any_app, store_kind, request, "UPDATE users SET deleted_at = ? WHERE handle = ?",
               ("2026-01-01T00:00:00.000000Z", "alice"))  # `navmcp user delete --force`: no working admin left
-    assert "leave_studio" in names(ws.page(bob, "/studios/team/members"))
-    with pytest.raises(ActionFailed, match="you are the last member of this studio"):
+    assert "delete_studio" in names(ws.page(bob, "/studios/team/members"))
+    with pytest.raises(ActionUnavailable, match="you are this studio.s last member"):
         ws.execute(bob, "/studios/team/members", "leave_studio", None)
-    assert "it was deleted" in ws.execute(bob, "/studios/team/members", "leave_studio", {"confirm": "team"}).message
+    assert "Deleted the studio" in ws.execute(bob, "/studios/team/members", "delete_studio", {"confirm": "team"}).message
     ws.execute(carol, "/", "create_studio", {"handle": "team", "name": "Carol's team"})
     assert _roles(ws.page(carol, "/studios/team/members")) == {"carol": "admin"}
     # An admin beside a member whose account was deleted is its last member too.
     ws.execute(carol, "/studios/team/members", "add_member", {"handle": "bob"})
     _as_owner(any_app, store_kind, request, "UPDATE users SET deleted_at = ? WHERE handle = ?",
               ("2026-01-01T00:00:00.000000Z", "bob"))
-    assert "leave_studio" in names(ws.page(carol, "/studios/team/members"))
-    assert "it was deleted" in ws.execute(carol, "/studios/team/members", "leave_studio", {"confirm": "team"}).message
+    assert "delete_studio" in names(ws.page(carol, "/studios/team/members"))
+    assert "Deleted the studio" in ws.execute(carol, "/studios/team/members", "delete_studio", {"confirm": "team"}).message
 
 
 def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_app, team, store_kind, request):
@@ -766,8 +772,8 @@ def test_a_passed_deadline_closes_an_item_in_every_list_and_in_its_cycle(any_app
 
     assert "**Closed**: its deadline passed" in ws.page(bob, lunch).markdown
     for url in ("/studios/team", "/studios/team/tags/food", "/studios/team/search?q=lunch"):
-        assert "— decision, closed," in line(url, "Lunch?"), url
-    assert "— decision, closed," in line("/studios/team", "Manual?")
+        assert "— decision, closed (result: " in line(url, "Lunch?"), url
+    assert "— decision, closed (result: " in line("/studios/team", "Manual?")
     assert "closed" not in line("/studios/team", "Still open?")
     today = ws.page(bob, "/studios/team/cycles/today")
     assert "| 3 | 2 |" in today.markdown

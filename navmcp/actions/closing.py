@@ -8,14 +8,14 @@ from typing import Any
 
 from pydantic import Field
 
-from navmcp import domain, revisions
+from navmcp import domain, kinds, revisions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Deadline, ShortText
 from navmcp.clock import ago, now
 from navmcp.errors import FieldError, InvalidActionParams
 from navmcp.pages import Request
-from navmcp.render import quoted, utc
+from navmcp.render import utc
 
 REOPEN_DAYS = 7  # a closed decision may be reopened this long after it closed
 
@@ -24,13 +24,8 @@ Outcome_ = Field(min_length=1, max_length=5_000, title="Outcome",
 
 
 def result_said(req: Request) -> str:
-    """The result of the decision as its tally stands: the top option(s), a tie named as a tie."""
-    top = domain.winners(domain.tally(req.tx, req.item["id"]))
-    if not top:
-        return "no option was accepted"
-    if len(top) > 1:
-        return "a tie between " + " and ".join(quoted(o["title"]) for o in top)
-    return quoted(top[0]["title"])
+    """The result of the decision as its answers stand, as its kind decides it (navmcp.kinds)."""
+    return kinds.kind_of(req.item).verdict(req).text
 
 
 def closed_at(item) -> str | None:
@@ -87,7 +82,7 @@ def closed_lately(req: Request) -> str | None:
         return "the decision is not closed"
     if when < ago(REOPEN_DAYS * 86_400):
         return f"it closed more than {REOPEN_DAYS} days ago ({utc(when)})"
-    return None
+    return kinds.kind_of(req.item).reopen_refused(req)
 
 
 class SetOutcome(Params):

@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from navmcp import domain, inbox, mentions, revisions
+from navmcp import domain, inbox, mentions, revisions, text
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
-from navmcp.actions.fields import Body, Comment, Deadline, ShortText, Tags, Title
+from navmcp.actions.fields import Body, Comment, Deadline, OptionRef, ShortText, Tags, Title
 from navmcp.clock import now
-from navmcp.errors import FieldError, InvalidActionParams
+from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
 from navmcp.pages import Request
 from navmcp.store import Row
 
@@ -40,11 +40,23 @@ class EditNote(_Edit):
     base: Base = BASE
 
 
+class Rename(Params):
+    option: OptionRef = Field(description="an option's number or title as the page shows it, or its id")
+    title: Title = Field(title="New title")
+
+
+MAX_OPTION_EDITS = 20  # a decision's options, at most (decisions.MAX_OPTIONS)
+
+
 class EditDecision(_Edit):
     question: Title | None = None
     description: ShortText | None = None
     deadline: Deadline | None = None
     tags: Tags | None = Field(None, description="replaces the tags")
+    rename_options: list[Rename] | None = Field(None, title="Rename options", max_length=MAX_OPTION_EDITS,
+                                                description="options nobody has voted on yet, each with its new title")
+    remove_options: list[OptionRef] | None = Field(None, title="Remove options", max_length=MAX_OPTION_EDITS,
+                                                   description="options nobody has voted on yet (number, title or id)")
     base: Base = BASE
 
 
@@ -71,7 +83,7 @@ def edit_item(req: Request, p: Params) -> Outcome:
     columns: dict[str, Any] = {}
     for name in type(p).model_fields:
         value = getattr(p, name)
-        if name in ("base", "tags") or value is None:
+        if name in ("base", "tags", "rename_options", "remove_options") or value is None:
             continue
         column = COLUMN.get(name, name)
         if value != item[column]:
@@ -83,10 +95,15 @@ def edit_item(req: Request, p: Params) -> Outcome:
     tags = getattr(p, "tags", None)
     if tags is not None and set(tags) != set(old_tags):
         changes["tags"] = (old_tags, sorted(set(tags)))
+    options = _option_edits(req, p) if isinstance(p, EditDecision) else None
+    if options is not None:
+        changes["options"] = (options[0], options[1])
     kind = item["kind"]
     if not changes:  # an edit to what is there already is no edit: no revision, the Updated time stays
         return Outcome(f"Nothing changed: the {kind} already reads that way (revision {item['revision']}).", req.path)
     number = revisions.save(req, changes, **columns, updated_at=now())
+    if options is not None:
+        _write_option_edits(req, options[2], options[3])
     if "body" in columns:
         _tell_newly_mentioned(req, item["body"], columns["body"])
         # The item links what its text and its comments mention: made again from the new text and
@@ -98,6 +115,74 @@ def edit_item(req: Request, p: Params) -> Outcome:
         req.tx.execute("DELETE FROM item_tags WHERE item_id = ?", (item["id"],))
         domain.set_tags(req.tx, item["id"], tags or [])
     return Outcome(f"Updated the {kind}'s {', '.join(changes)}: revision {number}.", req.path)
+
+
+_VOTED_OPTIONS = ("SELECT option_id FROM votes WHERE decision_id = ?"
+                  " UNION SELECT option_id FROM responses WHERE decision_id = ?")
+
+
+def _option_edits(req: Request, p: EditDecision) -> tuple[list[str], list[str], dict[str, str], list[str]] | None:
+    """The options' titles before and after, the renames ({id: title}) and removals (ids) that
+    change something; None when none do. An option somebody voted on keeps its title and its place:
+    a vote is for what the voter read (refused here, and by the store's rules on PostgreSQL)."""
+    if not p.rename_options and not p.remove_options:
+        return None
+    from navmcp.actions.decisions import find_option  # decisions' own module imports this one's neighbours
+    from navmcp.kinds import kind_of, times
+
+    options = domain.options(req.tx, req.item["id"], req.user["id"])
+    voted = {r["option_id"] for r in req.tx.all(_VOTED_OPTIONS, (req.item["id"], req.item["id"]))}
+
+    def pick(field: str, given: str) -> Row:
+        option = find_option(options, given)
+        if option is None:
+            names = "; ".join(f"{n}. {o['title']} (id {o['id']})" for n, o in enumerate(options, 1))
+            raise InvalidActionParams(f"'{field}': no option {given!r}. Options: {names or 'none'}",
+                                      fields=(FieldError(field, "no such option"),))
+        if option["id"] in voted:
+            raise InvalidActionParams(f"'{field}': {option['title']!r} has votes: an option somebody voted on "
+                                      "cannot be renamed or removed (add_option adds another)",
+                                      fields=(FieldError(field, "has votes: cannot be renamed or removed"),))
+        return option
+
+    removed = [pick(f"remove_options.{i}", given)["id"] for i, given in enumerate(p.remove_options or [])]
+    renamed: dict[str, str] = {}
+    for i, r in enumerate(p.rename_options or []):
+        option = pick(f"rename_options.{i}.option", r.option)
+        title = r.title
+        if kind_of(req.item).name == "times":  # a time poll's option is a time, stored as time_title writes it
+            try:
+                title = times.time_title(title)
+            except ValueError as e:
+                raise InvalidActionParams(f"'rename_options.{i}.title': {e}",
+                                          fields=(FieldError(f"rename_options.{i}.title", str(e)),)) from None
+        if option["id"] in removed or option["id"] in renamed:
+            raise InvalidActionParams(f"'rename_options.{i}.option': {option['title']!r} is named twice",
+                                      fields=(FieldError(f"rename_options.{i}.option", "named twice"),))
+        if title != option["title"]:
+            renamed[option["id"]] = title
+    if len(set(removed)) != len(removed):
+        raise InvalidActionParams("'remove_options': an option is named twice",
+                                  fields=(FieldError("remove_options", "names an option twice"),))
+    if not renamed and not removed:
+        return None
+    before = [o["title"] for o in options]
+    after = [renamed.get(o["id"], o["title"]) for o in options if o["id"] not in removed]
+    keys = [text.look_alike_key(t) for t in after]
+    if len(set(keys)) != len(keys):
+        raise InvalidActionParams("'rename_options': two options would look the same",
+                                  fields=(FieldError("rename_options", "two options would look the same"),))
+    return before, after, renamed, removed
+
+
+def _write_option_edits(req: Request, renamed: dict[str, str], removed: list[str]) -> None:
+    for option_id in removed:
+        if req.tx.execute("DELETE FROM options WHERE id = ? AND decision_id = ?", (option_id, req.item["id"])) != 1:
+            raise ActionFailed("an option could not be removed: it has votes, or changed meanwhile")
+    for option_id, title in renamed.items():
+        if req.tx.execute("UPDATE options SET title = ? WHERE id = ? AND decision_id = ?",
+                          (title, option_id, req.item["id"])) != 1:
+            raise ActionFailed("an option could not be renamed: it has votes, or changed meanwhile")
 
 
 def _tell_newly_mentioned(req: Request, old: str | None, new: str) -> None:
@@ -165,7 +250,8 @@ ACTIONS = [
     Action("edit_note", ("note",), "Change the note's title, body or tags (a new revision).", edit_item, EditNote,
            who=rules.author),
     Action("edit_decision", ("decision",), "Change the question, description, deadline or tags of the open "
-           "decision (a new revision).", edit_item, EditDecision, who=rules.creator_or_admin, when=rules.is_open),
+           "decision, or rename or remove options nobody voted on (a new revision).", edit_item, EditDecision,
+           who=rules.creator_or_admin, when=rules.is_open),
     Action("edit_commitment", ("commitment",), "Change the title, description, deadline, limit or tags of the "
            "open commitment (a new revision).", edit_item, EditCommitment, who=rules.creator_or_admin,
            when=rules.is_open),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
+from navmcp import zones
 from navmcp.clock import stamp
 from navmcp.dates import EXAMPLES, date_from_phrase, time_of_day
 from navmcp.render import DIRECTION_CONTROLS, quoted
@@ -43,20 +45,26 @@ def _is_date(value: str) -> bool:
     return True
 
 
-def _deadline(value: object) -> str:
+_NAMED_ZONE = re.compile(r"(?:utc|z|gmt|[+-]\d{2}:?\d{2})$")
+
+
+def _deadline(value: object, zone: str | None = None) -> str:
     """An ISO date or date-time in the future, or a plain phrase for a day (navmcp.dates), stored as
-    UTC text."""
+    UTC text. What names no zone is read in the zone of the person acting (the validation context's
+    `zone`, `navmcp.zones`; UTC when they set none): their "friday 17:00" is five o'clock their time."""
+    local = zones.zone(zone)
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)
         except ValueError:
             timed = time_of_day(value)  # "friday 17:00": the day's phrase, then its time
-            day = date_from_phrase(timed[0] if timed else value, datetime.now(UTC).date())
+            day = date_from_phrase(timed[0] if timed else value, datetime.now(local).date())
             if day is None:
                 raise ValueError(f"must be a date (2026-12-01), a date and time (2026-12-01T17:00:00Z) or a day in "
                                  f"words ({EXAMPLES}), with a time if you like (friday 17:00)") from None
             if timed:
-                moment = datetime.combine(day, timed[1], tzinfo=timed[2])
+                named = _NAMED_ZONE.search(" ".join(value.lower().split()))
+                moment = datetime.combine(day, timed[1], tzinfo=timed[2] if named else local)
             else:
                 value, moment = day.isoformat(), datetime(day.year, day.month, day.day)
     elif isinstance(value, datetime):
@@ -68,7 +76,8 @@ def _deadline(value: object) -> str:
     if isinstance(value, str) and _is_date(value):  # a bare date means the end of that day
         moment = moment.replace(hour=23, minute=59, second=59)
     try:
-        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        moment = moment.replace(tzinfo=local) if moment.tzinfo is None else moment
+        moment = moment.astimezone(UTC)
     except OverflowError:  # e.g. 9999-12-31T23:59:59-14:00 is past the last representable UTC moment
         raise ValueError("must be a date between the years 1 and 9999 in UTC") from None
     if moment <= datetime.now(UTC):
@@ -109,7 +118,8 @@ UserHandle = Annotated[Handle, BeforeValidator(lambda v: v[1:] if isinstance(v, 
                        WithJsonSchema({"type": "string", "pattern": "^@?[a-z0-9][a-z0-9-]{0,31}$"})]
 Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
 Tags = Annotated[list[Tag], Field(max_length=10, description="lowercase tags, e.g. [\"planning\", \"q4\"]")]
-Deadline = Annotated[str, BeforeValidator(_deadline), Field(description=(
-    "ISO 8601 date or date-time in the future (UTC if no zone), or a day in words, counted in UTC: "
+Deadline = Annotated[str, BeforeValidator(lambda v, info: _deadline(v, (info.context or {}).get("zone"))), Field(description=(
+    "ISO 8601 date or date-time in the future (your time zone if none given: set it on /whoami; else UTC), "
+    "or a day in words: "
     f"{EXAMPLES}; with a time if you like: friday 17:00, tomorrow at 9am, dec 1 9:30 +02:00. "
     "A date alone means the end of that day."))]

@@ -1,9 +1,10 @@
 """`remind` on a decision: its creator or an admin tells the members who have not voted yet, with
-one inbox entry each (navmcp.inbox), at most once a day per decision."""
+one inbox entry each (navmcp.inbox), at most once a day per decision. Every kind has it: not voted
+is no ballot and no answer (a stance, dots, times; navmcp.ballots)."""
 
 from __future__ import annotations
 
-from navmcp import ballots, inbox
+from navmcp import ballots, inbox, kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import ago, now
@@ -18,7 +19,7 @@ MOST_REMINDED = 10_000  # members told by one reminder at most
 def remindable(req: Request) -> str | None:
     if reason := rules.is_open(req):
         return reason
-    if not req.facts.get("options"):
+    if not req.facts.get("options") and kinds.kind_of(req.item).has_options:
         return "it has no option to vote on yet"
     last = req.tx.scalar("SELECT reminded_at FROM reminders WHERE item_id = ?", (req.item["id"],))
     if last is not None and last > ago(REMIND_EVERY):

@@ -102,19 +102,32 @@ _OTHERS = """SELECT coalesce(sum(CASE WHEN u.deleted_at IS NULL THEN 1 ELSE 0 EN
               FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.studio_id = ? AND m.user_id <> ?"""
 
 
+LAST_MEMBER = ("you are this studio's last member: leaving would leave it to nobody. delete_studio deletes it, with "
+               "everything in it, and frees its handle; to keep it, add someone first (add_member)")
+
+
 def not_the_last_admin(req: Request) -> str | None:
-    """Anyone may leave but the last admin of a studio others are still in (the last one out may)."""
-    if req.role != "admin":
-        return None
+    """Anyone may leave but the last admin of a studio others are still in, and its last member
+    (who deletes it instead: `delete_studio`, its own action, never a consequence of leaving)."""
     left = req.tx.one(_OTHERS, (req.studio["id"], req.user["id"]))
-    if left["others"] and not left["admins"]:
+    if not left["others"]:
+        return LAST_MEMBER
+    if req.role == "admin" and not left["admins"]:
         return "you are this studio's last admin: make another member an admin first (add_member with role admin)"
     return None
 
 
+def the_last_member(req: Request) -> str | None:
+    """Only the last member may delete a studio: nobody else's work goes with it."""
+    others = req.tx.one(_OTHERS, (req.studio["id"], req.user["id"]))["others"]
+    if others:
+        return (f"only a studio's last member can delete it, and {others} other member(s) are in it: "
+                "leave it instead (leave_studio)")
+    return None
+
+
 class LeaveStudio(Params):
-    confirm: str | None = Field(None, max_length=100, description=(
-        "only when you are its last member: the studio's handle, to delete the studio with everything in it"))
+    pass
 
 
 def leave_studio(req: Request, p: LeaveStudio) -> Outcome:
@@ -123,31 +136,37 @@ def leave_studio(req: Request, p: LeaveStudio) -> Outcome:
                          (req.studio["id"], req.user["id"]))
     if role is None:
         raise ActionFailed("you are no longer a member of this studio")
-    if not req.tx.one(_OTHERS, (req.studio["id"], req.user["id"]))["others"]:
-        return _delete_studio(req, p.confirm)
+    if not req.tx.one(_OTHERS, (req.studio["id"], req.user["id"]))["others"]:  # the others left meanwhile
+        raise ActionFailed(LAST_MEMBER)
     if role == "admin":  # checked again under the lock
         _keep_an_admin(req, losing=req.user["id"])
     req.tx.execute("DELETE FROM memberships WHERE studio_id = ? AND user_id = ?", (req.studio["id"], req.user["id"]))
     return Outcome("You left this studio.", "/")
 
 
-def _delete_studio(req: Request, confirm: str | None) -> Outcome:
-    """The last one out takes the studio with them, once they named it: a studio nobody is in
-    answers nobody, and would keep its handle from anyone else for ever."""
+class DeleteStudio(Params):
+    confirm: str = Field(max_length=100, title="Type the studio's short name to confirm",
+                         description="the studio's handle (as in its web address), to confirm")
+
+
+def delete_studio(req: Request, p: DeleteStudio) -> Outcome:
+    """The last member deletes the studio, once they named it: a studio nobody is in answers
+    nobody, and would keep its handle from anyone else for ever."""
+    req.tx.lock("studios", req.studio["id"])  # after the other membership changes in flight
     handle = req.studio["handle"]
-    if (confirm or "").removeprefix("/studios/") != handle:
-        raise ActionFailed(f"you are the last member of this studio: leaving deletes it, with everything in it, and "
-                           f"frees its handle. To do that, leave_studio with confirm '{handle}'; to keep it, add "
-                           f"someone first (add_member) and make them an admin")
+    if reason := the_last_member(req):  # someone joined meanwhile
+        raise ActionFailed(reason)
+    if p.confirm.strip().removeprefix("/studios/") != handle:
+        raise InvalidActionParams(f"'confirm': type the studio's handle, '{handle}', to delete it with everything in it",
+                                  fields=(FieldError("confirm", f"must be '{handle}'"),))
     items = req.tx.scalar("SELECT count(*) FROM items WHERE studio_id = ?", (req.studio["id"],))
     if not req.tx.execute("DELETE FROM studios WHERE id = ?", (req.studio["id"],)):  # its rows go with it
         raise ActionFailed("the database refused to delete the studio (its members may have just changed): reload the page")
     # Watchers of its pages hear of it, as of any studio-wide change, and are ended (no longer a
     # member); the act itself is audited under no studio, as there is none left to show it under.
-    changes.record(req.tx, req.user["id"], req.studio["id"], None)
+    changes.record(req.tx, req.user["id"], req.studio["id"], None, "delete_studio")
     req.studio = None
-    return Outcome(f"You left the studio '{handle}', its last member, and it was deleted with its {items} item(s); "
-                   f"the handle '{handle}' is free again.", "/")
+    return Outcome(f"Deleted the studio '{handle}' with its {items} item(s); the handle '{handle}' is free again.", "/")
 
 
 def _lock_members(req: Request) -> None:
@@ -264,8 +283,11 @@ ACTIONS = [
     Action("remove_member", ("members",), "Remove a member from this studio.", remove_member, RemoveMember,
            who=rules.admin),
     Action("leave_studio", ("members",), "Leave this studio (its last admin must make another admin first; "
-           "the last member deletes it, naming it in confirm).", leave_studio, LeaveStudio,
+           "its last member deletes it instead: delete_studio).", leave_studio, LeaveStudio,
            who=rules.member, when=not_the_last_admin),
+    Action("delete_studio", ("members",), "Delete this studio with everything in it and free its handle (its "
+           "last member only), naming it in confirm.", delete_studio, DeleteStudio,
+           who=rules.member, when=the_last_member),
     Action("create_note", ("studio",), "Write a note; returns its URL.", create_note, CreateNote, who=rules.member),
     Action("create_decision", ("studio",), "Ask a question the studio decides (by acceptance voting, a consent "
            "proposal, a dot vote or a time poll: kind); returns its URL.",

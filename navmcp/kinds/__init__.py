@@ -19,15 +19,16 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from navmcp.pages.request import Request
-from navmcp.store import Row
+from navmcp.kinds.names import DEFAULT, NAMES
 
-DEFAULT = "acceptance"
-NAMES = ("acceptance", "consent", "dots", "times")  # create_decision's `kind`; each a module here
+if TYPE_CHECKING:  # at run time only its names: navmcp.search, below the store, reads them
+    from navmcp.pages.request import Request
+    from navmcp.store import Row
 
-Rule = Callable[[Request], "str | None"]
+
+Rule = Callable[["Request"], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,18 @@ class Kind:
 
     def close_message(self, req: Request) -> str:
         """What closing says: the result as it stands, the quorum judged."""
+        return f"Decision closed. Result: {self.verdict(req).text}."
+
+    def verdict(self, req: Request) -> Verdict:
+        """The result as the decision's answers stand now, the quorum judged (closing says it;
+        reopening keeps it in the history)."""
         data = self.closing_data(req)
         self.view(req, data)
-        verdict = quorum_result(req.item, data["responded"], data["members"], self.result(req, data))
-        return f"Decision closed. Result: {verdict.text}."
+        return quorum_result(req.item, data["responded"], data["members"], self.result(req, data))
+
+    def reopen_refused(self, req: Request) -> str | None:
+        """Why this closed decision may not be reopened, beyond the rule every kind shares; None if it may."""
+        return None
 
     def result(self, req: Request, data: dict[str, Any]) -> Verdict:
         raise NotImplementedError
@@ -177,6 +186,36 @@ def quorum_result(item: Row, responded: int, members: int, verdict: Verdict) -> 
     if needed is not None and responded < needed:
         return Verdict(False, f"no quorum ({responded} of the {needed} needed responded)")
     return verdict
+
+
+def verdict_of(req: Request, item: Row) -> Verdict:
+    """A closed decision's result as its page and its closing say it (the quorum judged), for a
+    list's row: `item` is the decision's whole row, in `req.studio`."""
+    from navmcp import domain
+
+    sub = replace(req, item=item, facts={}, acting=True)
+    sub.facts["options"] = domain.options(req.tx, item["id"], req.user["id"])
+    kind = kind_of(item)
+    data = kind.closing_data(sub)
+    kind.view(sub, data)
+    return quorum_result(item, data["responded"], data["members"], kind.result(sub, data))
+
+
+def list_results(req: Request, rows: list[dict[str, Any]]) -> None:
+    """A list's closed decisions' results (`result`, `verdict_of`) and their closers' outcome
+    statements (`outcome`), so "what did we decide" is answered from the list. Rows carry `id`,
+    `kind` and `closed`; they may be in several of the user's studios (a search across them)."""
+    closed = {r["id"]: r for r in rows if r["kind"] == "decision" and r.get("closed")}
+    if not closed:
+        return
+    marks = ", ".join("?" * len(closed))
+    items = req.tx.all(f"SELECT * FROM items WHERE id IN ({marks})", tuple(closed))
+    studios = {s["id"]: s for s in req.tx.all(
+        f"SELECT * FROM studios WHERE id IN ({', '.join('?' * len(items))})", tuple(i["studio_id"] for i in items))}
+    for item in items:
+        row = closed[item["id"]]
+        row["result"] = verdict_of(replace(req, studio=studios[item["studio_id"]]), item).text
+        row["outcome"] = item.get("outcome")
 
 
 # --- the gate on the decision page's actions ---------------------------------------------------------

@@ -15,7 +15,7 @@ from navmcp.store import Row
 class Acceptance(kinds.Kind):
     name = "acceptance"
     label = "decision"
-    actions = ("add_option", "vote", "close_decision", "remind", "edit_decision")  # remind: who has not voted
+    actions = ("add_option", "vote", "close_decision", "remind", "edit_decision")
 
     def view(self, req: Request, data: dict[str, Any]) -> None:
         options = data["options"]

@@ -29,7 +29,7 @@ class Consent(kinds.Kind):
     name = "consent"
     label = "consent proposal"
     # no edit_decision: its text changes by amend, a new version members are asked about again
-    actions = ("consent", "object", "amend", "close_decision")
+    actions = ("consent", "object", "amend", "close_decision", "remind")
     settings = {"max_objections": 0}
     has_options = False
     responded_label = "Responded"

@@ -25,7 +25,7 @@ NAMES_SHOWN = 10  # per option: who put dots on it, the most first; the rest are
 class Dots(kinds.Kind):
     name = "dots"
     label = "dot vote"
-    actions = ("add_option", "allocate", "close_decision", "edit_decision")
+    actions = ("add_option", "allocate", "close_decision", "remind", "edit_decision")
     settings = {"dots": 3}
 
     def describe(self, settings: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BeforeValidator, Field
 
-from navmcp import domain, kinds
+from navmcp import domain, inbox, kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.decisions import find_option, open_with_options, open_with_room
@@ -64,7 +64,7 @@ def in_zone(title: str, zone: str | None) -> str:
 class Times(kinds.Kind):
     name = "times"
     label = "time poll"
-    actions = ("add_time", "answer", "close_poll", "edit_decision")
+    actions = ("add_time", "answer", "close_poll", "remind", "edit_decision")
     settings = {"duration_minutes": 60}
     responded_label = "Answered"
 
@@ -108,6 +108,15 @@ class Times(kinds.Kind):
         data["best"] = best
         data["responded"] = kinds.responded(req)
         data["commitment"] = _made_commitment(req)
+
+    def reopen_refused(self, req: Request) -> str | None:
+        # Its commitment has people joined for the time it fixed: reopening would leave a meeting
+        # the poll no longer decides, and closing again would make a second one.
+        made = _made_commitment(req)
+        if made is None:
+            return None
+        return (f"closing the poll created the commitment {quoted(made['title'])} ({made['url']}) for the time "
+                f"it fixed: a new time is a new time poll")
 
     def result(self, req: Request, data: dict[str, Any]) -> kinds.Verdict:
         best = data["best"]
@@ -231,6 +240,7 @@ def close_poll(req: Request, p: ClosePoll) -> Outcome:
         chosen = None
     stamp = now()
     domain.update_item(req.tx, req.item["id"], closed_at=stamp, updated_at=stamp)
+    inbox.notify(req, "decision_closed", [req.item["created_by"], *inbox.voters(req.tx, req.item["id"])], req.item["id"])
     members = kinds.members_now(req)
     verdict = kinds.quorum_result(req.item, data["responded"], members, KIND.result(req, data))
     said = f"Poll closed. Result: {verdict.text}."

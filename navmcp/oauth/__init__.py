@@ -7,7 +7,8 @@
 - `clients`: registered clients (RFC 7591) and Client ID Metadata Documents, and the redirect-URI rule;
 - `grants`: what people approved, their codes and rotating refresh tokens, in the database (both stores);
 - `server`: the OAuth grammar, Authlib's authorization server wired to the above;
-- `endpoints`: the HTTP handlers the web app routes to, with the consent and "Connected apps" pages.
+- the HTTP handlers the web app routes to, with the consent and "Connected apps" pages, are the web
+  app's: `navmcp.web.oauth_endpoints` (it imports this package; nothing here imports the web app).
 
 Access tokens are short-lived JWTs signed with the local secret (`navmcp.identity.mint_access_token`),
 checked per request without a database read except a cached look at whether their grant was revoked.

@@ -25,7 +25,7 @@ from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc9207 import IssuerParameter
 
 from navmcp.errors import AuthError
-from navmcp.identity import Access, is_access_token, mint_access_token, verify_access_token
+from navmcp.identity import Access, is_access_token, mint_access_token, verify_token
 from navmcp.oauth import ACCESS_TOKEN_SECONDS, SCOPES, clients, grants, metadata
 from navmcp.oauth.documents import FetchFailed
 
@@ -274,7 +274,7 @@ class Revocation(RevocationEndpoint):
         app = self.server.app
         if is_access_token(token_string):
             try:
-                user_id, access = verify_access_token(app.secret, token_string, self.server.resource)
+                user_id, access = verify_token(app.secret, token_string, self.server.resource)
             except AuthError:
                 return None
             return _Revocable(access.grant_id, user_id, access.client_id)

@@ -6,7 +6,7 @@ from typing import Any
 
 from navmcp import inbox, mail
 from navmcp.clock import now
-from navmcp.errors import NotFound
+from navmcp.errors import NavError, NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 from navmcp.search import MIN_PREFIX, SEARCH_WINDOW
 
@@ -55,7 +55,8 @@ _AWAITING_DEADLINE = (f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AW
                       " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?")
 _AWAITING_OPEN_ENDED = (f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
                         " AND i.deadline IS NULL ORDER BY i.created_at DESC, i.id LIMIT ?")
-_NEAR = (f"SELECT i.id, i.title, i.critical_mass, i.participant_count, i.created_at FROM {_NEAR_FROM} WHERE {_NEAR_WHERE}"
+_NEAR = (f"SELECT i.id, i.title, i.critical_mass, i.participant_count, i.created_at, i.deadline"
+         f" FROM {_NEAR_FROM} WHERE {_NEAR_WHERE}"
          " ORDER BY i.critical_mass - i.participant_count, i.created_at DESC, i.id LIMIT ?")
 _CAPPED_COUNTS = {key: f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT ?) AS capped"
                   for key, source, where in (("awaiting", _AWAITING_FROM, _AWAITING_WHERE),
@@ -69,6 +70,11 @@ def _awaiting_order(row: dict[str, Any]) -> tuple:
 
 def _near_order(row: dict[str, Any]) -> tuple:
     return (row["critical_mass"] - row["joined"], _Newest(row["created_at"]), row["id"])
+
+
+def _near_due_order(row: dict[str, Any]) -> tuple:
+    # `/near-mass?order=deadline`: as the decisions awaiting you, the soonest deadline first
+    return (row["deadline"] is None, row["deadline"] or "", _Newest(row["created_at"]), row["id"])
 
 
 class _Newest(str):
@@ -95,7 +101,7 @@ def view_home(req: Request) -> dict[str, Any]:
                                        "studio": handle})
         for row in tx.tuples(_NEAR, (*args, HOME_ROWS)):
             near_mass.append({"id": row[0], "title": row[1], "critical_mass": row[2], "joined": row[3],
-                              "created_at": row[4], "studio": handle})
+                              "created_at": row[4], "deadline": row[5], "studio": handle})
         for key, sql in _CAPPED_COUNTS.items():
             if counts[key] <= COUNT_CAP:  # one count across the studios, stopped once past the cap
                 counts[key] += tx.scalar(sql, (*args, COUNT_CAP + 1 - counts[key]))
@@ -129,10 +135,18 @@ _LIST_ROWS = {
                   " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?",
                   f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
                   " AND i.deadline IS NULL ORDER BY i.created_at DESC, i.id LIMIT ?"), _awaiting_order),
-    "near": ((f"SELECT i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at FROM {_NEAR_FROM}"
+    "near": ((f"SELECT i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at, i.deadline FROM {_NEAR_FROM}"
               f" WHERE {_NEAR_WHERE} ORDER BY i.critical_mass - i.participant_count, i.created_at DESC, i.id LIMIT ?",),
              _near_order),
+    # The same commitments, the soonest deadline first (none last), then the newest: what is due today.
+    "near_due": ((f"SELECT i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at, i.deadline"
+                  f" FROM {_NEAR_FROM} WHERE {_NEAR_WHERE} AND i.deadline IS NOT NULL"
+                  " ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?",
+                  f"SELECT i.id, i.title, i.critical_mass, i.participant_count AS joined, i.created_at, i.deadline"
+                  f" FROM {_NEAR_FROM} WHERE {_NEAR_WHERE} AND i.deadline IS NULL"
+                  " ORDER BY i.created_at DESC, i.id LIMIT ?"), _near_due_order),
 }
+NEAR_ORDERS = {None: "near", "deadline": "near_due"}  # /near-mass?order=…
 
 
 def _whole_list(req: Request, which: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -143,7 +157,8 @@ def _whole_list(req: Request, which: str) -> tuple[list[dict[str, Any]], dict[st
                      " WHERE m.user_id = ? ORDER BY s.handle", (uid,))
     total = 0
     for studio in studios:
-        total += tx.scalar(_CAPPED_COUNTS[which], (uid, studio["id"], now_, LIST_CAP + 1 - total))
+        count = _CAPPED_COUNTS["near" if which == "near_due" else which]
+        total += tx.scalar(count, (uid, studio["id"], now_, LIST_CAP + 1 - total))
         if total > LIST_CAP:
             break
     pager = paginate(req, min(total, LIST_CAP))
@@ -165,9 +180,13 @@ def view_awaiting(req: Request) -> dict[str, Any]:
 
 
 def view_near_mass(req: Request) -> dict[str, Any]:
-    rows, pager = _whole_list(req, "near")
+    order = req.query.get("order")
+    if order not in NEAR_ORDERS:
+        raise NavError(f"order={order!r} in /near-mass: it takes order=deadline (the soonest deadline first), "
+                       "or none (the fewest joins still needed first)")
+    rows, pager = _whole_list(req, NEAR_ORDERS[order])
     return {"title": "Commitments that need you", "breadcrumb": [HOME, ("Commitments that need you", "/near-mass")],
-            "which": "near", "rows": rows, "pager": pager}
+            "which": "near", "by_deadline": order == "deadline", "rows": rows, "pager": pager}
 
 
 def resolve_whoami(req: Request) -> None:

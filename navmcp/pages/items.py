@@ -102,10 +102,13 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     asked = req.page_number("part")
     part, parts = body_part(item["body"], asked)
     number = min(asked, parts)
-    # ?full=1: the whole body, when it fits a page; else its parts, as without it.
-    whole_fits = parts > 1 and len(item["body"]) <= FULL_BODY_CHARS
-    full = req.query.get("full") == "1" and whole_fits and asked == 1
-    if full:
+    # ?full=1: the whole body and every comment, uncut, when the body fits a page; else its parts,
+    # as without it. `?full=1&from=ID`: the comments from that one on, without the body.
+    fits = len(item["body"]) <= FULL_BODY_CHARS
+    whole_fits = parts > 1 and fits
+    start = req.query.get("from") if req.query.get("full") == "1" else None
+    full = req.query.get("full") == "1" and fits and asked == 1 and not req.query.get("comment")
+    if full and not start:
         part = item["body"]
     # A part past the end of a body keeps its URL, as a page past the end of a list does, and says
     # so (with the last part's URL) instead of showing another part under the number asked for.
@@ -117,6 +120,8 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     single = req.query.get("comment")
     history = req.query.get("history") == "1"
     thread = None
+    # The markdown shows `everything` in place of `comments`; the web page's comments stay as without it.
+    everything = _everything(req, FULL_BODY_CHARS - (0 if start else len(part)), start) if full else None
     if single:
         comments = tx.all(f"{_COMMENT} WHERE c.item_id = ? AND c.id = ?", (item["id"], single))
         if not comments:
@@ -164,7 +169,7 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         "open": req.facts["open"],
         "tags": tags,
         "studio": req.studio,
-        "body": "" if past else part,
+        "body": "" if past or start else part,
         "body_part": {"number": number, "parts": parts, "asked": asked, "past": past, "full": full,
                       "chars": len(item["body"]),
                       "whole": f"{req.path}?full=1" if whole_fits and not full else None,
@@ -173,7 +178,10 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         # What this view of the item shows (a page shows no text twice): "main" its text's first
         # part (or all of it) and the first comments, "part" a later part of the text alone,
         # "comments" a later page of comments (or one comment) alone.
-        "view": "history" if history else "comments" if single or pager["number"] > 1 else "part" if asked > 1 else "main",
+        "view": "history" if history else "comments" if single or start or pager["number"] > 1
+                else "part" if asked > 1 else "main",
+        "everything": everything,  # ?full=1: every comment and reply, in order, within the page bound
+        "full_chars": FULL_BODY_CHARS,
         # ?history=1: the item's revisions (with ?comment=ID, that comment's), newest first
         "history": revisions.history(req, single) if history else None,
         "history_url": f"{req.path}?history=1",
@@ -190,7 +198,8 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         "links_to": with_urls(req, links_to),
         "linked_from": with_urls(req, linked_from),
         # the members its text and the comments shown mention (@handle): listed, and linked for people
-        "mentions": mentions.members_named(tx, req.studio["id"], [part, *(c["body"] for c in comments)]),
+        "mentions": mentions.members_named(tx, req.studio["id"], [part, *(c["body"] for c in comments),
+                                                                  *(c["body"] for c in (everything or {}).get("rows", ()))]),
     }
     return data, counts
 
@@ -233,6 +242,47 @@ def _thread(req: Request, comment: Row) -> dict[str, Any]:
     for r in replies:
         r["full_url"] = None
     return {"replies": replies, "pager": pager}
+
+
+# Every comment of an item in reading order: each thread (oldest first) followed by its replies
+# (oldest first). Its `?` are the item id, then (with `from`) the item id and the comment id.
+_EVERYTHING = """WITH f AS (
+    SELECT c.id, c.parent_id, c.body, c.created_at, c.revision, u.handle AS author, c.deleted_at,
+           d.handle AS deleted_by, coalesce(p.created_at, c.created_at) AS t_at, coalesce(p.seq, c.seq) AS t_seq,
+           CASE WHEN c.parent_id IS NULL THEN 0 ELSE 1 END AS r, c.seq
+      FROM comments c JOIN users u ON u.id = c.created_by LEFT JOIN users d ON d.id = c.deleted_by
+      LEFT JOIN comments p ON p.id = c.parent_id
+     WHERE c.item_id = ?)
+SELECT id, parent_id, body, created_at, revision, author, deleted_at, deleted_by FROM f {where}
+ ORDER BY t_at, t_seq, r, created_at, seq LIMIT ?"""
+_EVERYTHING_SQL = {False: _EVERYTHING.format(where=""), True: _EVERYTHING.format(
+    where="WHERE (t_at, t_seq, r, created_at, seq) >= (SELECT t_at, t_seq, r, created_at, seq FROM f WHERE id = ?)")}
+_EVERYTHING_BATCH = 200
+
+
+def _everything(req: Request, budget: int, start: str | None) -> dict[str, Any]:
+    """`?full=1`: every comment and reply, uncut and in reading order, as long as their text fits
+    `budget` characters (the page bound that protects clients; at least one comment a page).
+    Where it stops, `next` is the one URL that continues (`?full=1&from=ID`)."""
+    if start and not req.tx.scalar("SELECT count(*) FROM comments WHERE item_id = ? AND id = ?",
+                                   (req.item["id"], start)):
+        raise NotFound(f"no comment {start!r} on {req.path}")
+    rows: list[Row] = []
+    used, after = 0, start
+    while True:
+        args = (req.item["id"], after) if after else (req.item["id"],)
+        batch = req.tx.all(_EVERYTHING_SQL[bool(after)], (*args, _EVERYTHING_BATCH + (1 if after != start else 0)))
+        if after != start:
+            batch = batch[1:]  # the row the batch started from was shown on the batch before
+        for r in batch:
+            if rows and used + len(r["body"]) > budget:
+                return {"rows": rows, "next": url_with(req.path, {"full": "1", "from": r["id"]})}
+            used += len(r["body"])
+            r["full_url"] = None
+            rows.append(r)
+        if len(batch) < _EVERYTHING_BATCH:
+            return {"rows": rows, "next": None}
+        after = batch[-1]["id"]
 
 
 def _part_url(req: Request, number: int) -> str:

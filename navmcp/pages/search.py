@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import search
+from navmcp import kinds, search
 from navmcp.clock import now
 from navmcp.domain import KIND_LETTER
 from navmcp.pages.home import HOME, your_studios
@@ -53,8 +53,8 @@ def _rows(req: Request, hits: list[dict[str, Any]], query: search.Query, studios
     ids = [h["item_id"] for h in hits]
     marks = ", ".join("?" * len(ids))
     items = {r["id"]: r for r in req.tx.all(
-        f"""SELECT i.id, i.studio_id, i.kind, i.title, i.body, i.updated_at, i.pinned, i.closed_at, i.deadline
-              FROM items i WHERE i.id IN ({marks})""", ids)}
+        f"""SELECT i.id, i.studio_id, i.kind, i.title, i.body, i.updated_at, i.pinned, i.closed_at, i.deadline,
+                   i.participant_count, i.critical_mass FROM items i WHERE i.id IN ({marks})""", ids)}
     texts: dict[str, str] = {}  # what matched beside its item: an option's title, a comment's body
     for table, column, key in (("options", "title", "option_id"), ("comments", "body", "comment_id")):
         wanted = [h[key] for h in hits if h[key]]
@@ -81,9 +81,12 @@ def _rows(req: Request, hits: list[dict[str, Any]], query: search.Query, studios
             "pinned": item["pinned"], "studio": handle,
             "url": f"/studios/{handle}/{KIND_LETTER[item['kind']]}/{item['id']}",
             "closed": item["closed_at"] is not None or (deadline is not None and deadline <= at),
+            "deadline": deadline, "participant_count": item["participant_count"],
+            "critical_mass": item["critical_mass"],
             "found_in": found_in, "matched": found_in, "snippet": snippet,
             "tag": query.tag_word if found_in == "tag" else None,
             # matches besides the one shown
             "more_options": h["options"] - (found_in == "option"), "more_comments": h["comments"] - (found_in == "comment"),
         })
+    kinds.list_results(req, rows)
     return rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from navmcp import invitations
+from navmcp import invitations, kinds
 from navmcp.clock import now
 from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
@@ -15,7 +15,10 @@ from navmcp.pages.request import PAGE_SIZE, Request, paginate
 # What an item's line in a list shows (its title, URL, kind, status and last update): every value
 # read per row is a Python object made, and a feed reads twenty rows. The deadline is read for the
 # status: a passed deadline closes an item without a write (domain.is_open).
-ITEM_COLUMNS = "i.id, i.kind, i.title, i.updated_at, i.pinned, i.closed_at, i.deadline"
+# A list row's columns: what it says of an item (a commitment's joins; a closed decision's result
+# is asked of its kind, `with_urls`).
+ITEM_COLUMNS = ("i.id, i.kind, i.title, i.updated_at, i.pinned, i.closed_at, i.deadline, i.participant_count,"
+                " i.critical_mass")
 
 
 def resolve_studio(req: Request) -> None:
@@ -78,6 +81,8 @@ def with_urls(req: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if at:  # domain.deadline_passed, inlined: it ran for every row of every list
             deadline = row["deadline"]
             row["closed"] = row["closed_at"] is not None or (deadline is not None and deadline <= at)
+    if at:
+        kinds.list_results(req, rows)
     return rows
 
 

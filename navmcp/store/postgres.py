@@ -164,10 +164,11 @@ class PostgresTx:
         # indexes would not be used. It gives the page's items in order, their number, and whether
         # a source of matches was cut at the window (navmcp.search.SEARCH_WINDOW).
         (found,) = self.conn.execute(
-            "SELECT * FROM navmcp.find_items(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "SELECT * FROM navmcp.find_items(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (list(studio_ids), tsquery(query), tsquery(query, title_only=True),
              tsquery_any(query.excluded) if query.excluded else None, query.tag_word if query.terms else None,
-             query.kind, query.status, query.tag, at, limit, offset, search.SEARCH_WINDOW)).fetchall()
+             query.kind, query.status, query.tag, at, limit, offset, search.SEARCH_WINDOW,
+             query.decision_kind)).fetchall()
         rows = [{"item_id": i, "tier": t, "option_id": o, "comment_id": c, "options": no, "comments": nc}
                 for i, t, o, c, no, nc in zip(found["item_ids"], found["tiers"], found["option_ids"],
                                               found["comment_ids"], found["option_counts"], found["comment_counts"])]

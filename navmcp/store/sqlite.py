@@ -35,6 +35,7 @@ log = logging.getLogger("navmcp.store.sqlite")
 
 CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these); older ones are pruned
 CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple of this
+INBOX_CHUNK = 1000  # users per inbox statement (9 variables each; SQLite allows 32,766)
 
 
 # Kinds as constant text, never bound (`status:open` adds `closed_at IS NULL`): why, at home's `_OPEN`.
@@ -49,6 +50,9 @@ def search_filters(query: Query, at: str, tag: bool = True) -> tuple[list[str], 
     args: list[Any] = []
     if query.kind:  # written into the SQL from this table, not bound: see _KIND
         where.append(_KIND[query.kind])
+    if query.decision_kind:  # an acceptance decision has none stored (navmcp.kinds.kind_name)
+        where.append("coalesce(i.decision_kind, 'acceptance') = ?")
+        args.append(query.decision_kind)
     if query.status:
         is_open = "(i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?))"
         where.append(is_open if query.status == "open" else f"NOT {is_open}")
@@ -132,15 +136,23 @@ class SqliteTx:
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str) -> None:
-        for user_id in user_ids:
-            if fold and self.cursor.execute(
-                    "UPDATE inbox SET count = count + 1, updated_at = ?, actor_id = ?, client = ? WHERE user_id = ?"
-                    " AND item_id = ? AND kind = ? AND read_at IS NULL AND dismissed_at IS NULL",
-                    (at, actor_id, client, user_id, item_id, kind)).rowcount:
-                continue
-            self.cursor.execute("INSERT INTO inbox (id, user_id, kind, studio_id, item_id, actor_id, client, created_at,"
-                                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                (secrets.token_hex(8), user_id, kind, studio_id, item_id, actor_id, client, at, at))
+        # A statement for many of them each way, not one per user: a comment telling 20 members made
+        # 20 to 40 statements here (bench.instructions `comment:20`). Chunks keep a statement's
+        # variables under SQLite's limit (32,766) for `@everyone` in a big studio.
+        for start in range(0, len(user_ids), INBOX_CHUNK):
+            chunk = user_ids[start:start + INBOX_CHUNK]
+            folded: set[str] = set()
+            if fold:
+                folded = {r[0] for r in self.cursor.execute(
+                    "UPDATE inbox SET count = count + 1, updated_at = ?, actor_id = ?, client = ?"
+                    f" WHERE user_id IN ({', '.join('?' * len(chunk))}) AND item_id = ? AND kind = ? AND read_at IS NULL"
+                    " AND dismissed_at IS NULL RETURNING user_id", (at, actor_id, client, *chunk, item_id, kind)).fetchall()}
+            new = [u for u in chunk if u not in folded]
+            if new:
+                self.cursor.execute(
+                    "INSERT INTO inbox (id, user_id, kind, studio_id, item_id, actor_id, client, created_at, updated_at)"
+                    " VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(new)),
+                    [v for u in new for v in (secrets.token_hex(8), u, kind, studio_id, item_id, actor_id, client, at, at)])
         if user_ids:
             self.cursor.execute(f"DELETE FROM inbox WHERE user_id IN ({', '.join('?' * len(user_ids))}) AND updated_at < ?",
                                 (*user_ids, expired))

@@ -6,7 +6,7 @@ A request goes down through these modules: `app` (the ASGI application: one requ
 through) → `renditions` (what it names, in which rendition it is answered, the error bodies) →
 `origins` and `limits` (checks, once) → `routing` (the route table) → a handler: `pages`, `actions`
 (the action API and forms), `signin`, `mcp_http` (`/mcp`), `events` (live pages), `static`, or
-`navmcp.oauth.endpoints`. They share a `site.Site` (the app, `tokens`, `auth`'s cookie sessions,
+`oauth_endpoints`. They share a `site.Site` (the app, `tokens`, `auth`'s cookie sessions,
 `limits`, live streams); `workers` runs handlers in threads; `request` and `response` are the
 HTTP values; `html` renders pages for people, `markdown` what they write, `sse` event streams,
 `server` runs uvicorn.

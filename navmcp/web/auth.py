@@ -24,7 +24,7 @@ from datetime import timedelta
 
 from navmcp.clock import from_now, now
 from navmcp.errors import AuthError
-from navmcp.identity import Access, user_by_id, verify_access_token
+from navmcp.identity import Access, user_by_id, verify_token
 from navmcp.oauth.grants import GrantCache
 from navmcp.store import Row, Store
 
@@ -294,7 +294,7 @@ def verify_access(app, token: str, resource: str | None) -> tuple[Row, Access]:
     /mcp), its grant still live; an `AuthError` otherwise."""
     if resource is None:
         raise AuthError("an OAuth access token is accepted at /mcp only")
-    user_id, access = verify_access_token(app.secret, token, resource)
+    user_id, access = verify_token(app.secret, token, resource)
     check_access(app.store, user_id, access, resource)
     with app.store.read(user_id=user_id) as tx:
         user = user_by_id(tx, user_id)

@@ -24,12 +24,16 @@ def open_events(site: Site, req: Request) -> EventStream | Response:
         if caller is None:
             return text(401, "sign in first")
         app.workspace.page(caller.user, url, caller.client)  # a page you may not see does not exist
+        # A browser's page stream also carries its unread badge's news (`inbox` events): one
+        # stream per tab. The inbox page's own stream is the badge's already.
+        personal = caller.session is not None and url.split("?", 1)[0] != "/inbox"
         with app.store.read(user_id=caller.user["id"]) as tx:
             wanted = interest(tx, caller.user["id"], url)
+            badge = interest(tx, caller.user["id"], "/inbox") if personal else None
         if wanted is None:
             return text(204, "")  # a page no change alters (help): nothing to stream
         opened = live.open_stream(app, site.streams, site.standing(req, caller), url, wanted,
-                                  req.header("last-event-id"))
+                                  req.header("last-event-id"), badge=badge)
         return opened if isinstance(opened, EventStream) else text(429, opened, headers=[("retry-after", "60")])
     except NavError as e:
         return text(e.status, e.message, headers=retry_after(e))

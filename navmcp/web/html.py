@@ -23,7 +23,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from navmcp import actions as action_table
+from navmcp import actions as action_table, zones
 from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, filesize, plain, spans, templates_dir, utc
@@ -76,11 +76,13 @@ def environment():
     env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get(), _MENTIONS.get())
     env.tests["headed"] = lambda html: "<h3>" in html  # user text with headings (placed from <h3> down)
     env.filters["ago"] = ago
+    env.filters["local_time"] = local_time
     env.filters["initials"] = initials
     env.filters["hue"] = hue
     env.filters["marked"] = marked
     env.filters["unmarked"] = unmarked
     env.globals["asset"] = asset_url
+    env.globals["audit_line"] = audit_line
     return env
 
 
@@ -115,6 +117,16 @@ def asset(path: str) -> tuple[bytes, str] | None:
 
 
 # --- small words for people -------------------------------------------------------------------
+
+
+def local_time(value: str, zone: str | None = None) -> str:
+    """A stored UTC time as a person reads it: in their zone (navmcp.zones), "Fri 4 Dec 2026, 18:00
+    Europe/Paris"; with none set, in UTC, which app.js turns into the browser's zone."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(zones.zone(zone))
+    except ValueError:
+        return utc(value)
+    return f"{moment:%a} {moment.day} {moment:%b %Y, %H:%M} {zone or 'UTC'}"
 
 
 def ago(value: str | None, now: datetime | None = None) -> str:
@@ -187,7 +199,8 @@ def hue(handle: str) -> str:
 # Agents read the action table's names and descriptions; these are only for the web page.
 ACTION_LABELS = {
     "create_studio": "New studio", "add_member": "Add a person", "remove_member": "Remove a person",
-    "leave_studio": "Leave this studio", "create_note": "New note", "create_decision": "New decision",
+    "leave_studio": "Leave this studio", "delete_studio": "Delete this studio",
+    "create_note": "New note", "create_decision": "New decision",
     "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",
     "edit_note": "Edit", "edit_decision": "Edit", "edit_commitment": "Edit", "edit_comment": "Edit a comment of yours",
     "delete_comment": "Delete a comment", "extend_decision": "Extend the deadline", "reopen_decision": "Reopen",
@@ -203,12 +216,60 @@ ACTION_LABELS = {
 DESTRUCTIVE = {
     "leave_studio": "You will no longer see this studio, its notes, decisions or commitments. "
                     "To come back, one of its admins has to add you again.",
+    "delete_studio": "The studio and everything in it (notes, decisions, commitments, comments) are deleted for "
+                     "good, for everyone, and its short name is free again.",
     "remove_member": "They will no longer see this studio or anything in it. What they wrote stays.",
     "close_decision": "Voting ends for everyone and the result is fixed. Nobody can vote or add options after this.",
     "close_commitment": "Nobody can join or leave after this.",
     "close_poll": "Answering ends for everyone and the time is fixed; with a commitment, those who said yes are joined to it.",
     "delete_comment": "Its text is gone for good, its history too; replies to it stay, under “[deleted]”.",
 }
+
+
+# The audit log for people: what each action did, in words ("@ana voted on a decision").
+AUDIT_DONE = {
+    "create_studio": "created the studio", "add_member": "added or changed a member", "remove_member": "removed a member",
+    "leave_studio": "left the studio", "delete_studio": "deleted a studio", "create_note": "wrote a note",
+    "create_decision": "asked for a decision", "create_commitment": "proposed a commitment",
+    "add_comment": "commented", "confirm_read": "marked as read", "edit_comment": "edited a comment",
+    "delete_comment": "deleted a comment", "extend_decision": "extended the deadline", "reopen_decision": "reopened",
+    "set_outcome": "wrote the outcome", "pin": "pinned", "unpin": "unpinned", "add_option": "added an option",
+    "vote": "voted", "close_decision": "closed voting", "join_commitment": "joined", "leave_commitment": "left",
+    "close_commitment": "closed", "create_invitation": "made an invitation", "revoke_invitation": "revoked an invitation",
+    "consent": "consented", "object": "objected", "amend": "amended the proposal", "allocate": "gave dots",
+    "add_time": "added a time", "answer": "answered", "close_poll": "closed the poll",
+}
+_AUDIT_WHERE = re.compile(r"^/studios/[^/]+(?:/(?:(?P<kind>[ndc])/[^/?]+|(?P<page>members|audit)))?/?$")
+_AUDIT_KINDS = {"n": "a note", "d": "a decision", "c": "a commitment"}
+_AUDIT_BARE = {"join_commitment", "leave_commitment", "close_commitment", "pin", "unpin"}  # "joined a commitment"
+_CLIENTS = {"web": "in the web app", "navmcp-cli": "from the command line", "http": "through the HTTP API"}
+
+
+def audit_line(entry: dict[str, Any]) -> dict[str, str]:
+    """One audit entry in people's words: what was done (`done`), where (`where`, linked to `url`),
+    through which client (`via`), and why it was refused (`refused`, "" when it was done). Timings
+    and parameter lists are left to the page's JSON."""
+    action, url = entry["action"], entry["url"].split("?", 1)[0]
+    if action.startswith("edit_"):
+        done = "edited"
+    else:
+        done = AUDIT_DONE.get(action) or f"used “{action_label(action)}”"
+    m = _AUDIT_WHERE.match(url)
+    on = "" if action in _AUDIT_BARE else "on "
+    where = (on + _AUDIT_KINDS[m.group("kind")] if m.group("kind") else
+             "on the members page" if m.group("page") == "members" else "in the studio") if m else f"at {url}"
+    client = entry["client"]
+    outcome = entry["outcome"] or ""
+    return {"done": done, "where": where, "url": url,
+            "via": _CLIENTS.get(client) or f"through {client}",
+            "refused": "" if outcome == "ok" else _refusal_words(action, outcome.split(": ", 1)[-1])}
+
+
+def _refusal_words(action: str, message: str) -> str:
+    """A refusal the audit kept, as a refused form shows it: its fields by their labels."""
+    titles = _field_titles(action)
+    forms = {action: {"fields": [{"name": n, "label": t} for n, t in titles.items()]}}
+    return people_message(message, action, forms, [{"field": n} for n in titles])
 
 
 def action_label(name: str) -> str:
@@ -226,11 +287,35 @@ def _field_titles(name: str) -> dict[str, str]:
     return {}
 
 
-def message_html(message: str) -> Markup:
+def message_html(message: str, links: bool = False) -> Markup:
     """A reply or refusal (markdown: our code spans, user text made inert by `render.inline`) as
-    HTML: the code spans as <code>, the rest as plain text, all of it escaped."""
-    return Markup("").join(Markup("<code>%s</code>") % text if code else escape(plain(text))
-                           for text, code in spans(message))
+    HTML: the code spans as <code>, the rest as plain text, all of it escaped. With `links` (an
+    error page), the paths it suggests ("see /studios/team", "start at '/'") are links; the path
+    asked for ("no page at /x") is not."""
+    def part(text: str, code: bool) -> Markup:
+        if code:
+            return Markup("<code>%s</code>") % text
+        return _linked_paths(plain(text)) if links else escape(plain(text))
+
+    return Markup("").join(part(text, code) for text, code in spans(message))
+
+
+_ASKED = re.compile(r"^no page at \S+")  # the path a 404 names as asked for, in its first words
+# A site path suggested in a message, quoted ('/help') or bare (/studios/team), ending before
+# sentence punctuation. Only this site's paths: a path starts with one "/", never "//".
+_SUGGESTED_PATH = re.compile(r"'(/(?!/)[\w\-./]*)'|(?<![\w/.'])(/(?!/)(?:[\w\-./]*[\w\-/])?)(?![\w])")
+
+
+def _linked_paths(text: str) -> Markup:
+    asked = _ASKED.match(text)
+    start = asked.end() if asked else 0
+    out, last = [escape(text[:start])], start
+    for m in _SUGGESTED_PATH.finditer(text, start):
+        path = m.group(1) or m.group(2)
+        out += [escape(text[last:m.start()]), Markup('<a href="%s">%s</a>') % (path, path)]
+        last = m.end()
+    out.append(escape(text[last:]))
+    return Markup("").join(out)
 
 
 def render(template: str, context: dict[str, Any]) -> str:
@@ -651,7 +736,8 @@ def _ballot_choices(name: str, items: dict[str, Any], form: dict[str, list[str]]
             continue
         ballot.update({v: int(t) if props[v].get("type") == "integer" and t.isdigit() else t for v, t in given.items()})
         ballots.append(ballot)
-    return [b for b in ballots if b["option"] not in unvoted or any(b[f] for f in flags)]
+    # (A form with no checkboxes, edit_decision's renames, has only rows given a value: none unvoted.)
+    return [b for b in ballots if not flags or b["option"] not in unvoted or any(b[f] for f in flags)]
 
 
 def check_fresh(action: ActionInfo, form: dict[str, list[str]], load_page) -> None:

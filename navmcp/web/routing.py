@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from navmcp.errors import AuthError
 from navmcp.oauth.metadata import WELL_KNOWN
-from navmcp.web import files, invite, mcp_http, signin, static
+from navmcp.web import compose, files, invite, mcp_http, signin, static
 from navmcp.web.actions import list_actions, run_action
 from navmcp.web.pages import show
 from navmcp.web.renditions import error_response, refused
@@ -27,16 +27,16 @@ READY = "/readyz"  # answered without the checks or the worker threads; asks the
 
 
 def _oauth(name: str) -> Handler:
-    """A handler of navmcp.oauth.endpoints, imported on first use (Authlib is not light)."""
+    """A handler of navmcp.web.oauth_endpoints, imported on first use (Authlib is not light)."""
     async def handler(site: Site, req: Request) -> Response:
-        from navmcp.oauth import endpoints
+        from navmcp.web import oauth_endpoints as endpoints
 
         return await getattr(endpoints, name)(site, req)
     return handler
 
 
 def _oauth_prepare(site: Site, req: Request) -> Awaitable[Response | None]:
-    from navmcp.oauth import endpoints
+    from navmcp.web import oauth_endpoints as endpoints
 
     return endpoints.prepare(site, req)
 
@@ -92,6 +92,8 @@ ROUTES: dict[str, Handler] = {
     "/login/email": signin.login_email,
     "/login/code": signin.login_code,
     "/logout": signin.logout,
+    "/preview": compose.preview,  # a text box's markdown as its page will show it
+    "/mentionable": compose.mentionable,  # the handles an @ may complete to, in a studio
     # OAuth (navmcp/oauth): /mcp's authorization server, and the people's side of it.
     **{path: _oauth("well_known") for path in WELL_KNOWN},
     **{f"/{name.replace('_', '-')}": _oauth(name)

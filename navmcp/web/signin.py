@@ -27,7 +27,7 @@ async def login(site: Site, req: Request) -> Response:
     nxt = local_path((query.get("next") or [""])[0])
     if not token:
         message = "You are signed out." if "bye" in query else None
-        page = login_page(site, 200, message, ok=True, next_url=nxt)
+        page = login_page(site, req, 200, message, ok=True, next_url=nxt)
         if nxt:  # a login link opened later carries no `next`: it is remembered here
             page.headers.append(("set-cookie", auth.next_cookie(nxt, site.secure(req))))
         return page
@@ -43,7 +43,7 @@ async def login(site: Site, req: Request) -> Response:
                                   "this request did not come from it (no Origin or Referer of this site)")
         session_id = auth.redeem_login_link(site.app.store, token, site.instance)
     except AuthError as e:
-        return login_page(site, 401, e.message, ok=False, next_url=nxt)
+        return login_page(site, req, 401, e.message, ok=False, next_url=nxt)
     if current is not None:  # its cookie is replaced: end it rather than leave it live and unreachable
         auth.end_session(site.app.store, current.id, current.user["id"], site.instance)
     return redirect(nxt or "/", [("set-cookie", site.session_cookie(req, session_id)),
@@ -66,12 +66,12 @@ async def login_email(site: Site, req: Request) -> Response:
     email = (form.get("email") or [""])[0].strip()[:254]
     nxt = local_path((form.get("next") or [""])[0])
     if "@" not in email:
-        return login_page(site, 422, "give the email address you sign in with", ok=False, next_url=nxt)
+        return login_page(site, req, 422, "give the email address you sign in with", ok=False, next_url=nxt)
     try:
         site.signin.send_code(email)
     except AuthError as e:
-        return login_page(site, 502, e.message, ok=False, next_url=nxt)
-    return login_page(site, 200, f"A sign-in code was sent to {email}.", ok=True, next_url=nxt, email=email)
+        return login_page(site, req, 502, e.message, ok=False, next_url=nxt)
+    return login_page(site, req, 200, f"A sign-in code was sent to {email}.", ok=True, next_url=nxt, email=email)
 
 
 async def login_code(site: Site, req: Request) -> Response:
@@ -86,15 +86,36 @@ async def login_code(site: Site, req: Request) -> Response:
     try:
         user = site.app.authenticate(site.signin.verify_code(email, code))
     except AuthError as e:
-        return login_page(site, 401, e.message, ok=False, next_url=nxt, email=email)
+        return login_page(site, req, 401, e.message, ok=False, next_url=nxt, email=email)
     session_id = auth.open_session(site.app.store, user["id"], site.instance)
     return redirect(nxt or "/", [("set-cookie", site.session_cookie(req, session_id))])
 
 
-def login_page(site: Site, status: int, message: str | None, *, ok: bool, next_url: str = "",
-               email: str | None = None) -> Response:
+def login_page(site: Site, req: Request, status: int, message: str | None, *, ok: bool, next_url: str = "",
+               email: str | None = None, asking: str | None = None) -> Response:
+    """The sign-in page; `asking`: the name of the app whose authorization link brought a signed-out
+    person here (they come back to its request once signed in, not to a raw /authorize URL)."""
     return _sign_in_html(status, "login.html.j2", {"message": message, "ok": ok, "next": next_url,
-                                                        "supabase": site.signin is not None, "email": email})
+                                                        "supabase": site.signin is not None, "email": email,
+                                                        "command": link_command(site, req), "asking": asking})
+
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def link_command(site: Site, req: Request) -> str:
+    """The exact command that makes a login link on this instance: the navmcp beside the server's
+    Python, on this workspace (`--home` when it is not the default). On the embedded store, to a
+    browser on the server's own machine, with the owner's handle (that is who sits there); elsewhere
+    nobody's handle is shown to a signed-out visitor."""
+    from navmcp.config import navmcp_command
+    from navmcp.identity import ensure_owner
+
+    config = site.app.config
+    handle = "YOUR-HANDLE"
+    if site.app.embedded and req.client_ip in LOOPBACK:
+        handle = ensure_owner(site.app.store)["handle"]
+    return f"{navmcp_command(config.home, config.database_url)} login-link {handle}"
 
 
 def _sign_in_html(status: int, template: str, context: dict[str, Any]) -> Response:

@@ -83,8 +83,9 @@ def test_consent_page_names_the_client_the_scopes_and_the_person(anon, browser, 
 
 
 def test_a_signed_out_person_signs_in_and_comes_back_to_consent(anon, web, app, owner):
-    """Sent to the sign-in page, the person fetches a login link (which names no `next`): opening it
-    in the same browser still brings them back to the app's consent page."""
+    """Shown the sign-in page, which says which app asks (not its raw /authorize URL), the person
+    fetches a login link (which names no `next`): opening it in the same browser still brings them
+    back to the app's consent page."""
     from navmcp.web.auth import create_login_link
     from webclient import Client, follow_login_link
 
@@ -93,8 +94,9 @@ def test_a_signed_out_person_signs_in_and_comes_back_to_consent(anon, web, app, 
     person = Client(web)
     try:
         away = person.get(url)
-        assert away.status_code == 303 and away.headers["location"].startswith("/login?next=")
-        assert person.get(away.headers["location"]).status_code == 200
+        assert away.status_code == 200 and "Sign in to navmcp" in away.text
+        assert "An app calling itself <strong>“Scripted App”</strong> asks to use navmcp as you" in away.text
+        assert "/authorize" not in away.text.split("<main", 1)[1] and "login-link" in away.text
         link = create_login_link(app.store, owner["id"], ISSUER).removeprefix(ISSUER)
         signed = follow_login_link(person, link)
         assert signed.status_code == 303 and signed.headers["location"] == url

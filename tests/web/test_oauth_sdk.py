@@ -175,7 +175,7 @@ def test_sdk_oauth_client_connects_by_url_consents_refreshes_and_is_revoked(tmp_
                     # on Connected apps, alice sees the app and revokes it
                     await person.page.goto(server.base + "/whoami")
                     await person.page.get_by_role("link", name="Connected apps").click()
-                    row = person.page.get_by_role("row", name="Test Agent")
+                    row = person.page.locator(".apps li", has_text="Test Agent")
                     assert "read, write" in await row.inner_text()
                     await row.get_by_role("button", name="Revoke Test Agent").click()
                     await person.page.wait_for_url(server.base + "/connected-apps")

@@ -30,7 +30,12 @@ def test_demo_without_serving(tmp_path):
     assert done.returncode == 0, done.stderr
     assert re.search(r"decision\s+/studios/demo/d/\w+", done.stdout)
     # the command to add it to Claude Code names the demo's workspace (without it: an empty one)
-    assert f"claude mcp add navmcp -e NAVMCP_HOME={tmp_path / 'demo'} -- " in done.stdout and "navmcp web" in done.stdout
+    assert f"claude mcp add navmcp -e NAVMCP_HOME={tmp_path / 'demo'} -- " in done.stdout
+    # the commands it prints act on the demo's workspace, not the default one
+    home = tmp_path / "demo"
+    for command in (f"--home {home} web", f"--home {home} user add HANDLE", f"--home {home} login-link HANDLE",
+                    f"--home {home} get /studios/demo/d/"):
+        assert command in done.stdout, (command, done.stdout)
 
 
 def test_demo_tour_serves_the_web_app(tmp_path):

@@ -91,14 +91,18 @@ def test_a_refusal_names_actions_by_their_labels_for_people_only(browser, api):
     page = browser.get("/").text
     assert browser.post("/actions/create_studio", data={"csrf_token": csrf_of(page), "handle": "solo",
                                                          "name": "Solo"}).status_code == 303
-    refused = browser.post("/studios/solo/members/actions/leave_studio", data={"csrf_token": csrf_of(page)})
-    assert refused.status_code == 409, refused.status_code
+    members = browser.get("/studios/solo/members").text
+    refused = browser.post("/studios/solo/members/actions/delete_studio", data={"csrf_token": csrf_of(members),
+                                                                               "confirm": "Solo"})
+    assert refused.status_code == 422, refused.status_code
     shown = visible_text(re.search(r'<div class="alert refusal"[^>]*>(.*?)</div>', refused.text, re.S).group(1))
-    assert shown.startswith("Not done: You are the last member of this studio"), shown
-    assert "“Leave this studio” with confirm 'solo'" in shown and "add someone first (“Add a person”)" in shown
-    assert not re.search(r"\b(leave_studio|add_member)\b", shown), shown
+    assert shown.startswith("Not done: Type the studio's short name to confirm: type the studio's handle, 'solo'"), shown
     agents = api.post("/studios/solo/members/actions/leave_studio", json={}).json()["message"]
-    assert "leave_studio with confirm 'solo'" in agents and "(add_member)" in agents
+    assert "delete_studio deletes it" in agents and "(add_member)" in agents
+    shown = visible_text(browser.post("/studios/solo/members/actions/leave_studio",
+                                      data={"csrf_token": csrf_of(members)}).text)
+    assert "“Delete this studio” deletes it" in shown and "(“Add a person”)" in shown, shown
+    assert not re.search(r"\b(leave_studio|add_member|delete_studio)\b", shown.split("For agents")[0]), shown
     # an error page names no raw action either
     missing = browser.post("/studios/solo/actions/close_decision", data={"csrf_token": csrf_of(page)})
     assert missing.status_code == 404 and "close_decision" not in visible_text(missing.text).split("For agents")[0]
@@ -481,6 +485,21 @@ def test_a_refusal_names_fields_in_peoples_words_and_its_form_has_cancel(browser
     shown = visible_text(re.search(r'<div class="alert refusal"[^>]*>(.*?)</div>', form, re.S).group(1))
     assert shown == "Not done: At most: must be at least the number of people needed (3).", shown
     assert '<a class="button secondary" href="/studios/crew">Cancel</a>' in form
+
+
+def test_deleting_a_studio_is_its_own_named_action_for_its_last_member(browser, api):
+    """Deleting a studio was a consequence discovered after "Leave": it is its own red button,
+    offered to the last member only, saying what goes, and it asks for the studio's name."""
+    api.post("/actions/create_studio", json={"handle": "solo", "name": "Solo"})
+    members = browser.get("/studios/solo/members").text
+    assert 'commandfor="dlg-delete_studio"' in members and ">Delete this studio</button>" in members
+    assert 'commandfor="dlg-leave_studio"' not in members  # the last member does not "leave"
+    dialog = re.search(r'<dialog id="dlg-delete_studio".*?</dialog>', members, re.S).group(0)
+    assert "deleted for good, for everyone" in dialog and 'name="confirm"' in dialog
+    done = browser.post("/studios/solo/members/actions/delete_studio",
+                        data={"csrf_token": csrf_of(members), "confirm": "solo"})
+    assert done.status_code == 303 and done.headers["location"].startswith("/")
+    assert browser.get("/studios/solo").status_code == 404
 
 
 def test_an_action_with_nothing_to_fill_or_confirm_runs_at_once(seeded, browser):

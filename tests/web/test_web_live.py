@@ -324,7 +324,8 @@ def test_an_open_page_catches_up_after_its_server_restarts(tmp_path, world_facto
                     reason="needs Debian's chromium (.ci/run installs it)")
 def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
     """bob has the studio's decision open in Chromium; alice mentions @bob in a note in the other
-    process: the shell's unread badge counts it without a reload; reading his inbox clears it."""
+    process: the shell's unread badge counts it without a reload, told on the page's own event
+    stream (a tab holds one stream, not a second for its badge); reading his inbox clears it."""
     import re
     import subprocess
     import sys
@@ -341,6 +342,9 @@ def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
             page.goto(link)
             page.get_by_role("button", name=re.compile("^Sign in as")).click()
             page.wait_for_url(server.base + "/")
+            streams = []
+            page.on("request", lambda r: streams.append(r.url) if "text/event-stream" in (
+                r.headers.get("accept") or "") else None)
             page.goto(server.base + decision)
             badge = page.locator(".inbox-badge")
             assert badge.inner_text() == "1 unread"  # alice added him to the studio
@@ -350,9 +354,47 @@ def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
             page.wait_for_function("() => document.querySelector('.inbox-badge .n').textContent === '2'",
                                    timeout=10_000)
             assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+            assert streams == [server.base + decision], streams  # one stream: the page's, with its badge's news
             page.goto(server.base + "/inbox")
             page.get_by_role("button", name="Mark all read").click()
             page.wait_for_url(server.base + "/inbox")
             assert page.locator(".inbox-badge").is_hidden()
+        finally:
+            browser.close()
+
+
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/bin/chromium").exists(),
+                    reason="needs Debian's chromium (.ci/run installs it)")
+def test_a_flash_made_stale_by_a_live_update_is_replaced(server, world):
+    """bob joins a commitment in Chromium ("Joined (1 of 3)"); alice joins in another process: the
+    page updates live, and the flash that would now say a wrong count is replaced by "Updated"."""
+    import re
+    import subprocess
+    import sys
+
+    from playwright.sync_api import sync_playwright
+
+    app, ws, alice, bob, decision = world
+    commitment = ws.execute(alice, "/studios/team", "create_commitment", {"title": "Paint the shed", "critical_mass": 3}).url
+    link = subprocess.run([sys.executable, "-m", "navmcp", "login-link", "bob", "--base-url", server.base],
+                          env=server.env, capture_output=True, text=True, check=True).stdout.strip()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(link)
+            page.get_by_role("button", name=re.compile("^Sign in as")).click()
+            page.wait_for_url(server.base + "/")
+            page.goto(server.base + commitment)
+            page.get_by_role("button", name="Join", exact=True).click()
+            page.wait_for_url(server.base + commitment)
+            flash = page.locator("#main > .alert.flash")
+            assert "Joined (1 of critical mass 3)" in flash.inner_text(), flash.inner_text()
+            page.wait_for_timeout(500)  # the page's event stream is open
+            ws.execute(alice, commitment, "join_commitment", {})
+            page.wait_for_function("() => document.querySelector('#live-mark') !== null", timeout=10_000)
+            assert flash.count() == 0 and "Updated just now" in page.locator("#live-mark").inner_text()
+            assert "2 of 3" in page.locator("#main").inner_text(), page.locator("#main").inner_text()
+            assert page.evaluate("performance.getEntriesByType('navigation').length") <= 2  # no reload after the join
         finally:
             browser.close()

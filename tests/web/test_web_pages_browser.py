@@ -104,10 +104,22 @@ def world(tmp_path_factory):
         act(decision, "add_comment", body="Berlin is cheaper.")
         act(commitment, "join_commitment")
         closing = act("/studios/team", "create_decision", question="Which snacks?", options=["Fruit", "Cake"])
+        # each decision kind's ballot (navmcp/kinds), with an answer given
+        consent = act("/studios/team", "create_decision", question="Adopt the four-day week?", kind="consent",
+                      description="From March, **Fridays off**; support rotates.", quorum="50%")
+        act(consent, "object", reason="Support rotation needs a second person first")
+        dots = act("/studios/team", "create_decision", question="What do we fix first?", kind="dots", dots=5,
+                   options=["Signup emails", "Slow search", "Dark mode contrast"])
+        act(dots, "allocate", dots=[{"option": 1, "dots": 3}, {"option": 2, "dots": 2}])
+        times = act("/studios/team", "create_decision", question="When is the retro?", kind="times",
+                    options=["2100-12-02 10:00 Europe/Lisbon", "2100-12-02T15:00+01:00", "2100-12-03 09:00"])
+        act(times, "answer", times=[{"option": 1, "answer": "yes"}, {"option": 2, "answer": "maybe"},
+                                    {"option": 3, "answer": "no"}])
         urls = {"home": "/", "help": "/help", "whoami": "/whoami", "studio": "/studios/team",
                 "members": "/studios/team/members", "note": note, "decision": decision, "commitment": commitment,
                 "cycle": "/studios/team/cycles/today", "search": "/studios/team/search?q=offsite",
-                "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit", "closing": closing}
+                "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit", "closing": closing,
+                "consent": consent, "dots": dots, "times": times}
         api.close()
         yield server, urls
     finally:
@@ -512,3 +524,35 @@ def test_a_reply_its_edit_and_its_deletion_in_place_reach_another_open_page(worl
     expect(page.locator("article.comment", has_text="Berlin is cheaper.")).to_have_count(1)
     page.context.close()
     other.context.close()
+
+
+def test_a_deadline_shows_in_the_browsers_zone_or_the_one_the_person_set(world, chromium):
+    """Someone who set no zone on /whoami reads a deadline in the browser's (app.js); someone who
+    did reads it in theirs, whatever the browser's (navmcp.zones)."""
+    from datetime import datetime
+
+    server, urls = world
+    year = datetime.now(UTC).year + 1
+    api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {server.token()}"})
+    try:
+        made = api.post("/studios/team/actions/create_decision",
+                        json={"question": "When do we fly?", "options": ["Early"], "deadline": f"{year}-01-15T03:30Z"})
+        assert made.status_code == 200, made.text
+        decision = made.json()["url"]
+        context = chromium.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Asia/Tokyo",
+                                       locale="en-US")
+        page = context.new_page()
+        page.goto(navmcp(server, "login-link", server.owner_handle(), "--base-url", server.base) + "&next=" + decision)
+        page.get_by_role("button", name=re.compile("^Sign in as")).click()
+        page.wait_for_url(server.base + decision)
+        shown = page.locator("time.local").first.text_content() or ""
+        assert "12:30" in shown and "Jan 15" in shown and "UTC" not in shown, shown  # 03:30 UTC in Tokyo
+        said = api.post("/whoami/actions/set_time_zone", json={"zone": "Europe/Paris"})
+        assert said.status_code == 200, said.text
+        page.reload()
+        shown = page.locator("time.local").first.text_content() or ""
+        assert shown == f"Fri 15 Jan {year}, 04:30 Europe/Paris" or "04:30 Europe/Paris" in shown, shown
+        context.close()
+    finally:
+        api.post("/whoami/actions/set_time_zone", json={"zone": "none"})
+        api.close()

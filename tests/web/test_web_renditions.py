@@ -41,7 +41,12 @@ def expected_facts(url: str, structured: dict, md: str) -> list[str]:
     for row in re.findall(r"^\|(?! ---)(.*)\|$", md, flags=re.M):
         if f"|{row}|" in headers:
             continue
-        for cell in row.split(" | "):
+        cells = row.split(" | ")
+        if url.split("?", 1)[0].endswith("/audit"):
+            # people read the audit log in words ("voted on a decision · through the HTTP API"):
+            # its client, action and outcome cells are the agents' and the JSON's, not the page's
+            cells = cells[:2]
+        for cell in cells:
             cell = markdown_text(cell).strip(" |")
             if re.search(r"\w", cell) and not cell.startswith(("[", "`", "#")) and "](" not in cell:
                 facts.append(cell)

@@ -148,6 +148,23 @@
   document.addEventListener("navmcp:replaced", function (event) { enhance(event.target); });
 })();
 
+// Deadlines in local time: a person who set no time zone on /whoami reads them in the browser's
+// (the server wrote UTC); one who set a zone reads the server's text, in theirs (navmcp.zones).
+(function () {
+  function localize(root) {
+    Array.prototype.forEach.call(root.querySelectorAll("time.local:not([data-zone])"), function (el) {
+      var moment = new Date(el.getAttribute("datetime"));
+      if (isNaN(moment.getTime())) return;
+      try {
+        el.textContent = moment.toLocaleString([], {weekday: "short", day: "numeric", month: "short", year: "numeric",
+                                                     hour: "2-digit", minute: "2-digit", timeZoneName: "short"});
+      } catch (e) { /* an old browser: the UTC text stays */ }
+    });
+  }
+  localize(document);
+  document.addEventListener("navmcp:replaced", function (event) { localize(event.target); });
+})();
+
 // Live pages: an open page follows its facts. The page's own URL, asked for as an event stream,
 // says "changed" when they change (another person, an agent); the page is fetched again and each
 // part of it that holds nothing the person is working on (typing, a ticked box, an open dialog,
@@ -202,22 +219,27 @@
         if (badge) showUnread(badge.hidden ? 0 : badge.textContent.trim().split(" ")[0]);
         var mark = document.getElementById("live-mark");
         if (mark) mark.remove();
-        // the one-time message this page came with ("✓ Vote recorded") stays: the page fetched
-        // again has none, as it was shown here
+        // the one-time message this page came with ("✓ Joined (1 of 3)") stays while the page is
+        // as it was (the page fetched again has none, as it was shown here); once anything else on
+        // it changed, the message may be stale ("1 of 3" when 2 have joined): "Updated" replaces it
         var flash = main.querySelector(":scope > .alert.flash");
         if (flash && !fresh.querySelector(":scope > .alert.flash")) {
           fresh.insertBefore(flash.cloneNode(true), fresh.children[Array.prototype.indexOf.call(main.children, flash)] || null);
         }
         var old = Array.prototype.slice.call(main.children), parts = Array.prototype.slice.call(fresh.children);
-        var kept = 0;
+        var kept = 0, changed = 0;
         if (old.length === parts.length) {
           for (var i = 0; i < parts.length; i++) {
             if (old[i].outerHTML === parts[i].outerHTML) continue;
+            changed++;
             if (busy(old[i])) { kept++; continue; }
             old[i].replaceWith(document.importNode(parts[i], true));
           }
+          if (changed && flash && flash.isConnected) flash.remove();
         } else if (!busy(main)) {
           main.replaceChildren.apply(main, parts.map(function (p) { return document.importNode(p, true); }));
+          var stale = main.querySelector(":scope > .alert.flash");
+          if (stale) stale.remove();
         } else {
           kept++;
         }
@@ -231,22 +253,19 @@
       });
   }
 
-  // The shell's unread badge follows your inbox from every page (the inbox page follows itself).
+  // The shell's unread badge follows your inbox from every page, on the page's own stream (one
+  // stream per tab): its `inbox` events say to read the count again (the inbox page follows itself).
   function showUnread(n) {
     var badge = document.querySelector(".inbox-badge");
     if (!badge) return;
     badge.querySelector(".n").textContent = String(n);
     badge.hidden = !n || n === "0";
   }
-  if (location.pathname !== "/inbox" && document.querySelector(".inbox-badge")) {
-    var inbox = new EventSource("/inbox");
-    inbox.addEventListener("changed", function () {
-      fetch("/inbox.json", { credentials: "same-origin" })
-        .then(function (reply) { return reply.ok ? reply.json() : null; })
-        .then(function (page) { if (page) showUnread(page.data.unread); })
-        .catch(function () { /* the next change tries again */ });
-    });
-    document.addEventListener("submit", function (event) { if (!event.defaultPrevented) inbox.close(); });
+  function readUnread() {
+    fetch("/inbox.json", { credentials: "same-origin" })
+      .then(function (reply) { return reply.ok ? reply.json() : null; })
+      .then(function (page) { if (page) showUnread(page.data.unread); })
+      .catch(function () { /* the next change tries again */ });
   }
 
 
@@ -262,6 +281,7 @@
       if (!caughtUp) { caughtUp = true; refresh(); }
     });
     source.addEventListener("changed", refresh);
+    source.addEventListener("inbox", readUnread);
     source.addEventListener("gone", function (event) {
       ended = true;
       source.close();
@@ -365,4 +385,150 @@
     var handle = document.getElementById("create_studio-handle");
     if (handle && !handle.dataset.typed) handle.value = slug(el.value);
   });
+})();
+
+// Markdown text boxes: a preview under each, rendered by the server's own renderer (POST /preview,
+// navmcp/web/compose.py), so it shows exactly what the page will, written HTML inert; and after an
+// "@", the studio's member handles to complete (GET /mentionable), as an accessible listbox: arrows
+// move, Enter or Tab takes one, Escape closes it.
+(function () {
+  "use strict";
+  if (!window.fetch) return;
+  var studio = (location.pathname.match(/^\/studios\/([a-z0-9][a-z0-9-]*)/) || [])[1] || "";
+  var csrf = (document.querySelector('input[name="csrf_token"]') || {}).value || "";
+  var count = 0, handles = null;
+
+  function preview(area) {
+    if (area.dataset.previewed) return;
+    area.dataset.previewed = "1";
+    var box = document.createElement("div");
+    box.className = "preview";
+    box.id = area.id + "-preview";
+    box.hidden = true;
+    var label = document.createElement("p");
+    label.className = "preview-label muted small";
+    label.textContent = "Preview";
+    label.id = box.id + "-h";
+    var body = document.createElement("div");
+    body.className = "md";
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-labelledby", label.id);
+    box.appendChild(label);
+    box.appendChild(body);
+    (area.closest(".chip-box") || area).after(box);
+    var timer = null, asked = 0;
+    function render() {
+      var text = area.value, mine = ++asked;
+      if (!text.trim()) { box.hidden = true; body.replaceChildren(); return; }
+      var form = new URLSearchParams({ text: text, studio: studio, csrf_token: csrf });
+      fetch("/preview", { method: "POST", body: form, credentials: "same-origin" })
+        .then(function (reply) { return reply.ok ? reply.text() : null; })
+        .then(function (html) {
+          if (html === null || mine !== asked) return;
+          // the server's renderer, raw HTML off: the same markup the page shows for this text
+          var doc = new DOMParser().parseFromString("<div>" + html + "</div>", "text/html");
+          body.replaceChildren.apply(body, Array.prototype.map.call(doc.body.firstChild.childNodes,
+            function (n) { return document.importNode(n, true); }));
+          box.hidden = false;
+        })
+        .catch(function () { /* the next keystroke tries again */ });
+    }
+    area.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(render, 250); });
+    if (area.value.trim()) render();
+  }
+
+  function complete(area) {
+    if (!studio || area.dataset.completes) return;
+    area.dataset.completes = "1";
+    var list = document.createElement("ul");
+    list.className = "mention-list";
+    list.id = area.id + "-mentions";
+    list.setAttribute("role", "listbox");
+    list.setAttribute("aria-label", "Members to mention");
+    list.hidden = true;
+    // A text box may not be aria-expanded (it is no combobox): a status line says the list opened.
+    var status = document.createElement("span");
+    status.className = "vh";
+    status.setAttribute("role", "status");
+    area.after(list);
+    list.after(status);
+    area.setAttribute("aria-autocomplete", "list");
+    area.setAttribute("aria-controls", list.id);
+    var active = -1, start = -1;
+
+    function options() { return list.querySelectorAll("[role=option]"); }
+    function close() {
+      list.hidden = true;
+      list.replaceChildren();
+      status.textContent = "";
+      area.removeAttribute("aria-activedescendant");
+      active = -1;
+    }
+    function mark(i) {
+      var all = options();
+      if (!all.length) return;
+      active = (i + all.length) % all.length;
+      Array.prototype.forEach.call(all, function (o, j) { o.setAttribute("aria-selected", j === active ? "true" : "false"); });
+      area.setAttribute("aria-activedescendant", all[active].id);
+    }
+    function take(handle) {
+      var end = area.selectionStart;
+      area.value = area.value.slice(0, start) + "@" + handle + " " + area.value.slice(end);
+      var caret = start + handle.length + 2;
+      area.setSelectionRange(caret, caret);
+      close();
+      area.dispatchEvent(new Event("input", { bubbles: true }));
+      area.focus();
+    }
+    function show(word) {
+      var found = handles.filter(function (h) { return h.indexOf(word) === 0; }).slice(0, 8);
+      if (!found.length) { close(); return; }
+      list.replaceChildren.apply(list, found.map(function (h, i) {
+        var o = document.createElement("li");
+        o.id = list.id + "-" + (++count);
+        o.setAttribute("role", "option");
+        o.textContent = "@" + h;
+        o.addEventListener("mousedown", function (event) { event.preventDefault(); take(h); });
+        return o;
+      }));
+      list.hidden = false;
+      status.textContent = found.length + (found.length === 1 ? " member" : " members") +
+        " to mention: up and down arrows to choose, Enter to take, Escape to close";
+      mark(0);
+    }
+    area.addEventListener("input", function () {
+      var before = area.value.slice(0, area.selectionStart), m = before.match(/(^|[^\w@])@([a-z0-9-]{0,32})$/);
+      if (!m) { close(); return; }
+      start = before.length - m[2].length - 1;
+      if (handles) { show(m[2]); return; }
+      fetch("/mentionable?studio=" + encodeURIComponent(studio), { credentials: "same-origin" })
+        .then(function (reply) { return reply.ok ? reply.json() : { handles: [] }; })
+        .then(function (data) { handles = data.handles || []; show(m[2]); })
+        .catch(function () { handles = []; });
+    });
+    area.addEventListener("keydown", function (event) {
+      if (list.hidden) return;
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        mark(active + (event.key === "ArrowDown" ? 1 : -1));
+      } else if (event.key === "Enter" || event.key === "Tab") {
+        event.preventDefault();
+        take(options()[active].textContent.slice(1));
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();  // the box's dialog stays open
+        close();
+      }
+    });
+    area.addEventListener("blur", close);
+  }
+
+  function enhance(root) {
+    Array.prototype.forEach.call(root.querySelectorAll("textarea[data-markdown]"), function (area) {
+      preview(area);
+      complete(area);
+    });
+  }
+  enhance(document);
+  document.addEventListener("navmcp:replaced", function (event) { enhance(event.target); });
 })();

@@ -10,7 +10,7 @@ import os
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import InvalidClientError, OAuth2Error
@@ -21,7 +21,7 @@ from navmcp.errors import RateLimited
 from navmcp.oauth import SCOPES, clients, grants, metadata
 from navmcp.oauth.documents import Busy, Documents, FetchFailed
 from navmcp.oauth.server import Answer, FormRequest, OAuthServer, RegistrationRequest
-from navmcp.web import auth, html
+from navmcp.web import auth, html, signin
 from navmcp.web.renditions import RENDITIONS, error_response
 from navmcp.web.response import HTML_CSP, Response, json_response, redirect, text
 
@@ -206,10 +206,12 @@ async def authorize(site: Site, req: Request) -> Response:
     except OAuth2Error as e:
         return _refused(site, req, server.issuer, request.payload.data.get("client_id"), e)
     session = site.web_session(req)
-    if session is None:  # sign in first, then come back here
+    if session is None:  # sign in first, then come back here: the sign-in page says which app asks
         if req.method == "POST":
             return error_response("html", 401, "your sign-in ended: open the app's link again")
-        return redirect("/login?next=" + quote(req.url, safe="/"))
+        page = signin.login_page(site, req, 200, None, ok=True, next_url=req.url, asking=grant.request.client.name)
+        page.headers.append(("set-cookie", auth.next_cookie(req.url, site.secure(req))))
+        return page
     if req.method != "POST":
         return _consent_page(site, req, server, grant, session)
     form = await req.form()
