@@ -370,6 +370,75 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from navmcp import backup
+    from navmcp.config import Config
+
+    config = Config.from_env()
+    if config.database_url:
+        print("navmcp: the PostgreSQL store is backed up with pg_dump (docs/operations.md)", file=sys.stderr)
+        return 1
+    try:
+        manifest = backup.backup(config.home, Path(args.path))
+    except backup.BackupError as e:
+        print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    print(f"backed up {config.home} to {args.path} (schema {manifest['schema_version']}, "
+          f"integrity ok; files: {', '.join(manifest['files'])})", file=sys.stderr)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from navmcp import backup
+    from navmcp.config import Config
+
+    config = Config.from_env()
+    if config.database_url:
+        print("navmcp: the PostgreSQL store is restored with pg_restore (docs/operations.md)", file=sys.stderr)
+        return 1
+    try:
+        manifest = backup.restore(Path(args.path), config.home)
+    except backup.BackupError as e:
+        print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    print(f"restored {config.home} from {args.path} (made {manifest['created_at']}, schema "
+          f"{manifest['schema_version']}); the store it replaced is {backup.DB}.before-restore", file=sys.stderr)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from navmcp.archive import ArchiveError
+    from navmcp.archive.export import export_studio
+
+    try:
+        manifest = export_studio(_app().workspace, args.studio.lstrip("@"), Path(args.path))
+    except ArchiveError as e:
+        print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    counts = ", ".join(f"{n} {t}" for t, n in manifest["counts"].items() if n)
+    print(f"exported @{manifest['studio']} to {args.path}: {counts}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from navmcp.archive import ArchiveError
+    from navmcp.archive.importer import import_studio
+    from navmcp.errors import NavError
+
+    try:
+        made = import_studio(_app().store, Path(args.archive), args.as_handle.lstrip("@"))
+    except ArchiveError as e:
+        print(f"navmcp: nothing imported: {e}", file=sys.stderr)
+        return 1
+    except NavError as e:
+        print(f"navmcp: nothing imported: {e.message}", file=sys.stderr)
+        return 1
+    print(f"imported @{made['from']} as {made['url']}: {made['counts']['items']} items; people matched by handle: "
+          f"{', '.join(made['matched']) or 'none'}; placeholders made: {', '.join(made['placeholders']) or 'none'}",
+          file=sys.stderr)
+    return 0
+
+
 def _at_least_one(value: str) -> int:
     try:
         number = int(value)
@@ -464,6 +533,24 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also add the items the agent-task benchmark looks for (bench/agent_tasks.py)")
     seed.add_argument("--json", action="store_true", help="print a JSON summary with the fixture URLs")
     seed.set_defaults(func=cmd_seed)
+    back = sub.add_parser("backup", help="copy the embedded store and its secret into a new folder, while it serves "
+                                         "(SQLite's online backup, checked)")
+    back.add_argument("path", help="the folder to create (it must not exist, or be empty)")
+    back.set_defaults(func=cmd_backup)
+    rest = sub.add_parser("restore", help="put a backup folder in place as the store (refused while an instance "
+                                          "has the store open; the backup is checked first)")
+    rest.add_argument("path", help="a folder made by `navmcp backup`")
+    rest.set_defaults(func=cmd_restore)
+    exp = sub.add_parser("export", help="write a studio to a zip archive: its data as JSON lines, its files, every "
+                                        "item's page as markdown, a manifest with checksums")
+    exp.add_argument("studio", help="the studio's handle")
+    exp.add_argument("path", help="the archive to create, e.g. team.navmcp.zip")
+    exp.set_defaults(func=cmd_export)
+    imp = sub.add_parser("import", help="create a new studio from an archive (new ids; people matched by handle, "
+                                        "else placeholders); checked whole before anything is written")
+    imp.add_argument("archive", help="an archive made by `navmcp export`")
+    imp.add_argument("--as", dest="as_handle", required=True, metavar="HANDLE", help="the new studio's handle")
+    imp.set_defaults(func=cmd_import)
     return parser
 
 

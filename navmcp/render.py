@@ -143,6 +143,15 @@ def cell(value: Any) -> str:
     return text.replace("|", "\\|") if "|" in text else text
 
 
+def filesize(size: int) -> str:
+    """A file's size for people: bytes, KiB or MiB."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
 def fenced(value: Any, info: str = "text") -> str:
     """User text as a fenced block whose fence no line inside can close. Runs of blank lines in it
     are cut to one, as everywhere on a page."""
@@ -343,6 +352,7 @@ def environment():
     env.filters["utc"] = utc
     env.filters["listings"] = listings
     env.filters["due"] = due  # a deadline: its time and how far off it is
+    env.filters["filesize"] = filesize
     env.filters["in_zone"] = in_zone  # a time in the reader's zone (utc when none is set)
     env.filters["plain"] = plain  # a stored message (the audit's outcomes) is escaped once, as a whole
     return env

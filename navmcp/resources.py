@@ -34,6 +34,7 @@ class Reader(Protocol):
     app: App
 
     def page(self, url: str) -> Page: ...
+    def file(self, url: str) -> tuple[dict[str, Any], bytes]: ...
     def user_id(self) -> str: ...
 
 SCHEME = "navmcp://"
@@ -56,6 +57,8 @@ KINDS = {
     "note": ("Note", "A note, its comments, who confirmed reading it, its links"),
     "decision": ("Decision", "A decision: question, options, votes, status, result when closed"),
     "commitment": ("Commitment", "A commitment: critical mass, limit, participants, status"),
+    "file": ("File", "A file attached to a note, decision or commitment: text reads as text, images and PDFs as "
+                     "blobs with their type"),
     "cycle": ("Cycle", "What happened in a studio today, yesterday, this week, last week or this month"),
     "search": ("Search in a studio", "Items of a studio matching a query"),
     "tag": ("Tag", "A studio's items with one tag"),
@@ -134,7 +137,37 @@ def read(session: Reader, uri: Any) -> dict[str, Any]:
         from navmcp import views
 
         return views.read()
+    if _names_a_file(url_of(uri)):
+        return read_file(session, uri)
     return {"contents": [{"uri": uri, "mimeType": MIME, "text": page_of(session, uri).markdown}]}
+
+
+def _names_a_file(url: str) -> bool:
+    from navmcp.pages import locate
+
+    try:
+        return locate(url)[0].name == "file"
+    except NavError:
+        return False
+
+
+def read_file(session: Reader, uri: Any) -> dict[str, Any]:
+    """A file's resource is the file (navmcp.attachments): a text file as text, an image or a PDF
+    as a base64 blob, each with its type."""
+    from navmcp.attachments import kind_of
+
+    try:
+        file, data = session.file(url_of(uri))
+    except Busy as e:
+        raise ServerBusy(f"Server error: {e.message}", {"retryAfter": e.retry_after}) from None
+    except NavError as e:
+        raise not_found(uri, f"Resource not found: {uri[:300]} ({e.message})") from None
+    one: dict[str, Any] = {"uri": uri, "mimeType": file["content_type"]}
+    if kind_of(file["content_type"]) == "text":
+        one["text"] = data.decode("utf-8")
+    else:
+        one["blob"] = base64.b64encode(data).decode("ascii")
+    return {"contents": [one]}
 
 
 def page_of(session: Reader, uri: Any):

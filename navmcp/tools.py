@@ -306,13 +306,30 @@ class Session:
         page = self.app.workspace.page(user, url, self.client)
         if moves:
             self.state.arrive(page.url, [a.name for a in page.actions])
-        result = {"content": [{"type": "text", "text": page.markdown}], "structuredContent": page.structured_preencoded(),
-                  "isError": False}
+        content: list[dict[str, Any]] = [{"type": "text", "text": page.markdown}]
+        if page.name == "file" and page.data["file"]["kind"] == "image":
+            content += self._image_block(user, page)
+        result = {"content": content, "structuredContent": page.structured_preencoded(), "isError": False}
         if views:  # the page as the chat's view shows it, where the model does not read it (navmcp.views)
             from navmcp import views as view
 
             result["_meta"] = {HTML_META: view.fragment(page)}
         return result
+
+    def _image_block(self, user, page) -> list[dict[str, Any]]:
+        """An image file's page comes with the image itself, when it is small enough."""
+        import base64
+
+        from navmcp import attachments
+
+        if page.data["file"]["size"] > attachments.IMAGE_BLOCK_MAX_BYTES:
+            return []
+        file, data = self.app.workspace.file(user, page.url, self.client)  # an image, shown as one
+        return [{"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": file["content_type"]}]
+
+    def file(self, url: str):
+        """The file whose page is at `url`, and its bytes (NavError when there is none for this user)."""
+        return self.app.workspace.file(self.user(), url, self.client)
 
     def _execute(self, user, action: str, params: dict[str, Any] | None, url: str | None,
                  idempotency_key: Any = None) -> dict[str, Any]:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from navmcp import actions as action_table, changes, idempotency
+from navmcp import actions as action_table, attachments, changes, idempotency
 from navmcp.clock import now
-from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidActionParams, NavError
+from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidActionParams, NavError, NotFound
 from navmcp.held import hold as held, rules as hold_rules
 from navmcp.identity import Principal
 from navmcp.page import ActionInfo, Page
@@ -84,6 +84,21 @@ class Workspace:
             actions = [action_info(a) for a in action_table.available(spec.name, req)]
         return Page(url=req.url, name=spec.name, title=data["title"], breadcrumb=data["breadcrumb"],
                     data=data, actions=actions, template=spec.template, user=user)
+
+    def file(self, user: Row | Principal, url: str, client: str = "unknown") -> tuple[Row, bytes]:
+        """The file whose page is at `url` (`navmcp.pages.files`), as its page says and its bytes,
+        when this user may see that page; `NotFound` otherwise, as for the page."""
+        with self.store.read(user_id=_user_id(user)) as tx:
+            user = _user_in(tx, user)
+            spec, req = make_request(tx, user, client, url)
+            if spec.name != "file":
+                raise NotFound(f"{req.path[:200]} is not a file's page")
+            spec.resolve(req)
+            assert req.item is not None
+            data = attachments.content(tx, req.item, req.facts["file"]["id"])
+        if data is None:  # removed between the two statements of a read (the hosted store's read committed)
+            raise NotFound(f"no file at {req.path}")
+        return req.facts["file"], data
 
     def execute(self, user: Row | Principal, url: str, name: str, params: dict[str, Any] | None,
                 client: str = "unknown", idempotency_key: str | None = None, browser: bool = False) -> Result:

@@ -38,6 +38,7 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
     "note": ("note", MEMBERS),
     "decision": ("decision", MEMBERS),
     "commitment": ("commitment", MEMBERS),
+    "file": ("note_file", MEMBERS),
     "cycle": ("/studios/adv/cycles/today", MEMBERS),
     "search": ("/studios/adv/search?q=note", MEMBERS),
     "workspace_search": ("/search?q=note", ANYONE),  # anyone; it lists only their own studios' items
@@ -113,6 +114,11 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("held", "withdraw"): ("held", {}, {"author"}),
     ("held_queue", "set_hold_rule"): ("/studios/adv/held", {"actions": "*"}, set()),
     ("held_queue", "remove_hold_rule"): ("/studios/adv/held", {"rule": "nope"}, set()),
+    **{(kind, "attach"): (kind, {"filename": "a.txt", "content_type": "text/plain", "data": "aGk="}, MEMBERS)
+       for kind in ("note", "decision", "commitment")},
+    **{(kind, "remove_attachment"): (kind, {"file": f"={kind}_file_id"}, {"admin", "author"})
+       for kind in ("note", "decision", "commitment")},
+    ("file", "remove_attachment"): ("note_file", {"file": "=note_file_id"}, {"admin", "author"}),
 }
 SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {}),
          ("decision", "reopen_decision"): ("close_decision", {}), ("decision", "set_outcome"): ("close_decision", {}),
@@ -121,7 +127,7 @@ SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami",
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",
                "comments", "reads", "links", "revisions", "inbox", "invitations", "mail_settings", "responses",
-               "proposal_versions", "hold_rules", "held_actions", "held_approvals")
+               "proposal_versions", "hold_rules", "held_actions", "held_approvals", "attachments")
 
 
 @pytest.fixture(scope="module")

@@ -118,17 +118,17 @@ def test_studio_note_decision_votes_close_and_refusal(agents):
     assert "| 1 of 3 members |" in text
 
     closed = owner.ok("close_decision", url)
-    assert "Result: 'Friday'" in closed["message"] and closed["actions"] == ["add_comment", "reopen_decision", "set_outcome"]
+    assert "Result: 'Friday'" in closed["message"] and closed["actions"] == ["add_comment", "reopen_decision", "set_outcome", "attach"]
 
     refused = carol.act("vote", url, votes=[{"option": "Monday"}])
     assert refused["isError"] is True
     message = text_of(refused)
     assert "vote is not available" in message and "closed" in message
-    assert "Available here: add_comment." in message
-    assert refused["structuredContent"] == {"ok": False, "message": message, "url": url, "actions": ["add_comment"]}
+    assert "Available here: add_comment, attach." in message
+    assert refused["structuredContent"] == {"ok": False, "message": message, "url": url, "actions": ["add_comment", "attach"]}
     page = carol.navigate(url)
     assert "**Result**: Friday" in text_of(page)
-    assert [a["name"] for a in page["structuredContent"]["actions"]] == ["add_comment"]
+    assert [a["name"] for a in page["structuredContent"]["actions"]] == ["add_comment", "attach"]
 
 
 def test_commitment_with_limit_two_closes_and_refuses_a_third(agents):
@@ -141,7 +141,7 @@ def test_commitment_with_limit_two_closes_and_refuses_a_third(agents):
     third = owner.act("join_commitment", url)
     assert third["isError"] is True
     assert "join_commitment is not available: the commitment is closed" in text_of(third)
-    assert "Available here: add_comment." in text_of(third)
+    assert "Available here: add_comment, attach." in text_of(third)
     text = text_of(owner.navigate(url))
     assert "| commitment | closed |" in text and "@bob" in text and "@carol" in text
     assert "**Critical mass reached** (2 of 2)." in text

@@ -9,7 +9,20 @@ state?" (refusal: 409). Each returns None when allowed, else a reason written fo
 from __future__ import annotations
 
 from navmcp import kinds
-from navmcp.actions import closing, commitments, decisions, edits, inbox, invitations, mail, notes, people, reminders, studios  # noqa: I001,E501
+from navmcp.actions import (  # noqa: I001,E501
+    attachments,
+    closing,
+    commitments,
+    decisions,
+    edits,
+    inbox,
+    invitations,
+    mail,
+    notes,
+    people,
+    reminders,
+    studios,
+)
 from navmcp.actions.action import Action, Outcome, Params, param_docs  # first: it readies pydantic (lean.py)
 from navmcp.errors import ActionUnavailable, echo
 from navmcp.held import approval as held
@@ -20,7 +33,7 @@ __all__ = ["ACTIONS", "BY_PAGE", "Action", "Outcome", "Params", "available", "ch
 
 ACTIONS: list[Action] = [*people.ACTIONS, *mail.ACTIONS, *studios.ACTIONS, *invitations.ACTIONS, *notes.ACTIONS,
                          *decisions.ACTIONS, *reminders.ACTIONS, *commitments.ACTIONS, *edits.ACTIONS, *closing.ACTIONS,
-                         *inbox.ACTIONS, *held.ACTIONS]
+                         *inbox.ACTIONS, *held.ACTIONS, *attachments.ACTIONS]
 # The decision kinds' own actions; then every decision page action is judged by the decision's kind first.
 ACTIONS = kinds.gate([*ACTIONS, *consent.ACTIONS, *dots.ACTIONS, *times.ACTIONS])
 assert set(kinds.KINDS) == set(kinds.NAMES) and acceptance.KIND, "a decision kind is not imported here"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from navmcp import domain, inbox, mentions
+from navmcp import attachments, domain, inbox, mentions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Comment
@@ -83,6 +83,7 @@ def delete_comment(req: Request, p: DeleteComment) -> Outcome:
                               (now(), req.user["id"], found["id"])):
             raise ActionFailed("the database refused the change (your role here may have just changed): reload the page")
         req.tx.execute("DELETE FROM revisions WHERE comment_id = ?", (found["id"],))
+        attachments.remove_of_comment(req.tx, found["id"])
         said = "Comment deleted: its replies stay, under \"[deleted]\"."
     else:
         if not req.tx.execute("DELETE FROM comments WHERE id = ?", (found["id"],)):  # its revisions go with it

@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from navmcp.errors import NotFound
 from navmcp.held import pages as held
-from navmcp.pages import home, inbox, items, search, studio
+from navmcp.pages import files, home, inbox, items, search, studio
 from navmcp.pages.request import PAGE_SIZE, Request, query_text, url_with
 from navmcp.store import Row, Tx
 
@@ -183,6 +183,7 @@ ROUTES: list[PageSpec] = [
              ("page", "part", "comment", "full", "from", "history", "tz")),
     PageSpec("commitment", "/studios/{studio}/c/{item}", items.resolve_commitment, items.view_commitment,
              ("page", "part", "comment", "full", "from", "history")),
+    PageSpec("file", "/studios/{studio}/{kind}/{item}/files/{file}", files.resolve_file, files.view_file),
     PageSpec("cycle", "/studios/{studio}/cycles/{cycle}", studio.resolve_cycle, studio.view_cycle,
              ("page", "after", "closed"), costly=True),  # its activity counts walk the window's votes and joins
     PageSpec("search", "/studios/{studio}/search", studio.resolve_studio, search.view_studio_search, ("q", "page"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import ballots, domain, kinds, mentions, revisions
+from navmcp import attachments, ballots, domain, kinds, mentions, revisions
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls
@@ -55,6 +55,11 @@ def _resolve_item(req: Request, kind: str) -> tuple:
     req.facts["is_author"] = item["created_by"] == uid
     req.facts["open"] = domain.is_open(item)
     return facts
+
+
+def resolve_kind(req: Request, kind: str) -> None:
+    """The studio and the item of one kind, with that kind's facts (a file's page is under its item)."""
+    {"note": resolve_note, "decision": resolve_decision, "commitment": resolve_commitment}[kind](req)
 
 
 def resolve_note(req: Request) -> None:
@@ -181,6 +186,8 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         "history": revisions.history(req, single) if history else None,
         "history_url": f"{req.path}?history=1",
         "comments": comments,
+        # its files (name, type, size, uploader, URL), listed and never embedded
+        "files": attachments.listing(tx, req.studio["handle"], item) if not single and not history else [],
         "single_comment": req.path if single else None,
         "thread": thread,  # ?comment=ID of a thread's comment: its replies, a page at a time
         "item_url": req.path,

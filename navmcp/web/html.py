@@ -26,7 +26,7 @@ from markupsafe import Markup, escape
 from navmcp import actions as action_table, zones
 from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
-from navmcp.render import excerpt, plain, spans, templates_dir, utc
+from navmcp.render import excerpt, filesize, plain, spans, templates_dir, utc
 from navmcp.web.markdown import NO_HOSTS, NO_MENTIONS, Mentions, OwnHosts, to_html
 
 PAGE_TEMPLATE = "{}.html.j2"  # a page kind's HTML template (in templates/html/), from its templates' name
@@ -71,6 +71,7 @@ def environment():
     env.filters["when"] = lambda v, n=16: (v or "")[:n].replace("T", " ")  # the audit log's, with seconds
     env.filters["utc"] = utc
     env.filters["plain"] = plain
+    env.filters["filesize"] = filesize
     env.filters["message"] = message_html
     env.filters["md"] = lambda text: to_html(text, _OWN_HOSTS.get(), _MENTIONS.get())
     env.tests["headed"] = lambda html: "<h3>" in html  # user text with headings (placed from <h3> down)

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from navmcp.errors import AuthError
 from navmcp.oauth.metadata import WELL_KNOWN
-from navmcp.web import compose, invite, mcp_http, signin, static
+from navmcp.web import compose, files, invite, mcp_http, signin, static
 from navmcp.web.actions import list_actions, run_action
 from navmcp.web.pages import show
 from navmcp.web.renditions import error_response, refused
@@ -70,6 +70,8 @@ async def workspace_page(site: Site, req: Request) -> Response:
         if req.method not in ("GET", "HEAD"):
             return error_response(rendition, 405, f"pages are read with GET; actions are POSTed to "
                                   f"{target.path.rstrip('/')}/actions/NAME", headers=[("allow", "GET, HEAD")])
+        if target.spec is not None and target.spec.name == "file" and (how := files.wants_bytes(req.query_string)):
+            return files.send(site, caller, url, how, rendition)  # the file itself, checked as its page is
         return show(site, caller, url, rendition, host=req.header("host"))
     if action == "":
         if req.method not in ("GET", "HEAD"):

@@ -69,6 +69,10 @@ def build(home: Path, extra_users: int = 0) -> World:
         with app.store.read() as tx:
             w.urls[f"{kind}_comment"] = tx.scalar("SELECT id FROM comments WHERE item_id = ?",
                                                   (w.urls[kind].rsplit("/", 1)[1],))  # an id, not a URL
+        # the author's file on each: remove_attachment's to remove, and a file's page
+        w.urls[f"{kind}_file"] = act(app, author, w.urls[kind], "attach", filename=f"{kind}.txt",
+                                     content_type="text/plain", data="aGVsbG8=")
+        w.urls[f"{kind}_file_id"] = w.urls[f"{kind}_file"].rsplit("/", 1)[1]  # an id, not a URL
     # one decision of each other kind (navmcp/kinds), by the author
     w.urls["proposal"] = act(app, author, "/studios/adv", "create_decision", question="Proposal?", kind="consent",
                              description="the proposal")

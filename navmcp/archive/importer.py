@@ -1,0 +1,143 @@
+"""An archive read back as a new studio (navmcp.archive): checked whole before anything is
+written, then written in one transaction, announced on no change feed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from navmcp.archive import FORMAT, MAX_ARCHIVE_BYTES, MAX_ENTRIES, TABLES, TEXT, ArchiveError
+from navmcp.clock import now
+from navmcp.identity import check_handle, new_id
+from navmcp.store import Store
+
+
+def read_archive(path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The manifest and entries of the archive at `path`, when it is within the limits, of this
+    format, and every file is as the manifest says; ArchiveError before anything is written."""
+    size = path.stat().st_size
+    if size > MAX_ARCHIVE_BYTES:
+        raise ArchiveError(f"{path} is {size:,} bytes: archives of at most {MAX_ARCHIVE_BYTES:,} bytes are read")
+    try:
+        z = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as e:
+        raise ArchiveError(f"{path} is not a navmcp archive (not a zip file: {e})") from None
+    with z:
+        infos = z.infolist()
+        if len(infos) > MAX_ENTRIES or sum(i.file_size for i in infos) > MAX_ARCHIVE_BYTES:
+            raise ArchiveError(f"{path} unpacks to more than {MAX_ARCHIVE_BYTES:,} bytes or {MAX_ENTRIES:,} files")
+        try:
+            manifest = json.loads(z.read("manifest.json"))
+        except (KeyError, ValueError):
+            raise ArchiveError(f"{path} has no readable manifest.json") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise ArchiveError(f"{path}: format {str(manifest.get('format') if isinstance(manifest, dict) else None)[:50]!r}"
+                               f" is not one this navmcp reads ({FORMAT})")
+        listed = manifest.get("files")
+        if not isinstance(listed, dict):
+            raise ArchiveError(f"{path}: its manifest lists no files")
+        names = {i.filename for i in infos} - {"manifest.json"}
+        if names != set(listed):
+            raise ArchiveError(f"{path}: its files are not those its manifest lists")
+        entries = {}
+        for name in sorted(names):
+            data = z.read(name)
+            if hashlib.sha256(data).hexdigest() != listed[name]:
+                raise ArchiveError(f"{path}: {name} is not the file exported (its SHA-256 differs)")
+            entries[name] = data
+    return manifest, entries
+
+
+def _rows(entries: dict[str, bytes], name: str) -> list[dict[str, Any]]:
+    try:
+        return [json.loads(line) for line in entries.get(name, b"").decode().splitlines() if line]
+    except ValueError:
+        raise ArchiveError(f"{name}: not JSON lines") from None
+
+
+def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
+    """Create the studio `handle` from the archive at `path`; what was made (its URL, counts, the
+    people matched and the placeholders made)."""
+    handle = check_handle(handle)
+    manifest, entries = read_archive(path)
+    people = {p["id"]: p for p in _rows(entries, "people.jsonl")}
+    data = {table: _rows(entries, f"data/{table}.jsonl") for table, *_ in TABLES}
+    if len(data["studios"]) != 1:
+        raise ArchiveError("the archive holds no studio, or more than one")
+    old_handle = data["studios"][0]["handle"]
+    ids: dict[str, dict[Any, Any]] = {kind: {} for kind in ("studio", "item", "option", "comment", "file", "user")}
+    # Every row's own id, new; given in the old ids' order, as pages order some rows by id (a
+    # decision's options added at the same moment).
+    for table, _where, refs, _dropped in TABLES:
+        kind = refs.get("id")
+        if kind:
+            old = sorted({row["id"] for row in data[table]})
+            ids[kind] = dict(zip(old, sorted(new_id(10 if kind == "studio" else 8) for _ in old), strict=True))
+    item_url = re.compile(r"/studios/" + re.escape(old_handle) + r"(?=[/)\s`'\"?#]|$)"
+                          r"(/([ndc])/([a-z0-9]+)(/files/([a-z0-9]+))?)?")
+
+    def rewrite(text: str) -> str:
+        def one(m: re.Match[str]) -> str:
+            if m.group(1) and m.group(3) in ids["item"]:
+                url = f"/studios/{handle}/{m.group(2)}/{ids['item'][m.group(3)]}"
+                if m.group(4):  # a file's URL: its new id too
+                    url += f"/files/{ids['file'].get(m.group(5), m.group(5))}"
+                return url
+            return f"/studios/{handle}" + (m.group(1) or "")
+        return item_url.sub(one, text)
+
+    matched, placeholders = [], []
+    with store.write() as tx:
+        if tx.one("SELECT 1 FROM studios WHERE handle = ?", (handle,)):
+            raise ArchiveError(f"a studio @{handle} exists already: an import makes a new studio, never merges")
+        for old_id, person in people.items():
+            found = tx.one("SELECT id FROM users WHERE handle = ? AND deleted_at IS NULL", (person["handle"],))
+            if found:
+                ids["user"][old_id] = found["id"]
+                matched.append(person["handle"])
+                continue
+            placeholder = _free_handle(tx, person["handle"])
+            ids["user"][old_id] = new_id(10)
+            tx.execute("INSERT INTO users (id, handle, name, created_at, findable) VALUES (?, ?, ?, ?, 0)",
+                       (ids["user"][old_id], placeholder, f"{person['name']} (imported)"[:100], now()))
+            placeholders.append(placeholder)
+        for table, _where, refs, _dropped in TABLES:
+            for row in data[table]:
+                row = dict(row)
+                for column, kind in refs.items():
+                    if row.get(column) is not None:
+                        if row[column] not in ids[kind]:
+                            raise ArchiveError(f"data/{table}.jsonl: {column} {str(row[column])[:20]!r} names nothing "
+                                               "in the archive")
+                        row[column] = ids[kind][row[column]]
+                for column in TEXT.get(table, ()):
+                    if isinstance(row.get(column), str):
+                        row[column] = rewrite(row[column])
+                if table == "studios":
+                    row["handle"] = handle
+                if table == "item_tags":
+                    row.update(seq=0, updated_at="")  # the item's, copied by the store's trigger
+                if table == "attachments":
+                    name = f"files/{row['id']}"
+                    old = next(k for k, v in ids["file"].items() if v == row["id"])
+                    row["data"] = entries.get(f"files/{old}", b"")
+                    if hashlib.sha256(row["data"]).hexdigest() != row["sha256"]:
+                        raise ArchiveError(f"{name}: not the file its row describes")
+                columns = list(row)
+                tx.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                           [row[c] for c in columns])
+    return {"url": f"/studios/{handle}", "counts": {t: len(r) for t, r in data.items()},
+            "matched": sorted(matched), "placeholders": sorted(placeholders), "from": manifest.get("studio")}
+
+
+def _free_handle(tx, wanted: str) -> str:
+    """A handle for a placeholder person: theirs if nobody here has it (it was free), else numbered."""
+    for n in range(0, 1000):
+        candidate = wanted if n == 0 else f"{wanted[:40]}-{n}"
+        if not tx.one("SELECT 1 FROM users WHERE handle = ?", (candidate,)):
+            return candidate
+    raise ArchiveError(f"no free handle for a placeholder of @{wanted}")

@@ -1,0 +1,198 @@
+"""Export and import of a studio (navmcp/archive/), on the embedded store: the round trip gives the
+same archive apart from ids and dates; a wrong checksum, an unknown format or an archive over the
+limit is refused before anything is written; people are matched by handle or made placeholders;
+nothing of what an archive must never hold is in it, and nothing is told on the change feed."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+
+import pytest
+
+from navmcp import archive
+from navmcp.app import App
+from navmcp.archive import ArchiveError
+from navmcp.archive.export import export_studio
+from navmcp.archive.importer import import_studio
+from navmcp.cli import main
+from navmcp.config import Config
+from navmcp.identity import add_user
+
+DATES = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?( UTC)?")
+
+
+@pytest.fixture
+def team(tmp_path):
+    app = App(Config(home=tmp_path / "home", database_url=None, token=None))
+    alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
+    ws = app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    note = ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "the plan", "tags": ["q1"]}).url
+    decision = ws.execute(alice, "/studios/team", "create_decision",
+                          {"question": "Where?", "options": ["Lisbon", "Berlin"], "description": f"see {note}"}).url
+    ws.execute(bob, decision, "vote", {"votes": [{"option": "Lisbon", "prefer": True}]})
+    commitment = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Book it", "critical_mass": 2}).url
+    ws.execute(alice, commitment, "join_commitment", {})
+    ws.execute(bob, note, "add_comment", {"body": f"see {decision} and /studios/team"})
+    thread = ws.page(bob, note).data["comments"][0]["id"]
+    ws.execute(alice, note, "add_comment", {"body": "agreed", "reply_to": thread})
+    ws.execute(alice, note, "edit_note", {"body": f"the plan, edited: {commitment}"})
+    ws.execute(bob, note, "confirm_read", {})
+    csv = ws.execute(bob, note, "attach", {"filename": "a.csv", "content_type": "text/csv", "data": "YSxi"}).url
+    ws.execute(bob, decision, "add_comment", {"body": f"the numbers: {csv}"})  # a file's URL, rewritten too
+    ws.execute(bob, "/", "create_studio", {"handle": "elsewhere", "name": "E"})
+    yield app, alice, bob
+    app.store.close()
+
+
+def canonical(path) -> dict:
+    """An archive with every id replaced by its place of first appearance and every date blanked:
+    what must be equal after a round trip."""
+    z = zipfile.ZipFile(path)
+    manifest = json.loads(z.read("manifest.json"))
+    ids: dict[str, str] = {}
+    for table, _where, refs, _ in archive.TABLES:
+        for line in z.read(f"data/{table}.jsonl").decode().splitlines():
+            row = json.loads(line)
+            for column, kind in refs.items():
+                if row.get(column) is not None and kind != "user":
+                    ids.setdefault(row[column], f"<{kind}{len(ids)}>")
+    handle = manifest["studio"]
+
+    def norm(text: str) -> str:
+        text = text.replace(f"/studios/{handle}", "/studios/<handle>").replace(f"`{handle}`", "`<handle>`")
+        text = text.replace(f'"handle": "{handle}"', '"handle": "<handle>"')  # the one an import is given
+        for old, new in ids.items():
+            text = text.replace(old, new)
+        return DATES.sub("<date>", text)
+
+    out = {"counts": manifest["counts"]}
+    for name in sorted(z.namelist()):
+        if name == "manifest.json":
+            continue
+        data = z.read(name)
+        key = norm(name)
+        out[key] = norm(data.decode()) if not name.startswith("files/") else data
+    return out
+
+
+def test_export_import_export_is_the_same_apart_from_ids_and_dates(team, tmp_path):
+    app, alice, bob = team
+    first = export_studio(app.workspace, "team", tmp_path / "team.zip")
+    assert first["counts"]["items"] == 3 and first["counts"]["comments"] == 3 and first["counts"]["attachments"] == 1
+    with app.store.read() as tx:
+        feed = tx.scalar("SELECT count(*) FROM changes")
+    made = import_studio(app.store, tmp_path / "team.zip", "team-copy")
+    assert made["matched"] == ["alice", "bob"] and made["placeholders"] == []
+    with app.store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM changes") == feed  # nothing announced
+        old_ids = {r["id"] for r in tx.all("SELECT i.id FROM items i JOIN studios s ON s.id = i.studio_id"
+                                           " WHERE s.handle = 'team'")}
+        new_ids = {r["id"] for r in tx.all("SELECT i.id FROM items i JOIN studios s ON s.id = i.studio_id"
+                                           " WHERE s.handle = 'team-copy'")}
+    assert len(new_ids) == 3 and not old_ids & new_ids  # new ids
+    export_studio(app.workspace, "team-copy", tmp_path / "copy.zip")
+    assert canonical(tmp_path / "team.zip") == canonical(tmp_path / "copy.zip")
+    # the copy reads as the studio did, its links to its own items
+    note = next(u for u in (f"/studios/team-copy/n/{i}" for i in new_ids) if _exists(app, alice, u))
+    page = app.workspace.page(bob, note)
+    assert "/studios/team-copy/c/" in page.markdown and "/studios/team/" not in page.markdown
+    assert "## Files (1)" in page.markdown and page.data["comments"][0]["replies"][0]["body"] == "agreed"
+    assert app.workspace.page(alice, "/studios/team-copy").data["studio"]["name"] == "Team"
+    decision = next(u for u in (f"/studios/team-copy/d/{i}" for i in new_ids) if _exists(app, alice, u))
+    linked = app.workspace.page(bob, decision).data["comments"][0]["body"].split(": ", 1)[1]
+    assert linked.startswith(note + "/files/") and app.workspace.file(bob, linked)[1] == b"a,b"
+
+
+def _exists(app, user, url) -> bool:
+    try:
+        app.workspace.page(user, url)
+    except Exception:  # noqa: BLE001 - a kind letter that is not this item's
+        return False
+    return True
+
+
+def test_people_unknown_here_become_named_placeholders(team, tmp_path):
+    app, alice, bob = team
+    export_studio(app.workspace, "team", tmp_path / "team.zip")
+    other = App(Config(home=tmp_path / "other", database_url=None, token=None))
+    try:
+        add_user(other.store, "alice")
+        made = import_studio(other.store, tmp_path / "team.zip", "team")
+        assert made["matched"] == ["alice"] and made["placeholders"] == ["bob"]
+        with other.store.read() as tx:
+            placeholder = tx.one("SELECT * FROM users WHERE handle = 'bob'")
+        assert placeholder["name"] == "bob (imported)" and not placeholder["findable"]
+        with pytest.raises(ArchiveError, match="exists already"):
+            import_studio(other.store, tmp_path / "team.zip", "team")
+    finally:
+        other.store.close()
+
+
+def _rewrite(src, dst, change):
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        for name in z.namelist():
+            out.writestr(name, change(name, z.read(name)))
+
+
+def _table_counts(app) -> dict:
+    with app.store.read() as tx:
+        return {t: tx.scalar(f"SELECT count(*) FROM {t}") for t, *_ in archive.TABLES} | {
+            "users": tx.scalar("SELECT count(*) FROM users")}
+
+
+def test_a_wrong_checksum_an_unknown_format_or_a_huge_archive_is_refused_before_writing(team, tmp_path, monkeypatch):
+    app, alice, bob = team
+    export_studio(app.workspace, "team", tmp_path / "team.zip")
+    before = _table_counts(app)
+    _rewrite(tmp_path / "team.zip", tmp_path / "bad.zip",
+             lambda n, d: d.replace(b"Where?", b"Where!") if n == "data/items.jsonl" else d)
+    with pytest.raises(ArchiveError, match="SHA-256"):
+        import_studio(app.store, tmp_path / "bad.zip", "bad")
+
+    def future(name, data):
+        return data.replace(archive.FORMAT.encode(), b"navmcp-export/2") if name == "manifest.json" else data
+    _rewrite(tmp_path / "team.zip", tmp_path / "future.zip", future)
+    with pytest.raises(ArchiveError, match="navmcp-export/2"):
+        import_studio(app.store, tmp_path / "future.zip", "future")
+    huge = tmp_path / "huge.zip"
+    with huge.open("wb") as f:  # 1 GiB, sparse: refused by its size, never read
+        f.truncate(1024 ** 3)
+    with pytest.raises(ArchiveError, match="at most 805,306,368 bytes"):
+        import_studio(app.store, huge, "huge")
+    _rewrite(tmp_path / "team.zip", tmp_path / "bomb.zip", lambda n, d: d + b" " * 200_000 if n == "people.jsonl" else d)
+    # what it unpacks to counts too: a small file that unpacks past the limit is refused unread
+    monkeypatch.setattr("navmcp.archive.importer.MAX_ARCHIVE_BYTES", (tmp_path / "bomb.zip").stat().st_size + 1)
+    with pytest.raises(ArchiveError, match="unpacks to more than"):
+        import_studio(app.store, tmp_path / "bomb.zip", "bomb")
+    assert _table_counts(app) == before  # nothing written by any of them
+
+
+def test_an_archive_holds_the_studio_and_never_sessions_tokens_audit_or_inbox(team, tmp_path):
+    app, alice, bob = team
+    export_studio(app.workspace, "team", tmp_path / "team.zip")
+    names = zipfile.ZipFile(tmp_path / "team.zip").namelist()
+    tables = {n[5:-6] for n in names if n.startswith("data/")}
+    assert tables == {t for t, *_ in archive.TABLES}
+    assert not tables & {"audit", "inbox", "mcp_sessions", "web_sessions", "login_links", "oauth_grants",
+                         "oauth_refresh_tokens", "oauth_codes", "invitations", "changes", "idempotency_keys"}
+    pages = [n for n in names if n.startswith("pages/")]
+    assert len(pages) == 3 and all(n.endswith(".md") for n in pages)
+    text = zipfile.ZipFile(tmp_path / "team.zip").read(next(p for p in pages if p.startswith("pages/d-"))).decode()
+    assert text.startswith("# Where?") and "Lisbon" in text  # the page as it read on export day
+    assert "elsewhere" not in json.dumps(canonical(tmp_path / "team.zip"), default=str)  # another studio: not in it
+
+
+def test_the_commands(team, tmp_path, monkeypatch, capsys):
+    app, alice, bob = team
+    monkeypatch.setenv("NAVMCP_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("NAVMCP_DATABASE_URL", raising=False)
+    assert main(["export", "team", str(tmp_path / "t.zip")]) == 0
+    assert "exported @team" in capsys.readouterr().err
+    assert main(["import", str(tmp_path / "t.zip"), "--as", "team-two"]) == 0
+    assert "imported @team as /studios/team-two" in capsys.readouterr().err
+    assert main(["import", str(tmp_path / "t.zip"), "--as", "team-two"]) == 1
+    assert "nothing imported" in capsys.readouterr().err
