@@ -12,6 +12,7 @@ import pytest
 
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams, NotFound
 from navmcp.held import hold as held_hold
+from test_store_contract import _as_owner
 
 STUDIO = "/studios/team"
 QUEUE = f"{STUDIO}/held"
@@ -214,7 +215,7 @@ def test_concurrent_approvals_run_it_once(team):
         assert tx.scalar("SELECT count(*) FROM audit WHERE action = 'add_option' AND outcome LIKE 'ok, approved%'") == 1
 
 
-def test_reject_withdraw_expiry_and_nobody_left(team):
+def test_reject_withdraw_expiry_and_nobody_left(team, store_kind, request):
     app, u, decision = team
     ws = app.workspace
     rule(ws, u["alice"], approvers="admins", actions="add_option")
@@ -229,8 +230,9 @@ def test_reject_withdraw_expiry_and_nobody_left(team):
         ws.execute(u["carol"], b.url, "withdraw", {})  # only the requester
     ws.execute(u["bob"], b.url, "withdraw", {})  # from any channel, never held
     assert status_of(app, b.held["id"])["status"] == "withdrawn"
-    with app.store.write(user_id=app.alice) as tx:
-        tx.execute("UPDATE held_actions SET expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (c.held["id"],))
+    # as the owner: nobody rewrites a held request through the app role (20261128000071)
+    _as_owner(app, store_kind, request, "UPDATE held_actions SET expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = ?",
+              (c.held["id"],))
     assert "| expired |" in ws.page(u["bob"], c.url).markdown
     assert names(ws, u["alice"], c.url, browser=True) == set()
     with pytest.raises(ActionUnavailable, match="expired"):

@@ -4,6 +4,7 @@ as one user, returns nothing of another user's studio; the server's role cannot 
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 from urllib.parse import urlsplit
 
@@ -988,3 +989,24 @@ def test_a_revoked_grant_stays_revoked_and_a_grant_changes_only_its_use(team, pg
     _refused(app, alice, "INSERT INTO oauth_grants (id, user_id, client_id, client_name, scope, resource, created_at,"
                          " issued_at) VALUES ('g9', ?, 'c9', 'C9', 'read write', 'http://x/mcp', 'now', 'now')",
              (alice["id"],))
+
+
+def test_a_held_request_is_never_rewritten_and_a_decided_one_stays_decided(team, pg_database):
+    """Issue 46: what runs on approval is what the approvers read. A member could rewrite a pending
+    held action's params (or its action, its approvers) by SQL through the app role, or mark it
+    decided in another's name; now only a decision is written, signed by its maker, once."""
+    app, urls, ids, u = team
+    ws, alice, bob, carol = app.workspace, u["alice"], u["bob"], u["carol"]
+    ws.execute(alice, "/studios/team/held", "set_hold_rule", {"actions": "create_note"}, browser=True)
+    held = ws.execute(bob, "/studios/team", "create_note", {"title": "Held", "body": "b"}).url
+    held_id = held.rsplit("/", 1)[1]
+    for sql in ("UPDATE held_actions SET params = '{\"title\": \"Other\", \"body\": \"x\"}' WHERE id = ?",
+                "UPDATE held_actions SET action = 'create_decision' WHERE id = ?",
+                "UPDATE held_actions SET approvers = 'members' WHERE id = ?"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            _as(app, carol, sql, (held_id,))
+    _refused(app, carol, "UPDATE held_actions SET status = 'rejected', decided_by = ? WHERE id = ?", (alice["id"], held_id))
+    ws.execute(bob, held, "withdraw", {})  # the app's own decision passes
+    assert _as(app, bob, "UPDATE held_actions SET status = 'pending', decided_by = NULL WHERE id = ?", (held_id,)) == 0
+    status, params = _owner_one(pg_database, "SELECT status, params FROM held_actions WHERE id = %s", (held_id,))
+    assert (status, json.loads(params)) == ("withdrawn", {"title": "Held", "body": "b"})
