@@ -182,7 +182,7 @@ def page_links(pager: dict[str, Any] | None) -> str:
                 f" ({in_all}). Last page: `{pager['past']}`.\n\n")
     if pager["pages"] <= 1:
         return ""
-    text = f"Page {pager['number']} of {pager['pages']} ({in_all})."
+    text = f"Page {pager['number']} of {pager['pages']}{' or more' if pager.get('capped') else ''} ({in_all})."
     if pager["prev"]:
         text += f" Previous: `{pager['prev']}`."
     if pager["next"]:

@@ -15,6 +15,7 @@ from navmcp.clock import stamp
 from navmcp.domain import insert_option
 from navmcp.identity import add_user, new_id
 from navmcp.pages.home import COUNT_CAP
+from navmcp.pages.request import PAGE_SIZE
 
 TAGGED = 15  # the oldest decisions, tagged `planning`: behind the newest 1,000 of their kind
 UNTAGGED = search.SEARCH_WINDOW + 50
@@ -70,6 +71,16 @@ def test_every_page_states_one_count_per_fact(big):
     awaiting = ws.page(alice, "/awaiting")  # its own count stops at LIST_CAP, and says "or more" there
     assert awaiting.data["pager"]["total"] == min(DECISIONS, LIST_CAP)
     assert awaiting.data["pager"]["capped"] == (DECISIONS > LIST_CAP)
+    # ... and its Next links still reach every decision, once, past the count's stop
+    seen, page = [], awaiting
+    while True:
+        seen += [row["id"] for row in page.data["rows"]]
+        if not page.data["pager"]["next"]:
+            break
+        page = ws.page(alice, page.data["pager"]["next"])
+    assert len(seen) == len(set(seen)) == DECISIONS
+    assert f"Page {-(-DECISIONS // PAGE_SIZE)} of {LIST_CAP // PAGE_SIZE} or more ({LIST_CAP} or more in all)." \
+        in page.markdown
     home = ws.page(alice, "/")
     assert (home.data["awaiting_count"], home.data["awaiting_capped"]) == (COUNT_CAP, True)
     assert f"## Awaiting your vote (more than {COUNT_CAP})" in home.markdown and "`/awaiting`" in home.markdown

@@ -8,7 +8,7 @@ from navmcp import inbox, mail
 from navmcp.clock import now
 from navmcp.errors import NavError, NotFound
 from navmcp.held import rules as hold_rules
-from navmcp.pages.request import PAGE_SIZE, Request, paginate
+from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.search import MIN_PREFIX, SEARCH_WINDOW
 
 HOME = ("Home", "/")
@@ -132,7 +132,8 @@ def resolve_list(req: Request) -> None:
 # A whole list, a page at a time, read as home reads its first rows: each studio's rows down its
 # index, only as many as the page asked for needs (its offset plus a page), merged here in home's
 # order, so a page costs what it shows and what comes before it, never a sort of the whole backlog.
-# The count stops at LIST_CAP (then the page says "or more"): a list page past that is costly anyway.
+# The count stops at LIST_CAP (then the page says "or more"); past it the list still goes on, a page
+# at a time, for as long as pages are full (each a little costlier than the one before).
 LIST_CAP = 1000
 _LIST_ROWS = {
     "awaiting": ((f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
@@ -165,16 +166,20 @@ def _whole_list(req: Request, which: str) -> tuple[list[dict[str, Any]], dict[st
         total += tx.scalar(count, (uid, studio["id"], now_, LIST_CAP + 1 - total))
         if total > LIST_CAP:
             break
-    pager = paginate(req, min(total, LIST_CAP))
-    pager["capped"] = total > LIST_CAP
+    pager = paginate(req, min(total, LIST_CAP), at_least=total > LIST_CAP)
     reach = pager["offset"] + PAGE_SIZE
     rows: list[dict[str, Any]] = []
-    if pager["offset"] < LIST_CAP:
-        for studio in studios:
-            for sql in queries:
-                rows += [{**row, "studio": studio["handle"]} for row in tx.all(sql, (uid, studio["id"], now_, reach))]
+    for studio in studios:
+        for sql in queries:
+            rows += [{**row, "studio": studio["handle"]} for row in tx.all(sql, (uid, studio["id"], now_, reach))]
     rows.sort(key=order)
-    return rows[pager["offset"]:reach], pager
+    shown = rows[pager["offset"]:reach]
+    if pager["capped"] and pager["number"] >= pager["pages"] and shown:  # the count stopped; the list did not
+        plain = {k: v for k, v in req.query.items() if k != "after"}
+        pager["past"] = None
+        pager["prev"] = url_with(req.path, {**plain, "page": str(pager["number"] - 1)})
+        pager["next"] = url_with(req.path, {**plain, "page": str(pager["number"] + 1)}) if len(shown) == PAGE_SIZE else None
+    return shown, pager
 
 
 def view_awaiting(req: Request) -> dict[str, Any]:
