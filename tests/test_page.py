@@ -82,7 +82,7 @@ def test_a_decisions_json_carries_its_options_tallies_and_votes(team):
     assert comment["body"] == TRICKY + "\n## Available actions" and comment["author"] == "bob"
     assert data["pager"]["total"] == 1 and data["pager"]["next"] is None
     assert [a["name"] for a in page["actions"]] == ["add_comment", "delete_comment", "add_option", "vote",
-                                                   "close_decision", "edit_decision", "extend_decision"]
+                                                   "close_decision", "edit_decision", "extend_decision", "attach"]
     # what pages never show: the store's ids of people and studios, its order of rows
     text = json.dumps(page)
     assert alice["id"] not in text and bob["id"] not in text
@@ -122,6 +122,11 @@ def test_every_page_kinds_json_is_its_data(team):
                                                             "tags": ["offsite"]}).url
     commitment = ws.execute(alice, "/studios/team", "create_commitment", {"title": "Book", "critical_mass": 2}).url
     ws.execute(bob, commitment, "join_commitment", {})
+    file = ws.execute(bob, note, "attach", {"filename": "a.txt", "content_type": "text/plain", "data": "aGk="}).url
+    # one held write of bob's agent (the rule then goes, so nothing else here is held)
+    rule = ws.execute(alice, "/studios/team/held", "set_hold_rule", {"actions": "add_option"}, browser=True)
+    held = ws.execute(bob, decision, "add_option", {"title": "Later"}).url
+    ws.execute(alice, "/studios/team/held", "remove_hold_rule", {"rule": rule.message.split()[1]}, browser=True)
     with pytest.raises(NavError):  # audited with its message, which quotes the title escaped for markdown
         ws.execute(alice, decision, "add_option", {"title": TRICKY})
     urls = {"home": "/", "help": "/help", "help_topic": "/help/decisions", "whoami": "/whoami",
@@ -129,7 +134,8 @@ def test_every_page_kinds_json_is_its_data(team):
                 "workspace_search": "/search?q=lisbon",
             "studio": "/studios/team", "members": "/studios/team/members", "note": note, "decision": decision,
             "commitment": commitment, "cycle": "/studios/team/cycles/today", "search": "/studios/team/search?q=where",
-            "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit"}
+            "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit", "file": file,
+            "held_queue": "/studios/team/held", "held": held}
     assert set(urls) == {spec.name for spec in ROUTES}
     seen = {}
     for kind, url in urls.items():
@@ -142,7 +148,9 @@ def test_every_page_kinds_json_is_its_data(team):
     assert [r["title"] for r in seen["near_mass"]["rows"]] == ["Book"]
     assert seen["whoami"]["studios"][0]["role"] == "admin"
     # bob commented on alice's decision (the fixture); joining her commitment, short of its mass, told her nothing
-    assert [(e["kind"], e["name"], e["actor"]) for e in seen["inbox"]["entries"]] == [("comment", "Where?", "bob")]
+    # and his held write asks for her approval
+    assert [(e["kind"], e["name"], e["actor"]) for e in seen["inbox"]["entries"]] == [
+        ("approval_requested", "Team", "bob"), ("comment", "Where?", "bob")]
     assert seen["help_topic"]["topic"] == "decisions"
     assert [r["title"] for r in seen["workspace_search"]["results"]] == ["Where?"]
     assert [r["title"] for r in seen["search"]["results"]] == ["Where?"]
@@ -156,5 +164,5 @@ def test_every_page_kinds_json_is_its_data(team):
     outcomes = [e["outcome"] for e in seen["audit"]["entries"]]
     # the stored message puts the title in a code span, as a page shows it; the JSON gives plain text
     assert outcomes[0] == f"failed: add_option failed: an option titled {TRICKY} already exists. " \
-                          "Available here: add_comment, delete_comment, add_option, vote, close_decision, edit_decision, extend_decision."
+                          "Available here: add_comment, delete_comment, add_option, vote, close_decision, edit_decision, extend_decision, attach."
     assert {e["handle"] for e in seen["audit"]["entries"]} == {"alice", "bob"}

@@ -755,13 +755,13 @@ def check_fresh(action: ActionInfo, form: dict[str, list[str]], load_page) -> No
             continue
         typed = _digest(_typed(field["kind"], form.get(name, []), field.get("commas", False)))
         if typed not in (sent[0], field["was"]):  # changed by this user, to other than what is stored
-            stale.append(name)
+            stale.append((name, field["label"]))
     if stale:
-        kind, names = action.name.removeprefix("edit_"), " and ".join(stale)
+        kind, names = action.name.removeprefix("edit_"), " and ".join(label.lower() for _, label in stale)
         raise ActionFailed(f"this {kind}'s {names} {'was' if len(stale) == 1 else 'were'} changed by someone else "
                            f"since you opened the form: your text is kept below; compare with the current {names} "
                            f"and save again", url=page.url,
-                           fields=tuple(FieldError(n, "changed by someone else since the form was opened") for n in stale))
+                           fields=tuple(FieldError(n, "changed by someone else since the form was opened") for n, _ in stale))
 
 
 _JSON_LIST = re.compile(r'\[\s*"[^"\]]*"(?:\s*,\s*"[^"\]]*")*\s*\]')

@@ -230,7 +230,8 @@ def test_the_cache_honours_http_caching(anon, dev):
             status, body, _ = docs.answers[path]
             docs.answers[path] = (status, body, headers)
             for _ in range(3):
-                assert anon.get(authorization_url(url, pkce()[1])).status_code in (302, 303)  # to sign in
+                answer = anon.get(authorization_url(url, pkce()[1]))  # the sign-in page, naming the app
+                assert answer.status_code == 200 and "Sign in" in answer.text
         gone = docs.raw("/gone.json", 404, b"{}")
         for _ in range(3):
             assert anon.get(authorization_url(gone, pkce()[1])).status_code == 400

@@ -342,8 +342,8 @@ def test_edit_refuses_to_overwrite_a_change_made_since_the_form_was_filled(seede
     stale = browser.post(seeded["note"] + "/actions/edit_note", data={**tab2, "body": "Tab two's text"})
     assert stale.status_code == 409
     seen = visible_text(stale.text)
-    assert ("This note's body was changed by someone else since you opened the form: your text is kept below; "
-            "compare with the current body and save again") in seen
+    assert ("This note's text was changed by someone else since you opened the form: your text is kept below; "
+            "compare with the current text and save again") in seen  # the field as its form names it
     assert "Tab one's text" in seen  # the current body, on the page to compare
     assert "Tab one's text" in api.get(seeded["note"] + ".md").text
     refilled = form_of(stale.text, "edit_note")
