@@ -428,3 +428,13 @@ def test_a_cycle_lists_each_closed_decision_with_its_result(any_app, team):
     assert len(lines) == 4 and any("(result: 'Pizza')" in line for line in lines)
     for url, said in results.items():  # the result the cycle shows is the one the decision's page shows
         assert ws.page(ben, url).as_json()["data"]["verdict"]["text"] == said
+
+
+def test_an_empty_or_overlong_quorum_is_no_quorum_or_a_clear_refusal(any_app, team):
+    """A fuzzer's find: quorum "" (no quorum, read as None) met a length bound meant for the text: an
+    internal error instead of a decision without a quorum."""
+    ws, ann = any_app.workspace, team["ann"][0]
+    url = _decide(ws, ann, question="Q?", options=["a"], quorum="")
+    assert ws.page(ann, url).data["item"]["quorum"] is None
+    with pytest.raises(InvalidActionParams, match="quorum"):
+        _decide(ws, ann, question="Q?", options=["a"], quorum="x" * 11)

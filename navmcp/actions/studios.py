@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from navmcp import changes, domain, inbox, kinds, mentions
 from navmcp.actions import rules
@@ -214,9 +223,10 @@ class CreateDecision(Params):
     kind: Literal["acceptance", "consent", "dots", "times"] = Field("acceptance", description=(
         "how it is decided: acceptance (accept options, prefer one), consent (a proposal that passes unless "
         "objected to), dots (spread dots across options), times (a time poll: its options are times)"))
-    quorum: Annotated[str, BeforeValidator(lambda v: str(v) if type(v) is int else v),
+    # The length bound is the text's, inside the Optional: on the Optional it met quorum_text's None ("").
+    quorum: Annotated[str, StringConstraints(max_length=10), BeforeValidator(lambda v: str(v) if type(v) is int else v),
                       AfterValidator(kinds.quorum_text)] | None = Field(
-        None, max_length=10, description="members who must respond for a result: a number (3) or a share (50%)")
+        None, description="members who must respond for a result: a number (3) or a share (50%)")
     dots: int | None = Field(None, ge=1, le=20, description="kind dots: the dots each member has (3 if left out)")
     max_objections: int | None = Field(None, ge=0, le=1000, description=(
         "kind consent: the objections it passes with (0 if left out)"))
