@@ -83,6 +83,8 @@ def test_a_files_bytes_are_sent_inert_and_only_to_members(api, app, web):
 def test_in_chromium_the_image_shows_the_csv_downloads_and_uploaded_html_runs_nothing(server, tmp_path):
     from playwright.sync_api import sync_playwright
 
+    from test_web_pages_browser import check_layout
+
     def navmcp(*args: str) -> str:
         return subprocess.run([sys.executable, "-m", "navmcp", *args], env=server.env, capture_output=True,
                               text=True, check=True).stdout.strip()
@@ -94,6 +96,7 @@ def test_in_chromium_the_image_shows_the_csv_downloads_and_uploaded_html_runs_no
     image = attach(agent, note, "red.png", "image/png", png())
     sheet = attach(agent, note, "votes.csv", "text/csv", CSV)
     page_file = attach(agent, note, "page.html", "text/plain", HTML)
+    wide = attach(agent, note, "wide.txt", "text/plain", b"unbroken-" * 60)
     agent.close()
     link = navmcp("login-link", "alice", "--base-url", server.base)
     with sync_playwright() as pw:
@@ -127,5 +130,9 @@ def test_in_chromium_the_image_shows_the_csv_downloads_and_uploaded_html_runs_no
             page.goto(server.base + image + "?raw=1")  # an image opened directly is an image, sandboxed
             assert page.evaluate("window.pwned") is None and page.evaluate("document.contentType") == "image/png"
             assert dialogs == []
+            page.set_viewport_size({"width": 390, "height": 900})  # a long line fits a phone's width
+            page.goto(server.base + wide)
+            assert "unbroken-unbroken" in page.locator("pre.file-text").inner_text()
+            check_layout(page, "file", 390)
         finally:
             browser.close()

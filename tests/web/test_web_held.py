@@ -54,11 +54,11 @@ def world(tmp_path):
         server.stop()
 
 
-def set_rule(page) -> None:
-    """The admin's rule, set with the queue page's form: agents' close_decision waits for an admin."""
+def set_rule(page, actions: str = "close_decision") -> None:
+    """The admin's rule, set with the queue page's form: agents' `actions` wait for an admin."""
     page.locator(".actionbar").get_by_role("button", name="Set hold rule").click()
     dialog = page.locator("#dlg-set_hold_rule")
-    dialog.locator('[name="actions"]').fill("close_decision")
+    dialog.locator('[name="actions"]').fill(actions)
     with page.expect_navigation():
         dialog.get_by_role("button", name="Set hold rule").click()
 
@@ -74,7 +74,7 @@ def chromium():
 
 
 def test_rules_are_absent_for_a_token_and_set_in_the_browser(world, chromium):
-    from test_web_pages_browser import signed_in
+    from test_web_pages_browser import check_layout, signed_in
 
     server, owner, bob, act, decision = world
     listed = owner.get("/studios/team/held/actions").json()["actions"]
@@ -85,6 +85,13 @@ def test_rules_are_absent_for_a_token_and_set_in_the_browser(world, chromium):
     page.goto(server.base + "/studios/team/held")
     set_rule(page)
     assert "close_decision" in page.inner_text("main") and "need 1 admin of the studio" in page.inner_text("main")
+    # a held write's parameters, as written, fit a phone's width (they scrolled the page sideways)
+    set_rule(page, "add_comment")
+    held = act(bob, decision, "add_comment", body="unbroken-" * 30).json()["url"]
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.goto(server.base + held)
+    assert "unbroken-unbroken" in page.inner_text("main")
+    check_layout(page, "held", 390)
     page.context.close()
 
 
