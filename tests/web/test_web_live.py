@@ -354,7 +354,9 @@ def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
             page.wait_for_function("() => document.querySelector('.inbox-badge .n').textContent === '2'",
                                    timeout=10_000)
             assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
-            assert streams == [server.base + decision], streams  # one stream: the page's, with its badge's news
+            # one stream on this page: its own, with its badge's news (the home page just left may have
+            # opened its own stream as it was left: a race seen in two clean-clone runs, not a second stream here)
+            assert [url for url in streams if url != server.base + "/"] == [server.base + decision], streams
             page.goto(server.base + "/inbox")
             page.get_by_role("button", name="Mark all read").click()
             page.wait_for_url(server.base + "/inbox")
