@@ -88,6 +88,7 @@ _WORDS = {
     "join_commitment": "joined", "leave_commitment": "left", "confirm_read": "read",
     "pin": "pinned", "unpin": "unpinned", "add_member": "member added", "remove_member": "member removed",
     "leave_studio": "member left", "delete_studio": "studio deleted", "create_studio": "studio created",
+    "delete_item": "deleted", "restore_item": "restored",
 }
 _UNSIGNED = frozenset({"pin", "unpin"})
 _BALLOTS = frozenset({"vote", "consent", "object", "allocate", "answer"})

@@ -108,7 +108,7 @@ def _studios(session: Reader, value: str) -> list[str]:
 SCAN = 1000
 _ITEMS = ("SELECT i.id, i.title FROM items i JOIN studios s ON s.id = i.studio_id"
           " JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?"
-          " WHERE s.handle = ? AND i.kind = ? ORDER BY i.created_at DESC, i.id LIMIT ?")
+          " WHERE s.handle = ? AND i.kind = ? AND i.deleted_at IS NULL ORDER BY i.created_at DESC, i.id LIMIT ?")
 _YOUR_STUDIO = ("SELECT s.id FROM studios s JOIN memberships m ON m.studio_id = s.id AND m.user_id = ?"
                 " WHERE s.handle = ?")
 # Tags: the studio's distinct tags from the prefix on, in order, one seek down the index on

@@ -80,8 +80,10 @@ def participants(tx: Tx, commitment_id: str) -> list[str]:
 
 
 # A user's entries in the studios they are in (and any outside a studio), not dismissed.
+# Entries about a deleted item wait, unseen, for its restore (navmcp.deletion; the few deleted items, once).
 _MINE = ("e.user_id = ? AND e.dismissed_at IS NULL"
-         " AND (e.studio_id IS NULL OR e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?))")
+         " AND (e.studio_id IS NULL OR e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?))"
+         " AND (e.item_id IS NULL OR e.item_id NOT IN (SELECT id FROM items WHERE deleted_at IS NOT NULL))")
 _COLUMNS = """e.id, e.kind, e.count, e.client, e.created_at, e.updated_at, e.read_at, e.item_id,
               s.handle AS studio, s.name AS studio_name, i.kind AS item_kind, i.title,
               a.handle AS actor"""

@@ -62,6 +62,7 @@ KINDS = {
     "cycle": ("Cycle", "What happened in a studio today, yesterday, this week, last week or this month"),
     "search": ("Search in a studio", "Items of a studio matching a query"),
     "tag": ("Tag", "A studio's items with one tag"),
+    "deleted": ("Deleted", "A studio's items deleted in the last 30 days that you may restore"),
     "audit": ("Audit log", "Who did what in a studio, via which client (admins)"),
     "held_queue": ("Held actions", "A studio's writes waiting for a person's approval, pending first, and its hold rules"),
     "held": ("Held action", "One held write: what will run, what it would do, who must approve, its status; "

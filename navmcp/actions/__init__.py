@@ -14,6 +14,7 @@ from navmcp.actions import (  # noqa: I001,E501
     closing,
     commitments,
     decisions,
+    deletion,
     edits,
     inbox,
     invitations,
@@ -33,7 +34,8 @@ __all__ = ["ACTIONS", "BY_PAGE", "Action", "Outcome", "Params", "available", "ch
 
 ACTIONS: list[Action] = [*people.ACTIONS, *mail.ACTIONS, *studios.ACTIONS, *invitations.ACTIONS, *notes.ACTIONS,
                          *decisions.ACTIONS, *reminders.ACTIONS, *commitments.ACTIONS, *edits.ACTIONS, *closing.ACTIONS,
-                         *inbox.ACTIONS, *held.ACTIONS, *attachments.ACTIONS]
+                         *inbox.ACTIONS, *held.ACTIONS, *attachments.ACTIONS,
+                         *deletion.ACTIONS]
 # The decision kinds' own actions; then every decision page action is judged by the decision's kind first.
 ACTIONS = kinds.gate([*ACTIONS, *consent.ACTIONS, *dots.ACTIONS, *times.ACTIONS])
 assert set(kinds.KINDS) == set(kinds.NAMES) and acceptance.KIND, "a decision kind is not imported here"

@@ -53,6 +53,8 @@ class Action:
     # the number of options): what is valid after it is then judged on the facts its own
     # transaction read, instead of resolving the page again (tests/test_write_path.py checks it).
     changes_facts: bool = True
+    # Valid on a deleted item's page (restore_item): every other action is refused there (navmcp.deletion).
+    on_deleted: bool = False
 
     @functools.cached_property
     def input_schema(self) -> dict[str, Any]:
@@ -64,6 +66,8 @@ class Action:
 
     def refusal(self, req: Request) -> tuple[str, bool] | None:
         """(reason, forbidden) when the action is not valid here, else None."""
+        if req.facts.get("deleted") and not self.on_deleted:
+            return f"the {req.item['kind']} is deleted (restore_item brings it back)", False  # type: ignore[index]
         if self.who and (reason := self.who(req)):
             return reason, True
         if self.when and (reason := self.when(req)):

@@ -147,7 +147,7 @@ def _zone(name: str | None) -> str | None:
 def _made_commitment(req: Request) -> dict[str, Any] | None:
     """The commitment closing the poll created: the one of this studio linking to it, by its creator."""
     row = req.tx.one("""SELECT c.id, c.title FROM links l JOIN items c ON c.id = l.from_item
-                         WHERE l.to_item = ? AND c.kind = 'commitment' AND c.studio_id = ?
+                         WHERE l.to_item = ? AND c.kind = 'commitment' AND c.studio_id = ? AND c.deleted_at IS NULL
                          ORDER BY c.created_at, c.id LIMIT 1""", (req.item["id"], req.studio["id"]))
     if row is None:
         return None

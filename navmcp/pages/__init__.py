@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from navmcp.errors import NotFound
 from navmcp.held import pages as held
-from navmcp.pages import files, home, inbox, items, search, studio
+from navmcp.pages import deleted, files, home, inbox, items, search, studio
 from navmcp.pages.request import PAGE_SIZE, Request, query_text, url_with
 from navmcp.store import Row, Tx
 
@@ -190,6 +190,7 @@ ROUTES: list[PageSpec] = [
              costly=True),
     PageSpec("tag", "/studios/{studio}/tags/{tag}", studio.resolve_studio, studio.view_tag, ("page", "after")),
     PageSpec("audit", "/studios/{studio}/audit", studio.resolve_audit, studio.view_audit, ("page", "after")),
+    PageSpec("deleted", "/studios/{studio}/deleted", deleted.resolve_deleted, deleted.view_deleted),
     PageSpec("held_queue", "/studios/{studio}/held", held.resolve_queue, held.view_queue, ("page",)),
     PageSpec("held", "/studios/{studio}/held/{held}", held.resolve_held, held.view_held),
 ]

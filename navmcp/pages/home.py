@@ -40,7 +40,9 @@ COUNT_CAP = 100
 # The kind is written into the SQL, not bound: SQLite's planner compares a bound `kind = ?` with
 # the partial index on open commitments (`kind = 'commitment'`, migration 0018), and a statement
 # whose plan looked at a bound value is prepared again every time it runs (it was half of home's cost).
-_OPEN = "i.studio_id = ? AND i.kind = '{}' AND i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?)"
+# A deleted item is in no list (navmcp.deletion); the indexes of open items leave it out too.
+_OPEN = ("i.studio_id = ? AND i.kind = '{}' AND i.closed_at IS NULL AND i.deleted_at IS NULL"
+         " AND (i.deadline IS NULL OR i.deadline > ?)")
 # A decision with no option yet has nothing to vote on: its option count is a column of the item
 # (migration 0025), read from the index of open items. Your vote or join is looked for by an outer
 # join that finds none (an anti-join): SQLite runs it as a plain index probe, where a `NOT EXISTS`

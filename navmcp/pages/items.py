@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import attachments, ballots, domain, kinds, mentions, revisions
+from navmcp import attachments, ballots, deletion, domain, kinds, mentions, revisions
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls
@@ -52,6 +52,9 @@ def _resolve_item(req: Request, kind: str) -> tuple:
         raise NotFound(f"no page at {req.path}: see /studios/{req.studio['handle']} for its items")
     req.item = item = row_maker(names[role + 1:author + 1])(row[role + 1:author + 1])
     facts = row[author + 1:]
+    if item["deleted_at"]:  # its creator and the admins see it until it is purged, and may restore it
+        deletion.check_visible(item, uid, req.role, req.path, req.studio["handle"])
+        req.facts["deleted"] = True
     req.facts["is_author"] = item["created_by"] == uid
     req.facts["open"] = domain.is_open(item)
     return facts
@@ -83,8 +86,10 @@ def resolve_commitment(req: Request) -> None:
 # studio id). A decision's voters are counted apart: those still members ("N of M members") and
 # former members, whose votes stay cast and counted in the tally but who are not among the M.
 _COUNTS = """SELECT (SELECT count(*) FROM comments WHERE item_id = ? AND parent_id IS NULL) AS comments,
-                    (SELECT count(*) FROM links WHERE from_item = ?) AS links_to,
-                    (SELECT count(*) FROM links WHERE to_item = ?) AS linked_from"""
+                    (SELECT count(*) FROM links l JOIN items i ON i.id = l.to_item
+                      WHERE l.from_item = ? AND i.deleted_at IS NULL) AS links_to,
+                    (SELECT count(*) FROM links l JOIN items i ON i.id = l.from_item
+                      WHERE l.to_item = ? AND i.deleted_at IS NULL) AS linked_from"""
 _VOTERS = """(SELECT count(DISTINCT v.user_id) FROM votes v WHERE v.decision_id = ?
                  AND {} EXISTS (SELECT 1 FROM memberships m WHERE m.studio_id = ? AND m.user_id = v.user_id))"""
 _COUNTS_SQL = {
@@ -146,7 +151,7 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
     for which, count, near, far in ((1, "links_to", "from_item", "to_item"), (0, "linked_from", "to_item", "from_item")):
         if counts[count]:
             parts_sql.append(f"""SELECT * FROM (SELECT {which} AS part, i.id, i.kind, i.title FROM links l
-                                  JOIN items i ON i.id = l.{far} WHERE l.{near} = ?
+                                  JOIN items i ON i.id = l.{far} WHERE l.{near} = ? AND i.deleted_at IS NULL
                                  ORDER BY i.title, i.id LIMIT ?) AS l{which}""")
             args += (item["id"], LINKS_SHOWN)
     tags_sql = "SELECT 2 AS part, NULL AS id, NULL AS kind, tag AS title FROM item_tags WHERE item_id = ? ORDER BY tag"
@@ -181,6 +186,8 @@ def _common(req: Request, *more_args: str) -> tuple[dict[str, Any], Row]:
         "view": "history" if history else "comments" if single or start or pager["number"] > 1
                 else "part" if asked > 1 else "main",
         "everything": everything,  # ?full=1: every comment and reply, in order, within the page bound
+        # a deleted item (seen by its creator and the admins only): by whom, when, until when restorable
+        "deleted": deletion.notice(tx, item) if item["deleted_at"] else None,
         "full_chars": FULL_BODY_CHARS,
         # ?history=1: the item's revisions (with ?comment=ID, that comment's), newest first
         "history": revisions.history(req, single) if history else None,

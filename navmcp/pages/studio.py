@@ -121,8 +121,8 @@ def view_studio(req: Request) -> dict[str, Any]:
         " UNION ALL SELECT 'members' AS kind, count(*) AS n FROM memberships WHERE studio_id = ?", (sid, sid))}
     members = counts.pop("members")
     total = sum(counts.values())
-    pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 "
-                    "ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, PAGE_SIZE + 1))
+    pinned = tx.all(f"SELECT {ITEM_COLUMNS} FROM items i WHERE studio_id = ? AND pinned = 1 AND deleted_at IS NULL"
+                    " ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, PAGE_SIZE + 1))
     # Items listed under Pinned are not listed again under Recent, unless more are pinned than one
     # page shows (then Recent is the one list that reaches them all).
     unpinned = ""
@@ -131,11 +131,12 @@ def view_studio(req: Request) -> dict[str, Any]:
     pinned = pinned[:PAGE_SIZE]
     if start := after(req):
         recent = tx.all(
-            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?{unpinned} AND (updated_at, seq) < (?, ?)"
+            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?{unpinned} AND deleted_at IS NULL"
+            " AND (updated_at, seq) < (?, ?)"
             " ORDER BY updated_at DESC, seq DESC LIMIT ?", (sid, *start, PAGE_SIZE))
     else:
         recent = tx.all(
-            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?{unpinned}"
+            f"SELECT {ITEM_COLUMNS}, i.seq FROM items i WHERE studio_id = ?{unpinned} AND deleted_at IS NULL"
             " ORDER BY updated_at DESC, seq DESC LIMIT ? OFFSET ?", (sid, PAGE_SIZE, (req.page_number() - 1) * PAGE_SIZE))
     pager = paginate(req, total, position(recent, "updated_at"))
     return {
@@ -175,8 +176,9 @@ def resolve_cycle(req: Request) -> None:
 # with the item still unclosed (no write marks that moment). Each half walks its own index. Each half
 # and their union order by (time, id), a unique key: many items close in the same second, and a
 # half cut at its limit by time alone could keep different ones of them for different pages.
-CLOSED_BY_HAND = "FROM items i WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ?"
-CLOSED_BY_DEADLINE = "FROM items i WHERE i.studio_id = ? AND i.closed_at IS NULL AND i.deadline >= ? AND i.deadline < ?"
+CLOSED_BY_HAND = "FROM items i WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ? AND i.deleted_at IS NULL"
+CLOSED_BY_DEADLINE = ("FROM items i WHERE i.studio_id = ? AND i.closed_at IS NULL AND i.deleted_at IS NULL"
+                      " AND i.deadline >= ? AND i.deadline < ?")
 CLOSED_COUNT = f"SELECT (SELECT count(*) {CLOSED_BY_HAND}) + (SELECT count(*) {CLOSED_BY_DEADLINE})"
 CLOSED_LIST = f"""
     SELECT * FROM (SELECT {ITEM_COLUMNS}, i.closed_at AS ended {CLOSED_BY_HAND} ORDER BY i.closed_at DESC, i.id LIMIT ?) AS h
@@ -194,13 +196,14 @@ def view_cycle(req: Request) -> dict[str, Any]:
     window = (sid, start, end)
     show_created = req.page_number("closed") == 1 or req.page_number() > 1
     show_closed = req.page_number() == 1 or req.page_number("closed") > 1
-    total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window)
+    total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?"
+                      " AND deleted_at IS NULL", window)
     created = []
     pos = after(req)
     if show_created:
         created = tx.all(
             f"""SELECT {ITEM_COLUMNS}, i.created_at, i.seq, u.handle AS author FROM items i JOIN users u ON u.id = i.created_by
-                 WHERE i.studio_id = ? AND i.created_at >= ? AND i.created_at < ?
+                 WHERE i.studio_id = ? AND i.created_at >= ? AND i.created_at < ? AND i.deleted_at IS NULL
                  {"AND (i.created_at, i.seq) < (?, ?)" if pos else ""}
                  ORDER BY i.created_at DESC, i.seq DESC LIMIT ? OFFSET ?""",
             (*window, *(pos or ()), PAGE_SIZE, 0 if pos else paginate(req, total)["offset"]),

@@ -189,6 +189,12 @@ class PostgresTx:
         # As the owner (migration 20261126000011): no policy lets the app role delete audit lines.
         self.conn.execute("SELECT navmcp.prune_audit(%s, %s)", (max(1, days), max(1, most)))
 
+    def purge_deleted(self, before: str, most: int) -> int:
+        # As the owner (migration 20261129000160): any member's write may purge an item deleted
+        # long enough ago, whoever may restore it; the function judges the age by its own clock too.
+        (row,) = self.conn.execute("SELECT navmcp.purge_deleted(%s, %s) AS n", (before, most)).fetchall()
+        return row["n"]
+
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
                     action: str | None = None) -> None:
         # As the owner (migrations 20261126000080, 20261128000150): the table is not the users' to

@@ -64,6 +64,10 @@ class Tx(Protocol):
     def prune_audit(self, days: int, most: int) -> None:
         """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
         ...
+    def purge_deleted(self, before: str, most: int) -> int:
+        """Delete for good the items deleted before `before` (at most `most`, the oldest first) with
+        everything of theirs, their change rows and the held actions on their pages (navmcp.deletion)."""
+        ...
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
                     action: str | None = None) -> None:
         """Record in the change feed (`navmcp.changes`) what this write changed. Watchers hear of

@@ -204,7 +204,7 @@ ACTION_LABELS = {
     "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",
     "edit_note": "Edit", "edit_decision": "Edit", "edit_commitment": "Edit", "edit_comment": "Edit a comment of yours",
     "delete_comment": "Delete a comment", "extend_decision": "Extend the deadline", "reopen_decision": "Reopen",
-    "set_outcome": "Write the outcome",
+    "set_outcome": "Write the outcome", "delete_item": "Delete", "restore_item": "Restore",
     "pin": "Pin to the studio", "unpin": "Unpin", "add_option": "Add an option",
     "vote": "Save my vote", "close_decision": "Close voting", "join_commitment": "Join",
     "leave_commitment": "Leave", "close_commitment": "Close this commitment",
@@ -223,6 +223,8 @@ DESTRUCTIVE = {
     "close_commitment": "Nobody can join or leave after this.",
     "close_poll": "Answering ends for everyone and the time is fixed; with a commitment, those who said yes are joined to it.",
     "delete_comment": "Its text is gone for good, its history too; replies to it stay, under “[deleted]”.",
+    "delete_item": "It leaves every list, search and count at once. Its creator and the studio's admins can "
+                   "restore it for 30 days; then it is gone for good, with its comments, votes and files.",
 }
 
 
@@ -233,7 +235,7 @@ AUDIT_DONE = {
     "create_decision": "asked for a decision", "create_commitment": "proposed a commitment",
     "add_comment": "commented", "confirm_read": "marked as read", "edit_comment": "edited a comment",
     "delete_comment": "deleted a comment", "extend_decision": "extended the deadline", "reopen_decision": "reopened",
-    "set_outcome": "wrote the outcome", "pin": "pinned", "unpin": "unpinned", "add_option": "added an option",
+    "set_outcome": "wrote the outcome", "delete_item": "deleted", "restore_item": "restored", "pin": "pinned", "unpin": "unpinned", "add_option": "added an option",
     "vote": "voted", "close_decision": "closed voting", "join_commitment": "joined", "leave_commitment": "left",
     "close_commitment": "closed", "create_invitation": "made an invitation", "revoke_invitation": "revoked an invitation",
     "consent": "consented", "object": "objected", "amend": "amended the proposal", "allocate": "gave dots",
