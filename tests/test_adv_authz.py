@@ -44,6 +44,7 @@ PAGE_EXPECT: dict[str, tuple[str, set[str]]] = {
     "workspace_search": ("/search?q=note", ANYONE),  # anyone; it lists only their own studios' items
     "tag": ("/studios/adv/tags/x", MEMBERS),
     "audit": ("/studios/adv/audit", {"admin"}),
+    "deleted": ("/studios/adv/deleted", MEMBERS),  # each sees what they may restore (a member: nothing)
     "held_queue": ("/studios/adv/held", MEMBERS),
     "held": ("held", MEMBERS),  # the author's agent's held remind
 }
@@ -119,10 +120,15 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     **{(kind, "remove_attachment"): (kind, {"file": f"={kind}_file_id"}, {"admin", "author"})
        for kind in ("note", "decision", "commitment")},
     ("file", "remove_attachment"): ("note_file", {"file": "=note_file_id"}, {"admin", "author"}),
+    **{(kind, "delete_item"): (kind, {"confirm": f"={kind}"}, {"admin", "author"}) for kind in ("note", "decision", "commitment")},
+    **{(kind, "restore_item"): (kind, {}, {"admin", "author"}) for kind in ("note", "decision", "commitment")},  # deleted first
+    ("deleted", "restore_item"): ("/studios/adv/deleted", {"item": "=deleted_note_id"}, {"admin", "author"}),
 }
 SETUP = {("commitment", "leave_commitment"): ("join_commitment", {}), ("whoami", "make_findable"): ("make_unfindable", {}),
          ("decision", "reopen_decision"): ("close_decision", {}), ("decision", "set_outcome"): ("close_decision", {}),
          ("whoami", "digest_off"): ("set_email", {"email": "me@example.org"}),
+         **{(kind, "restore_item"): ("delete_item", {"confirm": title})
+            for kind, title in (("note", "A note"), ("decision", "Which?"), ("commitment", "Do it"))},
          ("whoami", "digest_on"): [("set_email", {"email": "me@example.org"}), ("digest_off", {})]}
 
 DATA_TABLES = ("users", "studios", "memberships", "items", "item_tags", "options", "votes", "participants",

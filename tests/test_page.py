@@ -82,7 +82,8 @@ def test_a_decisions_json_carries_its_options_tallies_and_votes(team):
     assert comment["body"] == TRICKY + "\n## Available actions" and comment["author"] == "bob"
     assert data["pager"]["total"] == 1 and data["pager"]["next"] is None
     assert [a["name"] for a in page["actions"]] == ["add_comment", "delete_comment", "add_option", "vote",
-                                                   "close_decision", "edit_decision", "extend_decision", "attach"]
+                                                   "close_decision", "edit_decision", "extend_decision", "attach",
+                                                   "delete_item"]
     # what pages never show: the store's ids of people and studios, its order of rows
     text = json.dumps(page)
     assert alice["id"] not in text and bob["id"] not in text
@@ -135,7 +136,7 @@ def test_every_page_kinds_json_is_its_data(team):
             "studio": "/studios/team", "members": "/studios/team/members", "note": note, "decision": decision,
             "commitment": commitment, "cycle": "/studios/team/cycles/today", "search": "/studios/team/search?q=where",
             "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit", "file": file,
-            "held_queue": "/studios/team/held", "held": held}
+            "held_queue": "/studios/team/held", "held": held, "deleted": "/studios/team/deleted"}
     assert set(urls) == {spec.name for spec in ROUTES}
     seen = {}
     for kind, url in urls.items():
@@ -164,5 +165,6 @@ def test_every_page_kinds_json_is_its_data(team):
     outcomes = [e["outcome"] for e in seen["audit"]["entries"]]
     # the stored message puts the title in a code span, as a page shows it; the JSON gives plain text
     assert outcomes[0] == f"failed: add_option failed: an option titled {TRICKY} already exists. " \
-                          "Available here: add_comment, delete_comment, add_option, vote, close_decision, edit_decision, extend_decision, attach."
+                          "Available here: add_comment, delete_comment, add_option, vote, close_decision, edit_decision, extend_decision, attach, " \
+                          "delete_item."
     assert {e["handle"] for e in seen["audit"]["entries"]} == {"alice", "bob"}

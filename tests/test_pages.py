@@ -48,7 +48,8 @@ def all_urls(world) -> list[str]:
             world["note"], world["decision"], world["commitment"],
             *[f"{STUDIO}/cycles/{c}" for c in ("today", "yesterday", "this-week", "last-week", "this-month")],
             f"{STUDIO}/search?q=monday", f"{STUDIO}/search", f"{STUDIO}/tags/meetings", f"{STUDIO}/audit",
-            "/search?q=monday", "/awaiting", "/near-mass", "/inbox", world["file"], f"{STUDIO}/held", world["held"]]
+            "/search?q=monday", "/awaiting", "/near-mass", "/inbox", world["file"], f"{STUDIO}/held", world["held"],
+            f"{STUDIO}/deleted"]
 
 
 def test_every_route_is_covered(world):

@@ -42,12 +42,14 @@ EXERCISED_PAGES = {"home", "help", "help_topic", "whoami", "studio", "members", 
                    "held_queue", "held"}
 # Attachments' actions and the file page run on both stores in tests/test_attachments.py (any_app too).
 ATTACHMENTS = ({"attach", "remove_attachment"}, {"file"})
+# Deleting and restoring items, and the Deleted list, run on both stores in tests/test_deletion.py.
+DELETION = ({"delete_item", "restore_item"}, {"deleted"})
 
 
 def test_the_contract_covers_every_page_and_action():
     # A page or action added to the tables must be added to the contract below, or this fails.
-    assert {spec.name for spec in ROUTES} == EXERCISED_PAGES | ATTACHMENTS[1]
-    assert {a.name for a in action_table.ACTIONS} == EXERCISED_ACTIONS | KIND_ACTIONS | ATTACHMENTS[0]
+    assert {spec.name for spec in ROUTES} == EXERCISED_PAGES | ATTACHMENTS[1] | DELETION[1]
+    assert {a.name for a in action_table.ACTIONS} == EXERCISED_ACTIONS | KIND_ACTIONS | ATTACHMENTS[0] | DELETION[0]
 
 
 def test_edits_are_revisions_on_every_kind(any_app, team):
@@ -513,7 +515,7 @@ def test_commitments_join_limit_leave_close(any_app, team, new_user):
     with pytest.raises(ActionUnavailable, match="full|closed"):
         ws.execute(dave, full, "join_commitment", {})
     # A closed commitment offers no join, to those who joined it either.
-    assert names(ws.page(alice, full)) == {"add_comment", "attach"}
+    assert names(ws.page(alice, full)) == {"add_comment", "attach", "delete_item"}
     assert "Critical mass reached" in ws.page(dave, full).markdown
     open_one = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Run together", "critical_mass": 3}).url
     ws.execute(dave, open_one, "join_commitment", {})

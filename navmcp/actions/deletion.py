@@ -22,11 +22,14 @@ _REFUSED = "the database refused the change (your role here may have just change
 
 class DeleteItem(Params):
     confirm: str = Field(min_length=1, max_length=500, title="Confirm",
-                         description="the item's title (or its id), to say which item you mean to delete")
+                         description="the item's title (or its id or URL), to say which item you mean to delete")
 
 
 def _named(item: Row, given: str) -> bool:
+    """The item's title (spaces and case aside), its id, or its URL."""
     said = " ".join(given.split()).casefold()
+    if said.startswith("/studios/"):
+        said = said.rsplit("/", 1)[-1]
     return said in (" ".join(item["title"].split()).casefold(), item["id"].casefold())
 
 
