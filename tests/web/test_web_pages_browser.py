@@ -115,11 +115,14 @@ def world(tmp_path_factory):
                     options=["2100-12-02 10:00 Europe/Lisbon", "2100-12-02T15:00+01:00", "2100-12-03 09:00"])
         act(times, "answer", times=[{"option": 1, "answer": "yes"}, {"option": 2, "answer": "maybe"},
                                     {"option": 3, "answer": "no"}])
+        # a note deleted (navmcp.deletion): on the studio's Deleted list, with its Restore button
+        old = act("/studios/team", "create_note", title="Old draft of the agenda", body="superseded")
+        act(old, "delete_item", confirm="Old draft of the agenda")
         urls = {"home": "/", "help": "/help", "whoami": "/whoami", "studio": "/studios/team",
                 "members": "/studios/team/members", "note": note, "decision": decision, "commitment": commitment,
                 "cycle": "/studios/team/cycles/today", "search": "/studios/team/search?q=offsite",
                 "tag": "/studios/team/tags/offsite", "audit": "/studios/team/audit", "closing": closing,
-                "consent": consent, "dots": dots, "times": times}
+                "consent": consent, "dots": dots, "times": times, "deleted": "/studios/team/deleted"}
         api.close()
         yield server, urls
     finally:
@@ -522,6 +525,41 @@ def test_a_reply_its_edit_and_its_deletion_in_place_reach_another_open_page(worl
         dialog.get_by_role("button", name="Delete a comment").click()
     expect(other.locator("article.comment.reply", has_text="by train")).to_have_count(0, timeout=wait)
     expect(page.locator("article.comment", has_text="Berlin is cheaper.")).to_have_count(1)
+    page.context.close()
+    other.context.close()
+
+
+def test_a_note_restored_from_the_deleted_list_reaches_another_open_page(world, chromium):
+    """Issue 44 in a browser: a deleted note is on the studio's Deleted list; its Restore button
+    brings it back, to its own page; a person with the studio's feed open in another browser
+    context sees it return without reloading."""
+    from playwright.sync_api import expect
+
+    server, urls = world
+    api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {server.token()}"})
+    try:
+        made = api.post("/studios/team/actions/create_note", json={"title": "Minutes of the kickoff", "body": "m"})
+        note = made.json()["url"]
+        assert api.post(f"{note}/actions/delete_item", json={"confirm": "Minutes of the kickoff"}).status_code == 200
+    finally:
+        api.close()
+    page, other = signed_in(chromium, server), signed_in(chromium, server)
+    other.goto(server.base + urls["studio"])
+    feed = other.locator("#main")
+    expect(feed).not_to_contain_text("Minutes of the kickoff")
+    page.goto(server.base + urls["deleted"])
+    row = page.locator("ul.deleted li", has_text="Minutes of the kickoff")
+    expect(row).to_contain_text("deleted by @")
+    other.wait_for_timeout(500)  # the feed's event stream is open
+    with page.expect_navigation():
+        row.get_by_role("button", name="Restore").click()
+    assert page.url == server.base + note
+    expect(page.locator("#main > .alert.flash")).to_contain_text("Restored the note")
+    expect(page.locator("#main > .alert.deleted")).to_have_count(0)
+    expect(feed).to_contain_text("Minutes of the kickoff", timeout=30_000)  # a hang-only deadline: it follows live
+    assert other.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+    page.goto(server.base + urls["deleted"])
+    expect(page.locator("ul.deleted li", has_text="Minutes of the kickoff")).to_have_count(0)
     page.context.close()
     other.context.close()
 
