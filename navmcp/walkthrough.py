@@ -143,8 +143,8 @@ class _Team:
         from navmcp.domain import KIND_LETTER
 
         row = self.app.store.read_one(
-            "SELECT i.id FROM items i JOIN studios s ON s.id = i.studio_id"
-            " WHERE s.handle = 'demo' AND i.kind = ? AND i.title = ? AND i.deleted_at IS NULL ORDER BY i.seq LIMIT 1", (kind, title))
+            "SELECT i.id FROM items i JOIN studios s ON s.id = i.studio_id WHERE s.handle = 'demo'"
+            " AND i.kind = ? AND i.title = ? AND i.deleted_at IS NULL ORDER BY i.seq LIMIT 1", (kind, title))
         return f"{STUDIO}/{KIND_LETTER[kind]}/{row['id']}" if row else None
 
     def is_member(self, user) -> bool:

@@ -67,7 +67,7 @@ class Action:
     def refusal(self, req: Request) -> tuple[str, bool] | None:
         """(reason, forbidden) when the action is not valid here, else None."""
         if req.facts.get("deleted") and not self.on_deleted:
-            return f"the {req.item['kind']} is deleted (restore_item brings it back)", False  # type: ignore[index]
+            return f"the {req.item['kind']} is deleted (restore_item brings it back)", False
         if self.who and (reason := self.who(req)):
             return reason, True
         if self.when and (reason := self.when(req)):

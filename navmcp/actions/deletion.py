@@ -65,7 +65,7 @@ def restore_item(req: Request, p: Params) -> Outcome:
 
 
 def is_deleted(req: Request) -> str | None:
-    return None if req.facts.get("deleted") else f"the {req.item['kind']} is not deleted"  # type: ignore[index]
+    return None if req.facts.get("deleted") else f"the {req.item['kind']} is not deleted"
 
 
 class RestoreListed(Params):
