@@ -656,9 +656,11 @@ def _ballot_rows(items: dict[str, Any], page: Page) -> dict[str, Any]:
         vote = mine.get(o["title"])
         checked = {f: bool(vote[f]) if vote else False for f in flags}
         options.append({"id": o["id"], "title": o["title"], "checked": checked,
-                        "unvoted": not vote, "added": bool(mine) and not vote, "invalid": False})
+                        "unvoted": not vote, "added": bool(mine) and not vote, "invalid": False,
+                        "voted": bool(o.get("accepts") or o.get("prefers"))})
+    title = items["properties"].get("title")  # edit_decision's renames: a new title per option
     return {"flags": [{"name": f, "description": items["properties"][f].get("description", "")} for f in flags],
-            "options": options}
+            "options": options, "rename": {"maxlength": title.get("maxLength")} if title else None}
 
 
 def params_from_form(action: ActionInfo, form: dict[str, list[str]]) -> dict[str, Any]:

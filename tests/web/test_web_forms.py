@@ -546,3 +546,28 @@ def test_the_edit_forms_of_a_decision_and_a_commitment_start_from_them_and_send_
                         data={**form, "limit": "4"}).status_code == 303
     md = api.get(seeded["commitment"] + ".md").text
     assert "[Revision 2; its history:" in md and "| 4 |" in md
+
+
+def test_the_edit_form_of_a_decision_renames_the_options_nobody_voted_on(seeded, browser, api):
+    """edit_decision's form has a box per option for its new title (issue 44): an option with a
+    vote has none, and says why; a box left empty keeps its option's title. Sent, the renames are one
+    revision of the decision."""
+    section = form_of(browser.get(seeded["decision"]).text, "edit_decision")
+    renames = section.split('<fieldset class="field renames">', 1)[1].split("</fieldset>", 1)[0]
+    assert "<span>Lisbon</span> <span class=\"muted\">has votes: keeps its title</span>" in renames
+    boxes = {htmllib.unescape(label): name for label, name in re.findall(
+        r'<label for="[^"]+">([^<]+)</label><input type="text" id="[^"]+" name="([^"]+)"', renames)}
+    assert set(boxes) == {"Berlin", f"Opt {SCRIPT}"}  # user text stays text
+    sent: list[tuple[str, str]] = [
+        (name, htmllib.unescape(value)) for name, value in re.findall(
+            r'<input type="(?:hidden|text)"[^>]*name="([^"]+)" value="([^"]*)"', section)]
+    sent += [(name, htmllib.unescape(value)) for name, value in re.findall(
+        r'<textarea[^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', section, re.S)]
+    data: dict[str, list[str]] = {}
+    for name, value in sent:  # the options' hidden inputs repeat a name: each is sent
+        data.setdefault(name, []).append("Berlin, by train" if name == boxes["Berlin"] else value)
+    reply = browser.post(seeded["decision"] + "/actions/edit_decision", data=data)
+    assert reply.status_code == 303, reply.text
+    assert "✓ Updated the decision's options: revision 2." in visible_text(browser.get(seeded["decision"]).text)
+    md = api.get(seeded["decision"] + ".md").text
+    assert "Berlin, by train" in md and "Lisbon" in md and f"Opt {SCRIPT}" in md
