@@ -104,6 +104,51 @@ def test_the_web_app_shows_local_time(team):
     assert "03:30 UTC" in his
 
 
+def test_a_deadline_from_a_browser_is_read_in_its_zone_for_a_person_who_set_none(team):
+    """The web app sends the browser's zone with a form (app.js's `browser_zone`): bob, with no zone
+    of his own, means his browser's local time; alice's own zone wins over her browser's."""
+    app, alice, bob = team
+    ws = app.workspace
+    year = datetime.now(UTC).year + 1
+    url = ws.execute(bob, "/studios/team", "create_decision", {"question": "When?", "options": ["Now"],
+                                                               "deadline": f"{year}-01-15"}, zone="Asia/Tokyo").url
+    assert _stored(app, bob, url).startswith(f"{year}-01-15T14:59:59")  # the end of the 15th in Tokyo
+    ws.execute(bob, url, "edit_decision", {"deadline": f"{year}-01-20T09:00"}, zone="America/New_York")
+    assert _stored(app, bob, url).startswith(f"{year}-01-20T14:00:00")
+    ws.execute(alice, "/whoami", "set_time_zone", {"zone": "Europe/Paris"})
+    alice = _user(app, alice)
+    ws.execute(alice, url, "edit_decision", {"deadline": f"{year}-01-21T09:00"}, zone="Asia/Tokyo")
+    assert _stored(app, alice, url).startswith(f"{year}-01-21T08:00:00")  # Paris, hers
+
+
+def test_the_web_form_sends_the_browsers_zone_and_a_bad_one_is_left_out():
+    from navmcp.web.actions import browser_zone
+
+    assert browser_zone({"browser_zone": ["asia/tokyo"]}) == "Asia/Tokyo"
+    assert browser_zone({"browser_zone": ["Mars/Olympus"]}) is None and browser_zone({}) is None
+
+
+def test_the_exact_time_of_a_comment_and_an_audit_line_is_in_the_persons_zone(team):
+    """Every time the web app shows as "3 h ago" carries its exact moment in the person's zone (in
+    UTC for someone with none, which app.js then shows in the browser's)."""
+    from navmcp.web.html import render_page
+
+    app, alice, bob = team
+    ws = app.workspace
+    note = ws.execute(bob, "/studios/team", "create_note", {"title": "N", "body": "b"}).url
+    ws.execute(bob, note, "add_comment", {"body": "hello"})
+    ws.execute(alice, "/whoami", "set_time_zone", {"zone": "Asia/Tokyo"})
+    alice = _user(app, alice)
+    at = ws.page(alice, note).data["comments"][0]["created_at"]
+    tokyo = datetime.fromisoformat(at.replace("Z", "+00:00")).astimezone(ZoneInfo("Asia/Tokyo"))
+    exact = f'class="exact" data-zone="Asia/Tokyo" title="{tokyo:%Y-%m-%d %H:%M} Asia/Tokyo"'
+    assert exact in render_page(ws.page(alice, note), csrf="", alternates={})
+    audit = render_page(ws.page(alice, "/studios/team/audit"), csrf="", alternates={})
+    assert audit.count('class="exact" data-zone="Asia/Tokyo"') >= 3 and " UTC\"" not in audit
+    his = render_page(ws.page(bob, note), csrf="", alternates={})
+    assert 'class="exact" title="' in his and "data-zone" not in his
+
+
 @pytest.mark.parametrize("store_kind", ["postgres"])
 def test_row_level_security_lets_a_person_set_only_their_own_zone(team, pg_database):
     app, alice, bob = team

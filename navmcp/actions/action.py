@@ -84,8 +84,9 @@ class Action:
                                       url=req.url, available=available,
                                       fields=(FieldError(nul or "params", "must not contain NUL (U+0000)"),))
         try:
-            # A deadline that names no zone is read in the acting person's (navmcp.zones).
-            return self.params.model_validate(given, context={"zone": zones.of(req.user)})
+            # A deadline that names no zone is read in the acting person's (navmcp.zones), else in
+            # their browser's (a web form's), else in UTC.
+            return self.params.model_validate(given, context={"zone": zones.of(req.user) or req.zone})
         except ValidationError as e:
             message, fields = describe_validation(self, e)
             raise InvalidActionParams(message, url=req.url, available=available, fields=fields) from None

@@ -33,6 +33,9 @@ class Request:
     # A person in their browser session (cookie + CSRF), not an agent's token: hold rules are
     # changed only there, and rules for agents' writes pass it by (navmcp.held).
     browser: bool = False
+    # The zone of the person's browser (a web form's `browser_zone`): a deadline they type is read in
+    # it when they set none on /whoami (navmcp.zones).
+    zone: str | None = None
 
     @property
     def url(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import actions as action_table, idempotency
+from navmcp import actions as action_table, idempotency, zones
 from navmcp.codec import decode
 from navmcp.errors import Busy, NavError
 from navmcp.jsonrpc import ParseError
@@ -31,6 +31,15 @@ def list_actions(site: Site, caller: Caller, url: str) -> Response:
         return error_response("json", e.status, e.message, url=e.url, headers=retry_after(e))
     return json_response(200, {"url": page.url, "actions": [a.public() for a in page.actions]},
                          [("cache-control", "no-store")])
+
+
+def browser_zone(form: dict[str, list[str]]) -> str | None:
+    """The time zone app.js sends with a form (`browser_zone`, the browser's), if it is one."""
+    given = (form.get("browser_zone") or [""])[0]
+    try:
+        return zones.canonical(given) if given else None
+    except ValueError:
+        return None
 
 
 async def run_action(site: Site, req: Request, caller: Caller, target: Target) -> Response:
@@ -71,7 +80,8 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
                                                         browser=caller.session is not None))
         result = app.workspace.execute(caller.user, url, name, params, caller.client,
                                        idempotency_key=req.header(idempotency.HEADER),
-                                       browser=caller.session is not None)
+                                       browser=caller.session is not None,
+                                       zone=browser_zone(await req.form()) if is_form else None)
     except NavError as e:
         if answer == "json":
             return error_response("json", e.status, e.message, url=e.url or url, actions=e.available, fields=e.fields,

@@ -34,6 +34,9 @@ LAYOUT, EMBED_LAYOUT = "_layout.html.j2", "_embed.html.j2"  # what a page templa
 # This instance's hosts while a page renders (`render_page`): the markdown filter links their full
 # URLs inside the app. A context variable, as the filter runs inside macros that see no page context.
 _OWN_HOSTS: ContextVar[OwnHosts] = ContextVar("own_hosts", default=NO_HOSTS)
+# The time zone of the person a page renders for (navmcp.zones; None: they set none, and app.js
+# shows the browser's): the exact time of a comment, an audit line or any other moment is in it.
+_ZONE: ContextVar[str | None] = ContextVar("zone", default=None)
 _MENTIONS: ContextVar[Mentions] = ContextVar("mentions", default=NO_MENTIONS)  # the page's (`render_page`)
 LONG_TEXT = 500  # strings allowed to be longer than this get a text area
 # Deadlines take a bare date (the end of that day, UTC): what a date input sends. Its hint for people.
@@ -77,6 +80,8 @@ def environment():
     env.tests["headed"] = lambda html: "<h3>" in html  # user text with headings (placed from <h3> down)
     env.filters["ago"] = ago
     env.filters["local_time"] = local_time
+    env.filters["person_time"] = person_time
+    env.globals["person_zone"] = _ZONE.get
     env.filters["initials"] = initials
     env.filters["hue"] = hue
     env.filters["marked"] = marked
@@ -127,6 +132,19 @@ def local_time(value: str, zone: str | None = None) -> str:
     except ValueError:
         return utc(value)
     return f"{moment:%a} {moment.day} {moment:%b %Y, %H:%M} {zone or 'UTC'}"
+
+
+def person_time(value: str, seconds: bool = False) -> str:
+    """A stored UTC time written as every page writes one ("2026-11-25 06:32 UTC"), in the zone of
+    the person the page is for: "2026-11-25 15:32 Asia/Tokyo". `seconds`: to the second (the audit log)."""
+    name = _ZONE.get()
+    if name is None:
+        return f"{value[:19 if seconds else 16].replace('T', ' ')} UTC"
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(zones.zone(name))
+    except ValueError:
+        return utc(value)
+    return f"{moment:%Y-%m-%d %H:%M{':%S' if seconds else ''}} {name}"
 
 
 def ago(value: str | None, now: datetime | None = None) -> str:
@@ -353,6 +371,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     # the help pages' text is ours, written once in their markdown
     extra = {"help_html": help_html(page.markdown)} if page.template == "help" else {}
     hosts = _OWN_HOSTS.set(own_hosts)
+    zone = _ZONE.set(zones.of(page.user))
     named = page.data.get("mentions")
     mentioned = _MENTIONS.set((page.data["studio"]["handle"], frozenset(named)) if named else NO_MENTIONS)
     try:
@@ -362,6 +381,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
             browser_only=browser_only))
     finally:
         _OWN_HOSTS.reset(hosts)
+        _ZONE.reset(zone)
         _MENTIONS.reset(mentioned)
 
 

@@ -564,6 +564,39 @@ def test_a_note_restored_from_the_deleted_list_reaches_another_open_page(world, 
     other.context.close()
 
 
+def test_a_deadline_typed_in_the_browser_is_read_in_its_zone_and_times_show_in_it(world, chromium):
+    """Someone who set no zone on /whoami types a deadline in a browser in Tokyo: the form sends the
+    browser's zone (app.js) and the deadline is the end of that day in Tokyo, not in UTC; the
+    exact time of a comment, on hover, is in Tokyo too."""
+    from datetime import datetime
+
+    server, urls = world
+    year = datetime.now(UTC).year + 1
+    api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {server.token()}"})
+    try:
+        made = api.post("/studios/team/actions/create_decision", json={"question": "When is the party?",
+                                                                       "options": ["Soon"]})
+        decision = made.json()["url"]
+        api.post(f"{decision}/actions/add_comment", json={"body": "Before the holidays, please."})
+        context = chromium.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Asia/Tokyo",
+                                       locale="en-US")
+        page = context.new_page()
+        page.goto(navmcp(server, "login-link", server.owner_handle(), "--base-url", server.base) + "&next=" + decision)
+        page.get_by_role("button", name=re.compile("^Sign in as")).click()
+        page.wait_for_url(server.base + decision)
+        exact = page.locator("article.comment time.exact").first.get_attribute("title") or ""
+        assert "GMT+9" in exact and "UTC" not in exact, exact  # the browser's zone
+        page.get_by_role("button", name="Extend the deadline").click()
+        page.locator("dialog#dlg-extend_decision input[type=date]").fill(f"{year}-01-15")
+        with page.expect_navigation():
+            page.locator("dialog#dlg-extend_decision").get_by_role("button", name="Extend the deadline").click()
+        stored = api.get(decision + ".json").json()["data"]["item"]["deadline"]
+        assert stored.startswith(f"{year}-01-15T14:59:59"), stored  # 23:59:59 on the 15th in Tokyo
+        context.close()
+    finally:
+        api.close()
+
+
 def test_a_deadline_shows_in_the_browsers_zone_or_the_one_the_person_set(world, chromium):
     """Someone who set no zone on /whoami reads a deadline in the browser's (app.js); someone who
     did reads it in theirs, whatever the browser's (navmcp.zones)."""

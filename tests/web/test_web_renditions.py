@@ -141,7 +141,8 @@ def test_action_api_lists_and_runs(seeded, api):
     listed = api.get(seeded["decision"] + "/actions")
     assert listed.status_code == 200
     assert [a["name"] for a in listed.json()["actions"]] == [
-        "add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision", "attach"]
+        "add_comment", "add_option", "vote", "close_decision", "edit_decision", "extend_decision", "attach",
+        "delete_item"]
     voted = api.post(seeded["decision"] + "/actions/vote", json={"votes": [{"option": "Berlin", "prefer": True}]})
     assert voted.status_code == 200
     assert voted.json()["ok"] is True and voted.json()["url"] == seeded["decision"]
@@ -210,7 +211,7 @@ def test_canonical_error_bodies(api, seeded):
     body = refused.json()
     assert set(body) == {"ok", "status", "error", "message", "url", "actions"}
     assert (body["ok"], body["status"], body["error"], body["url"]) == (False, 409, "Conflict", seeded["decision"])
-    assert body["actions"] == ["add_comment", "reopen_decision", "set_outcome", "attach"]
+    assert body["actions"] == ["add_comment", "reopen_decision", "set_outcome", "attach", "delete_item"]
 
 
 def test_item_page_shows_cut_comments_and_more_links(seeded, api, browser):

@@ -148,10 +148,38 @@
   document.addEventListener("navmcp:replaced", function (event) { enhance(event.target); });
 })();
 
-// Deadlines in local time: a person who set no time zone on /whoami reads them in the browser's
-// (the server wrote UTC); one who set a zone reads the server's text, in theirs (navmcp.zones).
+// The browser's time zone goes with every form it sends: a deadline typed by a person who set no
+// zone on /whoami is read in it, as the page shows deadlines (navmcp.zones). Added as the form is
+// sent (capturing), before any other handler reads the form.
+(function () {
+  var zone;
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { return; }
+  if (!zone) return;
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form || (form.method || "").toLowerCase() !== "post" || form.querySelector("input[name=browser_zone]")) return;
+    var input = document.createElement("input");
+    input.type = "hidden";
+    input.name = "browser_zone";
+    input.value = zone;
+    form.appendChild(input);
+  }, true);
+})();
+
+// Deadlines in local time, and the exact moment of other times: a person who set no time zone on
+// /whoami reads them in the browser's (the server wrote UTC); one who set a zone reads the server's
+// text, in theirs (navmcp.zones).
 (function () {
   function localize(root) {
+    // The exact moment of a comment, an audit line…, on hover: in the browser's zone too.
+    Array.prototype.forEach.call(root.querySelectorAll("time.exact:not([data-zone])"), function (el) {
+      var moment = new Date(el.getAttribute("datetime"));
+      if (isNaN(moment.getTime())) return;
+      try {
+        el.title = moment.toLocaleString([], {weekday: "short", day: "numeric", month: "short", year: "numeric",
+                                              hour: "2-digit", minute: "2-digit", timeZoneName: "short"});
+      } catch (e) { /* an old browser: the UTC text stays */ }
+    });
     Array.prototype.forEach.call(root.querySelectorAll("time.local:not([data-zone])"), function (el) {
       var moment = new Date(el.getAttribute("datetime"));
       if (isNaN(moment.getTime())) return;
