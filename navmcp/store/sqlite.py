@@ -22,11 +22,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from navmcp import search
 from navmcp.clock import ago, now
 from navmcp.config import PRIVATE_FILE, ensure_home
+from navmcp.content import search
+from navmcp.content.search import Query
 from navmcp.errors import Busy
-from navmcp.search import Query
 from navmcp.store.fulltext import fts5_any, fts5_match
 from navmcp.store.migrations import Migration, run, sqlite_migrations
 from navmcp.store.seam import Row, row_maker
@@ -121,7 +121,7 @@ class SqliteTx:
 
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
                     action: str | None = None) -> None:
-        """Record in the change feed (`navmcp.changes`) what this write changed; prune old rows. In a
+        """Record in the change feed (`navmcp.feeds.changes`) what this write changed; prune old rows. In a
         group, a change its write transaction holds already is not written again: watchers hear of
         a commit, not of each write in it (64 pipelined votes are one change of their page)."""
         if self.noted is not None:

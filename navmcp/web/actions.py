@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from navmcp import actions as action_table, idempotency
-from navmcp.codec import decode
 from navmcp.errors import Busy, NavError
-from navmcp.jsonrpc import ParseError
+from navmcp.mcp.codec import decode
+from navmcp.mcp.jsonrpc import ParseError
 from navmcp.web import auth, html
 from navmcp.web.pages import show
 from navmcp.web.renditions import Target, error_response, retry_after

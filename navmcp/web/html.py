@@ -3,7 +3,7 @@
 `render_page` is the `html` entry of the renderers table (`navmcp.web.renderers`): the page's
 template (`html/{template}.html.j2`) reads the same context as its markdown one, plus the forms.
 
-Templates live in `navmcp/templates/html/` with autoescape on: every value is
+Templates live in `templates/html/` with autoescape on: every value is
 escaped unless a template says otherwise, and none of them does for user text. An action's form is
 generated from its parameter JSON schema (`form_fields`), and a submitted form is turned back into
 the action's params (`params_from_form`) with the same schema, so a new action needs no HTML work:
@@ -23,7 +23,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from navmcp import actions as action_table, zones
+from navmcp import actions as action_table
+from navmcp.clock import zones
 from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, filesize, plain, spans, templates_dir, utc
@@ -37,7 +38,7 @@ _OWN_HOSTS: ContextVar[OwnHosts] = ContextVar("own_hosts", default=NO_HOSTS)
 _MENTIONS: ContextVar[Mentions] = ContextVar("mentions", default=NO_MENTIONS)  # the page's (`render_page`)
 LONG_TEXT = 500  # strings allowed to be longer than this get a text area
 # Deadlines take a bare date (the end of that day, UTC): what a date input sends. Its hint for people.
-# A second input beside the date picker takes the day in words ("next friday": navmcp.dates, read
+# A second input beside the date picker takes the day in words ("next friday": navmcp.clock.dates, read
 # by the params model itself); the form sends both under one name and the words win (`_date_and_words`).
 DATE_FIELDS = {"deadline": "Pick a date, or write it in words: tomorrow, next friday, in 3 days, end of month. "
                            "It ends at the end of that day (UTC). Leave it empty for no deadline."}
@@ -120,7 +121,7 @@ def asset(path: str) -> tuple[bytes, str] | None:
 
 
 def local_time(value: str, zone: str | None = None) -> str:
-    """A stored UTC time as a person reads it: in their zone (navmcp.zones), "Fri 4 Dec 2026, 18:00
+    """A stored UTC time as a person reads it: in their zone (navmcp.clock.zones), "Fri 4 Dec 2026, 18:00
     Europe/Paris"; with none set, in UTC, which app.js turns into the browser's zone."""
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(zones.zone(zone))
@@ -330,7 +331,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     """`submitted`: the form of the refused action (`error["action"]`), whose inputs are filled
     from it again, so what the user typed is not lost. `shell`: the app shell's facts (`shell_facts`).
     `own_hosts`: this instance's hosts, whose full URLs in people's text link inside the app.
-    `layout`: the web app's (`LAYOUT`), or the chat view's fragment (`EMBED_LAYOUT`, navmcp.views),
+    `layout`: the web app's (`LAYOUT`), or the chat view's fragment (`EMBED_LAYOUT`, navmcp.mcp.views),
     where the actions in `browser_only` are links to the page in navmcp instead of forms."""
     refused = (error or {}).get("action")
     forms = {}

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from navmcp import pages
-from navmcp.codec import encode
 from navmcp.errors import Busy, FieldError, NavError, NotFound
-from navmcp.jsonrpc import InternalError, InvalidRequest, SessionNotFound, error_object
+from navmcp.mcp.codec import encode
+from navmcp.mcp.jsonrpc import InternalError, InvalidRequest, SessionNotFound, error_object
 from navmcp.render import inline, plain
 from navmcp.web import html
 from navmcp.web.renderers import RENDERERS

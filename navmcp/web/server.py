@@ -42,8 +42,8 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from navmcp.codec import decode
-from navmcp.jsonrpc import ParseError
+from navmcp.mcp.codec import decode
+from navmcp.mcp.jsonrpc import ParseError
 from navmcp.web import mcp_http, sse, streams
 from navmcp.web.request import MAX_BODY, declared_length
 
