@@ -46,7 +46,7 @@ class BodyDeadlines:
 
     async def receive(self, receive: Callable[[], Awaitable[dict[str, Any]]], deadline: float) -> dict[str, Any]:
         task = asyncio.current_task()
-        if task is None:  # answered at once inside the read that brought it whole (server.AtOnce)
+        if task is None:  # answered at once inside the read that brought it whole (at_once.AtOnce)
             return await receive()
         self._reading[task] = deadline
         loop = asyncio.get_running_loop()

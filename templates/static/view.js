@@ -206,7 +206,7 @@
   });
   document.addEventListener("submit", function (event) { event.preventDefault(); submit(event.target); });
 
-  // --- forms to params: the conventions navmcp.web.html.params_from_form reads ---------------------
+  // --- forms to params: the conventions navmcp.web.forms.params_from_form reads ---------------------
   function actionOf(form) {
     var match = /\/actions\/([a-z_]+)$/.exec(form.getAttribute("action") || "");
     return match ? match[1] : null;

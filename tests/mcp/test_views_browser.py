@@ -251,7 +251,7 @@ def test_the_view_sends_the_params_the_web_app_would(chromium, any_app, new_user
     for every form of the pages with forms, as filled by a person, it sends what the web app's own
     reader (`params_from_form`) makes of the same form."""
     from navmcp.mcp import views
-    from navmcp.web.html import params_from_form
+    from navmcp.web.forms import params_from_form
 
     alice, _ = new_user("alice")
     ws = any_app.workspace

@@ -1,5 +1,5 @@
 """`navmcp web` on httptools answers a `POST /mcp` that arrives whole in one read at once, inside
-that read (`server.AtOnce`), and every other request uvicorn's way; both ways give the same
+that read (`at_once.AtOnce`), and every other request uvicorn's way; both ways give the same
 answers. Unit tests drive the protocol class with a recording app and transport; the rest talk
 to a real `navmcp web` over sockets, sending each request whole and in pieces."""
 
@@ -15,7 +15,8 @@ import pytest
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
-from navmcp.web.server import READ, protocol_class
+from navmcp.web.at_once import READ
+from navmcp.web.server import protocol_class
 from test_web_one_write import Recorder
 
 
@@ -183,7 +184,7 @@ def test_nothing_behind_an_answer_that_closed_the_connection_is_run():
 def test_a_cancellation_of_the_task_reaches_the_app_as_it_would_in_a_task_of_its_own():
     """The future the app waits on has its result, but the task is cancelled before it resumes:
     the app sees CancelledError, as in a task of uvicorn's."""
-    from navmcp.web.server import _run_on
+    from navmcp.web.at_once import _run_on
 
     async def run():
         seen = []

@@ -1,4 +1,4 @@
-"""`navmcp web`'s head timer (`server.HeadTimeout`) driven on a clock of the test's own: no
+"""`navmcp web`'s head timer (`connections.HeadTimeout`) driven on a clock of the test's own: no
 sockets, no waiting. The same rules hold on a real server (tests/test_adv_http_slow.py), where
 they take seconds each."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 import itertools
 
-from navmcp.web.server import HeadTimeout
+from navmcp.web.connections import HeadTimeout
 
 PERIOD = 10.0  # the head timeout; its grid ticks every second (`sse.on_grid`)
 

@@ -1,4 +1,4 @@
-"""`navmcp web` on httptools writes a response's head and body in one send (`server.OneWrite`), and
+"""`navmcp web` on httptools writes a response's head and body in one send (`connections.OneWrite`), and
 every way a response can end still gets its head out: a body, a HEAD request (no body), an
 `Expect: 100-continue` request (the interim answer must go at once, before the body is sent),
 pipelined requests on one connection, and a handler error."""
@@ -9,7 +9,7 @@ import re
 import socket
 from types import SimpleNamespace
 
-from navmcp.web.server import OneWrite
+from navmcp.web.connections import OneWrite
 
 
 class Recorder:
