@@ -68,7 +68,7 @@ class App:
     @functools.cached_property
     def rate_limiter(self):
         """The per-token limiter from NAVMCP_RATE_LIMIT, or None (no limit, the default)."""
-        from navmcp.identity.ratelimit import parse
+        from navmcp.ratelimit import parse
 
         return parse(self.config.rate_limit)
 

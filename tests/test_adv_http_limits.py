@@ -12,7 +12,7 @@ import pytest
 
 from adversarial import figures, world
 from adversarial.http import HEADERS, Http, HttpAgent, WebProcess
-from navmcp.identity.ratelimit import parse
+from navmcp.ratelimit import parse
 from navmcp.web import create_app
 from navmcp.web.auth import create_login_link
 

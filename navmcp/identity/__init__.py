@@ -3,6 +3,9 @@
 Locally navmcp signs HS256 tokens with a secret kept in NAVMCP_HOME (mode 0600). A token is checked
 for signature, expiry, not-before and audience, and must name a user that still exists; anything
 else is an `AuthError` with a reason — never a silent fall-back to another identity.
+
+Beside it in this package: Supabase Auth's tokens (`supabase_auth`) and sign-in (`supabase_signin`),
+and invitation links (`invitations`), the other ways a person comes to be known here.
 """
 
 from __future__ import annotations

@@ -11,9 +11,8 @@ import logging
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from navmcp import __version__
+from navmcp import __version__, ratelimit
 from navmcp.errors import AuthError, NavError, echo
-from navmcp.identity import ratelimit
 from navmcp.mcp.views import HTML_META, TOOL_META
 from navmcp.state import NavigationState, NoCurrentPage
 

@@ -24,8 +24,8 @@ import math
 import os
 from typing import TYPE_CHECKING, Any
 
+from navmcp import ratelimit
 from navmcp.errors import RateLimited
-from navmcp.identity import ratelimit
 from navmcp.web.auth import bearer_token
 from navmcp.web.request import Request
 from navmcp.web.response import Refusal

@@ -16,8 +16,8 @@ from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import InvalidClientError, OAuth2Error
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
 
+from navmcp import ratelimit
 from navmcp.errors import RateLimited
-from navmcp.identity import ratelimit
 from navmcp.oauth import SCOPES, clients, grants, metadata
 from navmcp.oauth.documents import Busy, Documents, FetchFailed
 from navmcp.oauth.server import Answer, FormRequest, OAuthServer, RegistrationRequest

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)?\s*(ms|s|sec|m|min|h)?\s*$", re.IGNORECASE)
 _UNIT = {"ms": 0.001, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
 MAX_KEYS = 10_000
-log = logging.getLogger("navmcp.identity.ratelimit")
+log = logging.getLogger("navmcp.ratelimit")
 
 
 class RateLimiter:
