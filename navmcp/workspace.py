@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from navmcp import actions as action_table, attachments, changes, deletion, idempotency
+from navmcp import actions as action_table, idempotency
 from navmcp.clock import now
+from navmcp.content import attachments, deletion
 from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidActionParams, NavError, NotFound
+from navmcp.feeds import changes
 from navmcp.held import hold as held, rules as hold_rules
 from navmcp.identity import Principal
 from navmcp.page import ActionInfo, Page
@@ -149,7 +151,7 @@ class Workspace:
                     after = self._actions_after(spec, req, outcome.url)
                 write_audit(tx, user_id, client, studio_id, target, name, params, "ok", started,
                             self.audit_retention_days)
-                deletion.purge_now_and_then(tx)  # items deleted 30 days ago go for good (navmcp.deletion)
+                deletion.purge_now_and_then(tx)  # items deleted 30 days ago go for good (navmcp.content.deletion)
                 if (ran := req.facts.get("held_run")) is not None:  # an approval ran a held action: its own line
                     with tx.act_as(ran["user_id"]):  # in the requester's name ("bob via claude-ai, approved by alice")
                         write_audit(tx, ran["user_id"], ran["client"], studio_id, ran["url"], ran["action"],

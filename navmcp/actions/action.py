@@ -15,7 +15,7 @@ skip_pydantic_plugin_discovery()  # before the first model is built (see navmcp/
 
 from pydantic import BaseModel, ConfigDict, ValidationError  # noqa: E402
 
-from navmcp import zones  # noqa: E402
+from navmcp.clock import zones  # noqa: E402
 from navmcp.errors import FieldError, InvalidActionParams, echo  # noqa: E402
 from navmcp.pages import Request  # noqa: E402
 
@@ -53,7 +53,7 @@ class Action:
     # the number of options): what is valid after it is then judged on the facts its own
     # transaction read, instead of resolving the page again (tests/test_write_path.py checks it).
     changes_facts: bool = True
-    # Valid on a deleted item's page (restore_item): every other action is refused there (navmcp.deletion).
+    # Valid on a deleted item's page (restore_item): every other action is refused there (navmcp.content.deletion).
     on_deleted: bool = False
 
     @functools.cached_property
@@ -84,7 +84,7 @@ class Action:
                                       url=req.url, available=available,
                                       fields=(FieldError(nul or "params", "must not contain NUL (U+0000)"),))
         try:
-            # A deadline that names no zone is read in the acting person's (navmcp.zones), else in
+            # A deadline that names no zone is read in the acting person's (navmcp.clock.zones), else in
             # their browser's (a web form's), else in UTC.
             return self.params.model_validate(given, context={"zone": zones.of(req.user) or req.zone})
         except ValidationError as e:

@@ -1,4 +1,4 @@
-"""Deleting an item and restoring it (navmcp.deletion): `delete_item` on its page, `restore_item`
+"""Deleting an item and restoring it (navmcp.content.deletion): `delete_item` on its page, `restore_item`
 on the deleted item's page and on the studio's Deleted list. Who may is one rule for both: the
 item's creator or a studio admin (`rules.creator_or_admin`), as the store's own rules say on
 PostgreSQL (migration 20261129000160)."""
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from navmcp import deletion
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import now
-from navmcp.domain import item_url
+from navmcp.content import deletion
+from navmcp.content.domain import item_url
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
 from navmcp.pages import Request
 from navmcp.store import Row

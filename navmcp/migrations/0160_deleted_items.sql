@@ -1,6 +1,6 @@
 -- Deleted items (delete_item, restore_item): a deleted note, decision or commitment keeps its row,
 -- with who deleted it and when, for 30 days (its creator or an admin may restore it), then it is
--- purged with everything of it (navmcp/deletion.py). Meanwhile it is in no list, count or search.
+-- purged with everything of it (navmcp/content/deletion.py). Meanwhile it is in no list, count or search.
 ALTER TABLE items ADD COLUMN deleted_at TEXT;
 ALTER TABLE items ADD COLUMN deleted_by TEXT REFERENCES users(id);
 

@@ -1,4 +1,4 @@
-"""A studio's Deleted list (`/studios/{h}/deleted`, navmcp.deletion): the items deleted in the last
+"""A studio's Deleted list (`/studios/{h}/deleted`, navmcp.content.deletion): the items deleted in the last
 KEEP_DAYS that you may restore (an admin: all of them; anyone else: their own), newest first, with
 who deleted each, when, and when it goes for good; `restore_item` brings one back."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import deletion
-from navmcp.domain import item_url
+from navmcp.content import deletion
+from navmcp.content.domain import item_url
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 from navmcp.pages.studio import crumbs, resolve_studio
 

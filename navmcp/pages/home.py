@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import inbox, mail
 from navmcp.clock import now
+from navmcp.content.search import MIN_PREFIX, SEARCH_WINDOW
 from navmcp.errors import NavError, NotFound
+from navmcp.feeds import inbox, mail
 from navmcp.held import rules as hold_rules
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
-from navmcp.search import MIN_PREFIX, SEARCH_WINDOW
 
 HOME = ("Home", "/")
 
@@ -40,7 +40,7 @@ COUNT_CAP = 100
 # The kind is written into the SQL, not bound: SQLite's planner compares a bound `kind = ?` with
 # the partial index on open commitments (`kind = 'commitment'`, migration 0018), and a statement
 # whose plan looked at a bound value is prepared again every time it runs (it was half of home's cost).
-# A deleted item is in no list (navmcp.deletion); the indexes of open items leave it out too.
+# A deleted item is in no list (navmcp.content.deletion); the indexes of open items leave it out too.
 _OPEN = ("i.studio_id = ? AND i.kind = '{}' AND i.closed_at IS NULL AND i.deleted_at IS NULL"
          " AND (i.deadline IS NULL OR i.deadline > ?)")
 # A decision with no option yet has nothing to vote on: its option count is a column of the item

@@ -80,7 +80,7 @@ def build(home: Path, extra_users: int = 0) -> World:
                            options=["Red", "Blue"])
     w.urls["poll"] = act(app, author, "/studios/adv", "create_decision", question="When?", kind="times",
                          options=["2100-01-01 10:00"])
-    # a note the author deleted: on the studio's Deleted list, restore_item's to restore (navmcp.deletion)
+    # a note the author deleted: on the studio's Deleted list, restore_item's to restore (navmcp.content.deletion)
     deleted = act(app, author, "/studios/adv", "create_note", title="Deleted note", body="gone")
     act(app, author, deleted, "delete_item", confirm="Deleted note")
     w.urls["deleted_note"], w.urls["deleted_note_id"] = deleted, deleted.rsplit("/", 1)[1]

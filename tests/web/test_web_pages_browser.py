@@ -115,7 +115,7 @@ def world(tmp_path_factory):
                     options=["2100-12-02 10:00 Europe/Lisbon", "2100-12-02T15:00+01:00", "2100-12-03 09:00"])
         act(times, "answer", times=[{"option": 1, "answer": "yes"}, {"option": 2, "answer": "maybe"},
                                     {"option": 3, "answer": "no"}])
-        # a note deleted (navmcp.deletion): on the studio's Deleted list, with its Restore button
+        # a note deleted (navmcp.content.deletion): on the studio's Deleted list, with its Restore button
         old = act("/studios/team", "create_note", title="Old draft of the agenda", body="superseded")
         act(old, "delete_item", confirm="Old draft of the agenda")
         urls = {"home": "/", "help": "/help", "whoami": "/whoami", "studio": "/studios/team",
@@ -599,7 +599,7 @@ def test_a_deadline_typed_in_the_browser_is_read_in_its_zone_and_times_show_in_i
 
 def test_a_deadline_shows_in_the_browsers_zone_or_the_one_the_person_set(world, chromium):
     """Someone who set no zone on /whoami reads a deadline in the browser's (app.js); someone who
-    did reads it in theirs, whatever the browser's (navmcp.zones)."""
+    did reads it in theirs, whatever the browser's (navmcp.clock.zones)."""
     from datetime import datetime
 
     server, urls = world
