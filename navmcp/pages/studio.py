@@ -177,7 +177,9 @@ def resolve_cycle(req: Request) -> None:
 # half cut at its limit by time alone could keep different ones of them for different pages.
 CLOSED_BY_HAND = "FROM items i WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ?"
 CLOSED_BY_DEADLINE = "FROM items i WHERE i.studio_id = ? AND i.closed_at IS NULL AND i.deadline >= ? AND i.deadline < ?"
-CLOSED_COUNT = f"SELECT (SELECT count(*) {CLOSED_BY_HAND}) + (SELECT count(*) {CLOSED_BY_DEADLINE})"
+# Counted from the index of open items with a deadline; those closed by hand come from the
+# per-day counts of `cycle_activity` (migration 0200), as does the number created.
+CLOSED_BY_DEADLINE_COUNT = f"SELECT count(*) {CLOSED_BY_DEADLINE}"
 CLOSED_LIST = f"""
     SELECT * FROM (SELECT {ITEM_COLUMNS}, i.closed_at AS ended {CLOSED_BY_HAND} ORDER BY i.closed_at DESC, i.id LIMIT ?) AS h
     UNION ALL
@@ -194,7 +196,9 @@ def view_cycle(req: Request) -> dict[str, Any]:
     window = (sid, start, end)
     show_created = req.page_number("closed") == 1 or req.page_number() > 1
     show_closed = req.page_number() == 1 or req.page_number("closed") > 1
-    total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window)
+    # Counts per UTC day (a cycle is whole days): a few rows however busy the month was.
+    activity = tx.cycle_activity(*window)
+    total = activity["created"]
     created = []
     pos = after(req)
     if show_created:
@@ -207,7 +211,7 @@ def view_cycle(req: Request) -> dict[str, Any]:
         )
     pager = paginate(req, total, position(created, "created_at"), drop=("after", "closed"))
     passed = (sid, start, min(end, now()))  # a deadline still to come closes nothing yet
-    closed_count = tx.scalar(CLOSED_COUNT, (*window, *passed))
+    closed_count = activity["closed"] + tx.scalar(CLOSED_BY_DEADLINE_COUNT, passed)
     closed_pager = paginate(req, closed_count, drop=("after", "page"), key="closed")
     closed = []
     if show_closed:
@@ -215,7 +219,6 @@ def view_cycle(req: Request) -> dict[str, Any]:
         reach = closed_pager["offset"] + PAGE_SIZE
         closed = tx.all(CLOSED_LIST, (*window, reach, *passed, reach, PAGE_SIZE, closed_pager["offset"]))
     first = req.page_number() == 1 and req.page_number("closed") == 1
-    activity = tx.cycle_activity(*window)
     base = f"/studios/{req.studio['handle']}"
     return {"title": f"{req.studio['name']}: {cycle.replace('-', ' ')}",
             "breadcrumb": crumbs(req, (cycle, f"{base}/cycles/{cycle}")),
