@@ -51,16 +51,22 @@ SELECT studio_id, day, sum(created), sum(closed), sum(comments), sum(ballots), s
       FROM participants p JOIN items i ON i.id = p.commitment_id GROUP BY 1, 2
 ) counted GROUP BY studio_id, day;
 
--- One count of one day moved by `by` (a day row is made on its first count).
+-- One count of one day moved by `by` (a day row is made on its first count). A count going down
+-- only updates: rows deleted with their studio must not make a day row for it again.
 CREATE FUNCTION navmcp.count_day(studio text, stamp text, what text, by integer) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
     IF studio IS NULL OR stamp IS NULL THEN
         RETURN;
     END IF;
-    EXECUTE format('INSERT INTO public.cycle_days AS d (studio_id, day, %1$I) VALUES ($1, $2, $3)
-                    ON CONFLICT (studio_id, day) DO UPDATE SET %1$I = d.%1$I + $3', what)
-        USING studio, substr(stamp, 1, 10), by;
+    IF by < 0 THEN
+        EXECUTE format('UPDATE public.cycle_days SET %1$I = %1$I + $3 WHERE studio_id = $1 AND day = $2', what)
+            USING studio, substr(stamp, 1, 10), by;
+    ELSE
+        EXECUTE format('INSERT INTO public.cycle_days AS d (studio_id, day, %1$I) VALUES ($1, $2, $3)
+                        ON CONFLICT (studio_id, day) DO UPDATE SET %1$I = d.%1$I + $3', what)
+            USING studio, substr(stamp, 1, 10), by;
+    END IF;
 END $$;
 REVOKE ALL ON FUNCTION navmcp.count_day(text, text, text, integer) FROM PUBLIC;
 
