@@ -232,10 +232,10 @@ def view_cycle(req: Request) -> dict[str, Any]:
 def view_tag(req: Request) -> dict[str, Any]:
     tag = req.args["tag"]
     args = (req.studio["id"], tag)
-    # The tag rows carry their item's studio, time and seq (migration 0008): the count and the page
-    # are both a walk of one index, however many items the studio holds, and an offset (?page=N
-    # without its `after`) is skipped in that index before any item is read.
-    total = req.tx.scalar("SELECT count(*) FROM item_tags WHERE studio_id = ? AND tag = ?", args)
+    # The count is kept per studio and tag by triggers (migration 0202): one row at any size. The
+    # tag rows carry their item's studio, time and seq (migration 0008): the page is a walk of one
+    # index, and an offset (?page=N without its `after`) is skipped in it before any item is read.
+    total = req.tx.scalar("SELECT coalesce((SELECT n FROM tag_counts WHERE studio_id = ? AND tag = ?), 0)", args)
     start = after(req)
     items = req.tx.all(
         f"""SELECT {ITEM_COLUMNS}, i.seq FROM (
