@@ -39,7 +39,7 @@ import select
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -91,16 +91,23 @@ _WORDS = {
 }
 _UNSIGNED = frozenset({"pin", "unpin"})
 _BALLOTS = frozenset({"vote", "consent", "object", "allocate", "answer"})
+# Closings whose summary says the result, as the decision's page states it ("closed by @alice:
+# 'Lisbon'"), so a watcher waiting for the result need not read the page.
+_RESULTS = frozenset({"close_decision", "close_poll"})
+RESULT_MOST = 200  # characters of a result in a summary (a tie of many long titles is cut)
 
 
-def summary(action: str | None, handle: str | None, anonymous: bool) -> str | None:
-    """What a change's watchers are told it was, or None where its kind is not one of the table's."""
+def summary(action: str | None, handle: str | None, anonymous: bool, result: str | None = None) -> str | None:
+    """What a change's watchers are told it was, or None where its kind is not one of the table's.
+    `result`: a closed decision's result, for a closing."""
     words = _WORDS.get(action or "")
     if words is None:
         return None
-    if handle is None or action in _UNSIGNED or (anonymous and action in _BALLOTS):
-        return words
-    return f"{words} by @{handle}"
+    if not (handle is None or action in _UNSIGNED or (anonymous and action in _BALLOTS)):
+        words = f"{words} by @{handle}"
+    if result and action in _RESULTS:
+        words += ": " + (result if len(result) <= RESULT_MOST else result[:RESULT_MOST - 1] + "…")
+    return words
 
 
 def studio_of(tx, url: str) -> str | None:
@@ -166,10 +173,13 @@ class Watcher:
 
 
 class Feed:
-    """New changes, handed to the watchers they may concern. Thread-safe; one per store."""
+    """New changes, handed to the watchers they may concern. Thread-safe; one per store.
+    `result(tx, change)`: a closed decision's result in words (`navmcp.kinds.told_result`), read
+    as the actor when a closing is described; None: closings go without it."""
 
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, result: Callable[[Any, Change], str | None] | None = None):
         self.source = source
+        self.result = result
         self._watchers: set[Watcher] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -270,10 +280,15 @@ class Feed:
             return change
         try:
             handle, anonymous = self.source.actor_facts(change)
+            result = None
+            if self.result is not None and change.action in _RESULTS and change.item_id is not None:
+                # Every watcher told of it is a member of the studio, whose page shows this result.
+                with self.source.reading(change.user_id) as tx:
+                    result = self.result(tx, change)
         except Exception:  # a fault here costs the summary, not the notification
             log.warning("the change feed could not describe a change", exc_info=True)
             return change
-        return replace(change, summary=summary(change.action, handle, anonymous))
+        return replace(change, summary=summary(change.action, handle, anonymous, result))
 
     def members(self, change: Change, users: set[str]) -> dict[str, bool]:
         """Which of `users` are members of the change's studio: asked once for all of them (as the
@@ -367,6 +382,10 @@ class Source:
         return (row[0], bool(row[1])) if row else (None, False)
 
     def _one(self, sql: str, params: tuple, as_user: str | None) -> tuple | None:
+        raise NotImplementedError
+
+    def reading(self, as_user: str | None) -> contextlib.AbstractContextManager[Any]:
+        """A read transaction (a store's `Tx`) as `as_user`, for what describing a change reads."""
         raise NotImplementedError
 
     def close(self) -> None: ...
@@ -478,6 +497,19 @@ class SqliteSource(Source):
     def _one(self, sql: str, params: tuple, as_user: str | None) -> tuple | None:
         return self.conn.execute(sql, params).fetchone()
 
+    @contextlib.contextmanager
+    def reading(self, as_user: str | None) -> Iterator[Any]:
+        from navmcp.store.sqlite import SqliteTx
+
+        conn = self.conn  # the feed's own (the store's connections belong to other threads)
+        conn.execute("BEGIN")
+        try:
+            cursor = conn.cursor()
+            yield SqliteTx(conn, cursor)
+            cursor.close()
+        finally:
+            conn.execute("ROLLBACK")  # only read
+
     def reset(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -579,6 +611,9 @@ class PostgresSource(Source):
         with self.store.read(user_id=as_user) as tx:  # as the actor: what they may read (row-level security)
             row = tx.one(sql, params)
         return None if row is None else tuple(row.values())
+
+    def reading(self, as_user: str | None) -> contextlib.AbstractContextManager[Any]:
+        return self.store.read(user_id=as_user)
 
     def wait(self, position: tuple[str, str | None, int],
              stop: threading.Event) -> tuple[list[Change], tuple[str, str | None, int]]:
