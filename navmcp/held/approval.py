@@ -158,8 +158,9 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
             action, valid = _judge[0](spec.name, held["action"], as_them)
             parsed = action.parse(json.loads(held["params"]), as_them, valid)
             outcome = action.run(as_them, parsed)
-            changes.record(tx, held["requester_id"], held["studio_id"],
-                           as_them.item["id"] if as_them.item else changes.item_of(outcome.url), held["action"])
+            if outcome.changed:
+                changes.record(tx, held["requester_id"], held["studio_id"],
+                               as_them.item["id"] if as_them.item else changes.item_of(outcome.url), held["action"])
     except _Changed:
         tx.execute("ROLLBACK TO SAVEPOINT held_run")
         tx.execute("RELEASE SAVEPOINT held_run")
@@ -175,7 +176,7 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
     _end(req, held, "executed", message=outcome.message, url=outcome.url)
     req.facts["held_run"] = {"user_id": held["requester_id"], "client": held["client"], "url": held["url"],
                              "action": held["action"], "params": json.loads(held["params"]),
-                             "outcome": f"ok, approved by @{req.user['handle']}"
+                             "outcome": f"{'ok' if outcome.changed else 'unchanged'}, approved by @{req.user['handle']}"
                                         f"{' (browser)' if req.browser else ' via ' + req.client}"}
     # The action may have taken the approver out of the studio (remove_member): then home is where they are.
     still = tx.scalar("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?", (held["studio_id"], req.user["id"]))

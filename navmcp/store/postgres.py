@@ -151,10 +151,10 @@ class PostgresTx:
             self.conn.execute(_LOCKABLE[table], (row_id,))
 
     @contextlib.contextmanager
-    def act_as(self, user_id: str) -> Iterator[None]:
+    def act_as(self, user_id: str, client: str | None = None) -> Iterator[None]:
         row = self.conn.execute("SELECT current_setting('request.jwt.claims', true) AS c").fetchone()
         before = row["c"] if row else ""
-        claims = json.dumps({"sub": user_id, "role": "authenticated"})
+        claims = _claims(user_id, client)
         self.conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
         try:
             yield
@@ -318,8 +318,8 @@ class PostgresStore:
                                     f"(NAVMCP_DATABASE_URL={_redact(self.url)})")
 
     @contextlib.contextmanager
-    def _transaction(self, user_id: str | None, readonly: bool) -> Iterator[PostgresTx]:
-        claims = json.dumps({"sub": user_id, "role": "authenticated"} if user_id else {"role": "anon"})
+    def _transaction(self, user_id: str | None, readonly: bool, client: str | None = None) -> Iterator[PostgresTx]:
+        claims = _claims(user_id, client)
         begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if readonly else "BEGIN"
         lease, conn = self._begin(begin, claims)
         try:
@@ -398,9 +398,10 @@ class PostgresStore:
         """One consistent snapshot (REPEATABLE READ, READ ONLY) as `user_id`."""
         return self._transaction(user_id, readonly=True)
 
-    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[PostgresTx]:
-        """One READ COMMITTED write transaction as `user_id`; items are locked as they are acted on."""
-        return self._transaction(user_id, readonly=False)
+    def write(self, user_id: str | None = None, client: str | None = None) -> contextlib.AbstractContextManager[PostgresTx]:
+        """One READ COMMITTED write transaction as `user_id` (come through `client`, which its audit
+        lines name); items are locked as they are acted on."""
+        return self._transaction(user_id, readonly=False, client=client)
 
     def group(self) -> contextlib.AbstractContextManager[None]:
         """No group commit here: each transaction carries its own user's claims, and commits alone."""
@@ -457,3 +458,11 @@ def migrate(url: str, say: Callable[[str], object] = lambda line: None) -> list[
             return [str(v) for v in run(postgres_migrations(), applied, apply)]
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('navmcp migrate'))")
+
+
+def _claims(user_id: str | None, client: str | None = None) -> str:
+    """A transaction's `request.jwt.claims`, as Supabase sets them: who acts (row-level security
+    judges them) and, for a write, the client they came through (stamped on its audit lines)."""
+    if not user_id:
+        return json.dumps({"role": "anon"})
+    return json.dumps({"sub": user_id, "role": "authenticated", **({"client": client[:100]} if client else {})})

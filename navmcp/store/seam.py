@@ -57,9 +57,10 @@ class Tx(Protocol):
     def hold_membership(self, studio_handle: str) -> None:
         """Keep the acting user's role in a studio from changing until this transaction ends."""
         ...
-    def act_as(self, user_id: str) -> contextlib.AbstractContextManager[None]:
-        """Run what follows in this transaction as `user_id` (row-level security judges that user), then
-        as before: an approved held action runs as the person who asked for it (navmcp.held)."""
+    def act_as(self, user_id: str, client: str | None = None) -> contextlib.AbstractContextManager[None]:
+        """Run what follows in this transaction as `user_id` (row-level security judges that user; its
+        audit lines name `client`), then as before: an approved held action runs as the person who
+        asked for it (navmcp.held)."""
         ...
     def prune_audit(self, days: int, most: int) -> None:
         """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
@@ -86,7 +87,9 @@ class Store(Protocol):
     hosted: bool
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
-    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    # `client`: the client the acting user came through, which the transaction's audit lines name
+    # (PostgreSQL stamps it on them from the transaction's claims: navmcp.audit_stamp).
+    def write(self, user_id: str | None = None, client: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
     # The transactions opened inside share one, committed at its end (pipelined requests; may be a no-op):
     def group(self) -> contextlib.AbstractContextManager[Any]: ...
     # One statement as its own transaction, for a per-request hot path (the /mcp session row):

@@ -173,7 +173,7 @@ class SqliteTx:
         """Keep the acting user's role in a studio from changing until this transaction ends.
         Nothing to do here either, for the same reason."""
 
-    def act_as(self, user_id: str) -> contextlib.AbstractContextManager[None]:
+    def act_as(self, user_id: str, client: str | None = None) -> contextlib.AbstractContextManager[None]:
         """No row-level security here: the app's own checks are the whole judgement."""
         return contextlib.nullcontext()
 
@@ -400,7 +400,7 @@ class SqliteStore:
         local = self._local
         return _Read(self, local) if local.group is None else _GroupedRead(self, local)
 
-    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
+    def write(self, user_id: str | None = None, client: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         local = self._local
         return _Write(self, local) if local.group is None else _GroupedWrite(self, local)
 

@@ -262,7 +262,7 @@ def audit_line(entry: dict[str, Any]) -> dict[str, str]:
     outcome = entry["outcome"] or ""
     return {"done": done, "where": where, "url": url,
             "via": _CLIENTS.get(client) or f"through {client}",
-            "refused": "" if outcome == "ok" else _refusal_words(action, outcome.split(": ", 1)[-1])}
+            "refused": "" if outcome in ("ok", "unchanged") else _refusal_words(action, outcome.split(": ", 1)[-1])}
 
 
 def _refusal_words(action: str, message: str) -> str:
