@@ -205,6 +205,7 @@ def told_result(tx, change) -> str | None:
     """A closed decision's result as its page states it, for the change feed's summary of its
     closing (`navmcp.feeds.changes`): `change` names the decision and who closed it; `tx` reads as them.
     None if the decision is open again, or gone from what they may read."""
+    import navmcp.actions  # noqa: F401 — registers the kinds, in a process that has not run an action yet
     from navmcp.pages.request import Request
 
     item = tx.one("SELECT * FROM items WHERE id = ? AND kind = 'decision' AND closed_at IS NOT NULL",

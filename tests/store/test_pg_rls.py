@@ -992,6 +992,12 @@ def test_an_audit_line_records_a_write_of_its_own_transaction(team, pg_database)
         tx.execute("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, 'now')", (ids["note"], carol["id"]))
         changes.record(tx, carol["id"], team_id, ids["note"], "confirm_read")
         tx.execute(line, (carol["id"], team_id, "confirm_read", "ok, approved by @alice via web"))
+    with without(), app.store.write(user_id=carol["id"]) as tx:  # a write she undid
+        tx.execute("SAVEPOINT undone")
+        tx.execute("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, 'now')", (ids["note"], carol["id"]))
+        tx.execute("ROLLBACK TO SAVEPOINT undone")
+        changes.record(tx, carol["id"], team_id, ids["note"], "confirm_read")
+        tx.execute(line, (carol["id"], team_id, "confirm_read", "ok"))
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="without the hold"):
         _as(app, carol, line, (carol["id"], team_id, "close_decision", "held: /studios/team/held/x"))
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="a refusal"):
