@@ -409,11 +409,15 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from navmcp.archive import ArchiveError
     from navmcp.archive.export import export_studio
+    from navmcp.errors import NavError
 
     try:
         manifest = export_studio(_app().workspace, args.studio.lstrip("@"), Path(args.path))
     except ArchiveError as e:
         print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    except NavError as e:  # on PostgreSQL, a URL that is not the owner's
+        print(f"navmcp: {e.message}", file=sys.stderr)
         return 1
     counts = ", ".join(f"{n} {t}" for t, n in manifest["counts"].items() if n)
     print(f"exported @{manifest['studio']} to {args.path}: {counts}", file=sys.stderr)
