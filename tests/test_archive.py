@@ -291,3 +291,18 @@ def test_on_postgresql_an_import_through_the_app_roles_url_is_refused_with_nothi
         assert _table_counts(owner) == before
     finally:
         owner.store.close()
+
+
+def test_an_admin_exports_under_row_level_security_what_the_owner_exports_and_a_member_nothing(team, tmp_path):
+    app, alice, bob = team
+    export_studio(app.workspace, "team", tmp_path / "owner.zip")
+    export_studio(app.workspace, "team", tmp_path / "alice.zip", by=alice)  # alice made it: its admin
+    with zipfile.ZipFile(tmp_path / "owner.zip") as a, zipfile.ZipFile(tmp_path / "alice.zip") as b:
+        data = [n for n in a.namelist() if not n.startswith("pages/") and n != "manifest.json"]
+        assert data == [n for n in b.namelist() if not n.startswith("pages/") and n != "manifest.json"]
+        assert all(a.read(n) == b.read(n) for n in data)  # every row and file, people included
+    with pytest.raises(ArchiveError, match="no studio @team"):  # a member, not an admin
+        export_studio(app.workspace, "team", tmp_path / "bob.zip", by=bob)
+    with pytest.raises(ArchiveError, match="no studio @elsewhere"):  # not a member
+        export_studio(app.workspace, "elsewhere", tmp_path / "alice2.zip", by=alice)
+    assert not (tmp_path / "bob.zip").exists() and not (tmp_path / "alice2.zip").exists()
