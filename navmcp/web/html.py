@@ -27,6 +27,7 @@ from navmcp import actions as action_table, zones
 from navmcp.errors import ActionFailed, FieldError
 from navmcp.page import ActionInfo, Page
 from navmcp.render import excerpt, filesize, plain, spans, templates_dir, utc
+from navmcp.web import uploads
 from navmcp.web.markdown import NO_HOSTS, NO_MENTIONS, Mentions, OwnHosts, to_html
 
 PAGE_TEMPLATE = "{}.html.j2"  # a page kind's HTML template (in templates/html/), from its templates' name
@@ -335,7 +336,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     refused = (error or {}).get("action")
     forms = {}
     for a in page.actions:
-        fields = form_fields(a, page, submitted if a.name == refused else None)
+        fields = uploads.form_fields(a.name, form_fields(a, page, submitted if a.name == refused else None))
         if a.name == refused:
             _mark_invalid(fields, (error or {}).get("fields", []), submitted or {})
         _pick_people(a.name, fields, page, people or [])
