@@ -24,6 +24,14 @@ def _sort_key(value: Any) -> tuple[bool, Any]:
     return (value is None, value if value is not None else 0)
 
 
+def sort_rows(table: str, rows: list[Row]) -> list[Row]:
+    """`rows` of `table` in its archive order (ORDER), sorted here: PostgreSQL's collation and
+    SQLite's byte order differ."""
+    order = ORDER[table].split(", ")
+    rows.sort(key=lambda r: tuple(_sort_key(r[c]) for c in order))
+    return rows
+
+
 def export_studio(workspace: Workspace, handle: str, out: Path, by: Row | None = None) -> dict[str, Any]:
     """Write the studio `handle` to the new zip file `out`, read in one transaction; its manifest.
 
@@ -43,10 +51,7 @@ def export_studio(workspace: Workspace, handle: str, out: Path, by: Row | None =
             raise ArchiveError(f"no studio @{handle}")
         for table, where, _refs, dropped in TABLES:
             rows = tx.all(f"SELECT * FROM {table} WHERE {where}", (studio["id"],))
-            # Sorted here, not by SQL: PostgreSQL's collation and SQLite's byte order differ.
-            order = ORDER[table].split(", ")
-            rows.sort(key=lambda r: tuple(_sort_key(r[c]) for c in order))
-            for r in rows:
+            for r in sort_rows(table, rows):
                 if table == "attachments":
                     files[r["id"]] = bytes(r["data"])
                 for column in (*dropped, *STORE_OWN):
@@ -65,15 +70,25 @@ def export_studio(workspace: Workspace, handle: str, out: Path, by: Row | None =
         url = f"/studios/{handle}/{KIND_LETTER[item['kind']]}/{item['id']}"
         pages[f"pages/{KIND_LETTER[item['kind']]}-{item['id']}.md"] = workspace.page(reader, url, "navmcp-export").markdown
     entries: dict[str, bytes] = {}
-    entries["people.jsonl"] = "".join(_line(p) + "\n" for p in people).encode()
+    entries["people.jsonl"] = jsonl(people)
     for table, rows in tables.items():
-        entries[f"data/{table}.jsonl"] = "".join(_line(r) + "\n" for r in rows).encode()
+        entries[f"data/{table}.jsonl"] = jsonl(rows)
     for file_id, data in files.items():
         entries[f"files/{file_id}"] = data
     for name, text in pages.items():
         entries[name] = text.encode()
-    manifest = {"format": FORMAT, "navmcp": __version__, "created_at": now(), "studio": handle,
-                "counts": {table: len(rows) for table, rows in tables.items()} | {"people": len(people)},
+    return write_archive(out, {"format": FORMAT, "studio": handle, "counts": {
+        table: len(rows) for table, rows in tables.items()} | {"people": len(people)}}, entries)
+
+
+def jsonl(rows: list[dict[str, Any]]) -> bytes:
+    return "".join(_line(r) + "\n" for r in rows).encode()
+
+
+def write_archive(out: Path, manifest: dict[str, Any], entries: dict[str, bytes]) -> dict[str, Any]:
+    """The zip `out` of `entries` and their manifest (`manifest`, with navmcp's version, the time,
+    and every entry's SHA-256), written beside it and renamed once whole; the manifest."""
+    manifest = {**manifest, "navmcp": __version__, "created_at": now(),
                 "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(entries.items())}}
     partial = out.with_name(out.name + ".partial")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as z:
