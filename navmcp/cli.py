@@ -376,7 +376,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
     config = Config.from_env()
     if config.database_url:
-        print("navmcp: the PostgreSQL store is backed up with pg_dump (docs/operations.md)", file=sys.stderr)
+        print("navmcp: the PostgreSQL store is backed up with pg_dump (docs/hosting.md)", file=sys.stderr)
         return 1
     try:
         manifest = backup.backup(config.home, Path(args.path))
@@ -394,7 +394,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     config = Config.from_env()
     if config.database_url:
-        print("navmcp: the PostgreSQL store is restored with pg_restore (docs/operations.md)", file=sys.stderr)
+        print("navmcp: the PostgreSQL store is restored with pg_restore (docs/hosting.md)", file=sys.stderr)
         return 1
     try:
         manifest = backup.restore(Path(args.path), config.home)
