@@ -79,6 +79,12 @@ TYPES: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "text/csv": ("text", _text),
 }
 ACCEPTED = ", ".join(TYPES)
+# A filename's extension → the accepted type it names: a browser's upload of a type it does not know
+# (application/octet-stream) is read as this (navmcp.web.uploads), then checked as any file is.
+EXTENSIONS = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
+              "pdf": "application/pdf", "txt": "text/plain", "text": "text/plain", "md": "text/markdown",
+              "markdown": "text/markdown", "csv": "text/csv"}
+assert set(EXTENSIONS.values()) == set(TYPES), "every accepted type has an extension"
 
 
 class Refused(ValueError):

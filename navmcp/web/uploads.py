@@ -15,7 +15,6 @@ place of the agents' filename, type and base64 fields.
 from __future__ import annotations
 
 import base64
-import mimetypes
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -121,10 +120,8 @@ def with_file(action: str, params: dict[str, Any], files: dict[str, Upload] | No
         raise InvalidActionParams("'file': choose a file to attach", fields=(FieldError(FILE_FIELD, "choose a file"),))
     declared = upload.content_type.split(";", 1)[0].strip().lower()
     if declared not in attachments.TYPES:  # browsers send application/octet-stream for what they don't know
-        declared = _TYPE_OF_EXTENSION.get(upload.filename.rsplit(".", 1)[-1].lower(), declared or "application/octet-stream")
+        declared = attachments.EXTENSIONS.get(upload.filename.rsplit(".", 1)[-1].lower(),
+                                              declared or "application/octet-stream")
     return {**params, "filename": upload.filename or "file", "content_type": declared,
             "data": base64.b64encode(upload.data).decode("ascii")}
 
-
-_TYPE_OF_EXTENSION = {ext.lstrip("."): t for t in attachments.TYPES for ext in mimetypes.guess_all_extensions(t)} | {
-    "md": "text/markdown", "markdown": "text/markdown", "csv": "text/csv", "txt": "text/plain"}
