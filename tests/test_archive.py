@@ -264,6 +264,8 @@ def test_a_sqlite_studio_moves_into_postgresql_and_reads_back_the_same(tmp_path,
         note = next(i["url"] for i in home.data["recent"] if i["kind"] == "note")
         files = hosted.workspace.page(alice, note).data["files"]
         assert hosted.workspace.file(alice, files[0]["url"])[1] == b"a,b"
+        found = hosted.workspace.page(alice, "/studios/moved/search?q=edited").data["results"]  # PostgreSQL's own index
+        assert [r["url"] for r in found] == [note]
     finally:
         hosted.store.close()
 
