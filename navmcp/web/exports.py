@@ -2,7 +2,8 @@
 is a person's act, not an agent's): a studio's admin downloads the studio's archive
 (`/studios/{h}/export`, navmcp.archive.export), and anyone everything they wrote (`/whoami/export`,
 navmcp.archive.personal). GET shows what the archive holds, with a button; its POST (the form's
-CSRF token, from this site's page) answers the zip as a download.
+CSRF token, from this site's page) answers the zip as a download. A studio's export is a line of
+its audit.
 
 Anyone else — a token's caller, a member who is not an admin, a stranger — gets the page that does
 not exist, as for any page they may not see."""
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from navmcp.web.request import Request
 from navmcp.web.response import HTML_CSP, Response, redirect, text
 from navmcp.web.signin import posted_from_this_site
 from navmcp.web.site import Site
+from navmcp.workspace import write_audit
 
 PERSONAL = "/whoami/export"
 STUDIO = re.compile(r"/studios/([a-z0-9][a-z0-9-]{0,39})/export")
@@ -62,8 +65,14 @@ async def studio(site: Site, req: Request) -> Response:
             return tx.scalar("SELECT m.role FROM memberships m JOIN studios s ON s.id = m.studio_id"
                              " WHERE s.handle = ? AND m.user_id = ?", (handle, user["id"])) == "admin"
 
-    return await _export(site, req, page, admin_of, lambda user, out: export_studio(site.app.workspace, handle, out,
-                                                                                    by=user), handle)
+    def write(user: dict[str, Any], out: Path) -> None:
+        started = time.perf_counter()
+        export_studio(site.app.workspace, handle, out, by=user)
+        with site.app.store.write(user["id"]) as tx:  # the studio's admins see who took a copy of it
+            studio_id = tx.scalar("SELECT id FROM studios WHERE handle = ?", (handle,))
+            write_audit(tx, user["id"], "web", studio_id, req.path, "export_studio", {}, "ok", started)
+
+    return await _export(site, req, page, admin_of, write, handle)
 
 
 async def personal(site: Site, req: Request) -> Response:

@@ -54,6 +54,8 @@ def test_an_admin_downloads_the_studio_from_the_members_page(browser, team, app,
     assert CSV in [archive.read(n) for n in archive.namelist() if n.startswith("files/")]
     (tmp_path / "team.zip").write_bytes(got.content)  # it imports as a new studio
     assert import_studio(app.store, tmp_path / "team.zip", "team-copy")["counts"]["items"] == 1
+    audit = browser.get("/studios/team/audit").text  # its admins see who took a copy
+    assert "exported the studio" in audit and "attached a file" in audit
 
 
 def test_no_token_no_member_and_no_stranger_exports_and_a_download_needs_the_pages_form(browser, api, anon, web, app,
