@@ -546,12 +546,14 @@ def build_parser() -> argparse.ArgumentParser:
     rest.add_argument("path", help="a folder made by `navmcp backup`")
     rest.set_defaults(func=cmd_restore)
     exp = sub.add_parser("export", help="write a studio to a zip archive: its data as JSON lines, its files, every "
-                                        "item's page as markdown, a manifest with checksums")
+                                        "item's page as markdown, a manifest with checksums (PostgreSQL: with the "
+                                        "owner's URL, as migrate)")
     exp.add_argument("studio", help="the studio's handle")
     exp.add_argument("path", help="the archive to create, e.g. team.navmcp.zip")
     exp.set_defaults(func=cmd_export)
     imp = sub.add_parser("import", help="create a new studio from an archive (new ids; people matched by handle, "
-                                        "else placeholders); checked whole before anything is written")
+                                        "else placeholders); checked whole before anything is written, then one "
+                                        "transaction (PostgreSQL: with the owner's URL, as migrate)")
     imp.add_argument("archive", help="an archive made by `navmcp export`")
     imp.add_argument("--as", dest="as_handle", required=True, metavar="HANDLE", help="the new studio's handle")
     imp.set_defaults(func=cmd_import)
