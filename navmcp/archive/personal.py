@@ -18,7 +18,7 @@ from typing import Any
 
 from navmcp.archive import STORE_OWN, TABLES, ArchiveError
 from navmcp.archive.export import jsonl, sort_rows, write_archive
-from navmcp.domain import KIND_LETTER
+from navmcp.content.domain import KIND_LETTER
 from navmcp.store import Row
 from navmcp.workspace import Workspace
 

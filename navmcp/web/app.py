@@ -17,11 +17,11 @@ from navmcp.app import App
 from navmcp.errors import Busy
 from navmcp.protocol import ParseError
 from navmcp.web import live, mcp_http, routing, uploads
+from navmcp.web.at_once import READ
 from navmcp.web.events import open_events
 from navmcp.web.renditions import refused, retry_after, target
 from navmcp.web.request import MAX_BODY, BodyDeadlines, BodyTimeout, BodyTooLarge, Request
 from navmcp.web.response import SECURITY_HEADERS, Refusal, Response
-from navmcp.web.server import READ
 from navmcp.web.site import Site
 from navmcp.web.sse import EventStream
 from navmcp.web.workers import Workers
@@ -54,7 +54,7 @@ class WebApp:
                       scope.get("scheme", "http"), receive,
                       uploads.body_limit(scope["path"], request_headers.get("content-type", ""), self.max_body),
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
-        read = scope.get(READ)  # the body and its JSON, read whole by the server (server.AtOnce)
+        read = scope.get(READ)  # the body and its JSON, read whole by the server (at_once.AtOnce)
         if read is not None and len(read[0]) <= req.max_body:
             req._body, req._message = read
         handler = routing.fixed(req.path)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from navmcp.codec import decode
-from navmcp.jsonrpc import ParseError
+from navmcp.mcp.codec import decode
+from navmcp.mcp.jsonrpc import ParseError
 from navmcp.web import uploads
 
 # Bytes. The biggest valid request: a 100,000-character body of 4-byte characters, form-encoded
@@ -47,7 +47,7 @@ class BodyDeadlines:
 
     async def receive(self, receive: Callable[[], Awaitable[dict[str, Any]]], deadline: float) -> dict[str, Any]:
         task = asyncio.current_task()
-        if task is None:  # answered at once inside the read that brought it whole (server.AtOnce)
+        if task is None:  # answered at once inside the read that brought it whole (at_once.AtOnce)
             return await receive()
         self._reading[task] = deadline
         loop = asyncio.get_running_loop()

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from navmcp import attachments
+from navmcp.content import attachments
 from navmcp.errors import FieldError, InvalidActionParams
 
 MULTIPART = "multipart/form-data"

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from navmcp import attachments
+from navmcp.content import attachments
 from navmcp.web import uploads
 from test_web_files import CSV, png
 from webclient import csrf_of
