@@ -102,6 +102,13 @@ def _dict_rows(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
     return row_maker(tuple([c.name for c in cursor.description]))
 
 
+# Whether the connection's role is beyond row-level security: a superuser, a BYPASSRLS role, or the
+# owner of the tables (their policies are not FORCEd: migrations and the owner's tools rely on it).
+_BEYOND_RLS = """SELECT current_user AS name,
+                          (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user)
+                          OR (SELECT tableowner = current_user FROM pg_tables
+                               WHERE schemaname = 'public' AND tablename = 'items') AS beyond"""
+
 _LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for table in ("items", "studios")}
 
 
@@ -402,6 +409,31 @@ class PostgresStore:
         """One READ COMMITTED write transaction as `user_id` (come through `client`, which its audit
         lines name); items are locked as they are acted on."""
         return self._transaction(user_id, readonly=False, client=client)
+
+    @contextlib.contextmanager
+    def owner(self, readonly: bool = False) -> Iterator[PostgresTx]:
+        """One transaction on a connection of its own as the URL's role, not `navmcp_app`: the
+        database's owner, whom row-level security does not bind. Refused (nothing done) when the
+        URL's role is bound by it: an import writes people and rows no user may write."""
+        try:
+            conn = psycopg.connect(self.url, connect_timeout=10, autocommit=True, row_factory=_dict_rows,
+                                   prepare_threshold=None)
+        except psycopg.Error as e:
+            raise Unavailable(f"cannot connect to PostgreSQL at {_redact(self.url)}: {str(e).strip()[:300]}") from None
+        with conn:
+            role = conn.execute(_BEYOND_RLS).fetchall()[0]
+            if not role["beyond"]:
+                raise NavError(f"this needs the database owner (as `navmcp migrate` does): NAVMCP_DATABASE_URL "
+                               f"connects as {role['name']}, whom row-level security binds; run it with the "
+                               f"owner's URL, e.g. postgresql://postgres@…")
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if readonly else "BEGIN")
+            try:
+                yield PostgresTx(conn, readonly)
+            except BaseException:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("ROLLBACK" if readonly else "COMMIT")
 
     def group(self) -> contextlib.AbstractContextManager[None]:
         """No group commit here: each transaction carries its own user's claims, and commits alone."""

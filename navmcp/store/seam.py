@@ -90,6 +90,10 @@ class Store(Protocol):
     # `client`: the client the acting user came through, which the transaction's audit lines name
     # (PostgreSQL stamps it on them from the transaction's claims: navmcp.audit_stamp).
     def write(self, user_id: str | None = None, client: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    # One transaction as the database's owner, beyond row-level security (read-only with
+    # `readonly`): for an operator's command on the server's machine (`navmcp import`, `navmcp
+    # export`), never for a request. On PostgreSQL it needs the owner's URL, as `navmcp migrate` does.
+    def owner(self, readonly: bool = False) -> contextlib.AbstractContextManager[Tx]: ...
     # The transactions opened inside share one, committed at its end (pipelined requests; may be a no-op):
     def group(self) -> contextlib.AbstractContextManager[Any]: ...
     # One statement as its own transaction, for a per-request hot path (the /mcp session row):

@@ -153,6 +153,10 @@ class SqliteStore:
         local = self._local
         return _Write(self, local) if local.group is None else _GroupedWrite(self, local)
 
+    def owner(self, readonly: bool = False) -> contextlib.AbstractContextManager[SqliteTx]:
+        """One file, one owner: a read or a write like any other."""
+        return self.read() if readonly else self.write()
+
     @staticmethod
     def _rollback(local: _Local) -> None:
         if local.conn.in_transaction:  # else SQLite has rolled it back itself (an I/O error, a full disk)
