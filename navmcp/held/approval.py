@@ -120,12 +120,11 @@ def _lock(req: Request) -> Row:
     return fresh
 
 
-def _end(req: Request, held: Row, status: str, reason: str = "", message: str = "", url: str = "") -> None:
-    req.tx.execute("UPDATE held_actions SET status = ?, reason = ?, result_message = ?, result_url = ?,"
-                   " decided_at = ?, decided_by = ? WHERE id = ?",
-                   (status, reason[:1000], message[:2000], url[:500], now(), req.user["id"], held["id"]))
+def _end(req: Request, held: Row, status: str, reason: str = "") -> None:
+    req.tx.execute("UPDATE held_actions SET status = ?, reason = ?, decided_at = ?, decided_by = ? WHERE id = ?",
+                   (status, reason[:1000], now(), req.user["id"], held["id"]))
     if status != "withdrawn":  # the requester hears of a decision not theirs (notify leaves the actor out)
-        inbox.notify(req, "approval_decided", [held["requester_id"]])
+        inbox.notify(req, "approval_decided", [held["requester_id"]], held_id=held["id"])
 
 
 def approve(req: Request, p: ApproveParams) -> Outcome:
@@ -146,6 +145,11 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
     tx = req.tx
     tx.execute("SAVEPOINT held_run")
     try:
+        # The decision first, while the approver is surely a member: the action may take them out of
+        # the studio (an admin's agent's remove_member of the member approving it), and PostgreSQL
+        # judges a decision by who its maker is when it is written (migration 20261129000170). A
+        # refusal below rolls it back with the action.
+        _end(req, held, "executed")
         with tx.act_as(held["requester_id"]):
             requester = tx.one("SELECT * FROM users WHERE id = ? AND deleted_at IS NULL", (held["requester_id"],))
             if requester is None:
@@ -172,7 +176,9 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
         return Outcome(f"Approved, but {held['action']} could not run now: {e.message} The held action ended as "
                        "failed; nothing of it was written.", req.path)
     tx.execute("RELEASE SAVEPOINT held_run")
-    _end(req, held, "executed", message=outcome.message, url=outcome.url)
+    # What it did, written once by the one who ran it (an empty message would leave it writable).
+    tx.execute("UPDATE held_actions SET result_message = ?, result_url = ? WHERE id = ?",
+               ((outcome.message or "done")[:2000], outcome.url[:500], held["id"]))
     req.facts["held_run"] = {"user_id": held["requester_id"], "client": held["client"], "url": held["url"],
                              "action": held["action"], "params": json.loads(held["params"]),
                              "outcome": f"ok, approved by @{req.user['handle']}"

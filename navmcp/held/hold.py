@@ -66,7 +66,7 @@ def hold(req: Request, action: Action, raw: dict[str, Any] | None, parsed: Param
     changes.record(req.tx, req.user["id"], studio["id"], "held-" + row["id"])
     held = req.tx.one("SELECT * FROM held_actions WHERE id = ?", (row["id"],))
     assert held is not None
-    inbox.notify(req, "approval_requested", rules.candidates(req.tx, held))
+    inbox.notify(req, "approval_requested", rules.candidates(req.tx, held), held_id=held["id"])
     return summary(req, held, again=False)
 
 
