@@ -190,6 +190,29 @@ def test_changed_target_needs_approve_anyway(team):
     assert decision_closed(app, decision)
 
 
+def test_an_edit_is_stale_only_where_a_field_it_sets_changed(team):
+    """Field-level staleness: a held edit of the question is still as asked after a comment and an
+    edit of the description (the item's time moved); an edit of the question since makes it stale,
+    named by the field. Other actions count any change, as before."""
+    app, u, decision = team
+    ws = app.workspace
+    rule(ws, u["alice"], approvers="admins", actions="edit_decision,close_decision")
+    held = ws.execute(u["bob"], decision, "edit_decision", {"question": "Where in March?"})
+    ws.execute(u["carol"], decision, "add_comment", {"body": "Porto?"}, browser=True)
+    ws.execute(u["bob"], decision, "edit_decision", {"description": "the spring trip"}, browser=True)
+    assert "unchanged since it was requested" in ws.page(u["alice"], held.url).markdown
+    ws.execute(u["alice"], held.url, "approve", {}, browser=True)  # no anyway needed
+    assert ws.page(u["bob"], decision).title.endswith("Where in March?")
+    again = ws.execute(u["bob"], decision, "edit_decision", {"question": "Where in April?", "tags": ["trip"]})
+    ws.execute(u["bob"], decision, "edit_decision", {"question": "Where, really?"}, browser=True)
+    assert "changed since it was requested (its question)" in ws.page(u["alice"], again.url).markdown
+    with pytest.raises(ActionFailed, match=r"\(its question\).*anyway=true"):
+        ws.execute(u["alice"], again.url, "approve", {}, browser=True)
+    closing = ws.execute(u["bob"], decision, "close_decision", {})
+    ws.execute(u["carol"], decision, "add_comment", {"body": "one more"}, browser=True)
+    assert "changed since it was requested (the item)" in ws.page(u["alice"], closing.url).markdown
+
+
 def test_concurrent_approvals_run_it_once(team):
     app, u, decision = team
     ws = app.workspace

@@ -22,7 +22,7 @@ from navmcp import changes, inbox
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, NavError
-from navmcp.held import rules
+from navmcp.held import rules, staleness
 from navmcp.identity import new_id
 from navmcp.pages import make_request
 from navmcp.pages.request import Request
@@ -82,13 +82,13 @@ def _pending(req: Request) -> str | None:
 
 
 # A held action is decided by a person in their browser session: over MCP or a token, an agent
-# (anyone's) could otherwise approve what an agent asked. Approval in the MCP client (elicitation,
-# for rules with in_client) is not built yet.
+# (anyone's) could otherwise approve what an agent asked. The one exception is the person's own
+# answer in their MCP client to a signed elicitation (navmcp.held.elicit), where the rule allowed it.
 IN_BROWSER = "a held action is decided in a person's browser session, never over MCP or with a token"
 
 
 def _may_decide(req: Request) -> str | None:
-    if not req.browser:
+    if not req.browser and not (req.in_client and _held(req)["in_client"]):
         return IN_BROWSER
     return rules.eligible(req.tx, _held(req), req.user["id"]) or (
         "you approved it already" if req.facts.get("approved_by_you") else None)
@@ -156,19 +156,18 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
                 raise ActionFailed("the person who asked for it has no account any more")
             spec, as_them = make_request(tx, requester, held["client"], held["url"], acting=True)
             spec.resolve(as_them)
-            if held["target_version"] and as_them.item and as_them.item["updated_at"] != held["target_version"] \
-                    and not anyway:
-                raise _Changed()
+            if not anyway and (what := staleness.changed(tx, held, as_them.item)) is not None:
+                raise _Changed(what)
             action, valid = _judge[0](spec.name, held["action"], as_them)
             parsed = action.parse(json.loads(held["params"]), as_them, valid)
             outcome = action.run(as_them, parsed)
             changes.record(tx, held["requester_id"], held["studio_id"],
                            as_them.item["id"] if as_them.item else changes.item_of(outcome.url), held["action"])
-    except _Changed:
+    except _Changed as e:
         tx.execute("ROLLBACK TO SAVEPOINT held_run")
         tx.execute("RELEASE SAVEPOINT held_run")
-        raise ActionFailed(f"{held['url']} changed since the request: read it, then approve with anyway=true "
-                           "if it should still run", url=req.url) from None
+        raise ActionFailed(f"{held['url']} changed since the request ({e.args[0]}): read it, then approve with "
+                           "anyway=true if it should still run", url=req.url) from None
     except NavError as e:
         tx.execute("ROLLBACK TO SAVEPOINT held_run")
         tx.execute("RELEASE SAVEPOINT held_run")

@@ -4,6 +4,11 @@
 -- already decided (20261128000071 only kept the request itself from being rewritten). The rules
 -- below mirror navmcp/held/rules.py (`eligible`, `counted`) and navmcp/held/approval.py (`_end`).
 
+-- Two facts kept from when a write was held (mirrors navmcp/migrations/0172_held_facts.sql): whether
+-- it may be approved in the MCP client, as its rule said, and the target item's revision then.
+ALTER TABLE held_actions ADD COLUMN IF NOT EXISTS in_client INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE held_actions ADD COLUMN IF NOT EXISTS target_revision INTEGER;
+
 -- Whether `who` may approve a hold with these facts now: a member of its studio; the requester
 -- only where the rule lets their own approval count ('self' is the requester alone); an admin for
 -- 'admins'; one of the named ids for a list. Run as the owner: it reads memberships past their
@@ -55,7 +60,7 @@ CREATE POLICY held_actions_insert ON held_actions FOR INSERT WITH CHECK (
     AND EXISTS (SELECT 1 FROM hold_rules r WHERE r.id = rule_id AND r.studio_id = held_actions.studio_id
                    AND (r.owner_id IS NULL OR r.owner_id = held_actions.requester_id)
                    AND r.approvers = held_actions.approvers AND r.approvals = held_actions.approvals
-                   AND r.own_counts = held_actions.own_counts));
+                   AND r.own_counts = held_actions.own_counts AND r.in_client = held_actions.in_client));
 
 -- Whether the acting user just ran this hold and has yet to write what it did: executed by them,
 -- its result still empty (approval.py writes the decision before the action runs, as the action
