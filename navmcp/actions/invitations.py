@@ -1,4 +1,4 @@
-"""Invitations on a studio's members page (navmcp.invitations): an admin creates a link a person
+"""Invitations on a studio's members page (navmcp.identity.invitations): an admin creates a link a person
 opens in a browser to join, and revokes one."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from navmcp import invitations
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.errors import FieldError, InvalidActionParams
+from navmcp.identity import invitations
 from navmcp.pages import Request
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import inbox
+from navmcp.feeds import inbox
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 
 

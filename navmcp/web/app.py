@@ -17,11 +17,11 @@ from navmcp.app import App
 from navmcp.errors import Busy
 from navmcp.protocol import ParseError
 from navmcp.web import live, mcp_http, routing
+from navmcp.web.at_once import READ
 from navmcp.web.events import open_events
 from navmcp.web.renditions import refused, retry_after, target
 from navmcp.web.request import MAX_BODY, BodyDeadlines, BodyTimeout, BodyTooLarge, Request
 from navmcp.web.response import SECURITY_HEADERS, Refusal, Response
-from navmcp.web.server import READ
 from navmcp.web.site import Site
 from navmcp.web.sse import EventStream
 from navmcp.web.workers import Workers
@@ -53,7 +53,7 @@ class WebApp:
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), request_headers,
                       scope.get("scheme", "http"), receive, self.max_body,
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
-        read = scope.get(READ)  # the body and its JSON, read whole by the server (server.AtOnce)
+        read = scope.get(READ)  # the body and its JSON, read whole by the server (at_once.AtOnce)
         if read is not None and len(read[0]) <= self.max_body:
             req._body, req._message = read
         handler = routing.fixed(req.path)
