@@ -279,8 +279,8 @@ def test_the_held_pages_watchers_hear_when_it_expires(team, store_kind, request)
     import queue
     from datetime import timedelta
 
-    from navmcp.feeds.changes import HOLD_EXPIRED, Watcher, interest
     from navmcp.clock import from_now
+    from navmcp.feeds.changes import HOLD_EXPIRED, Watcher, interest
 
     app, u, decision = team
     ws = app.workspace

@@ -12,15 +12,15 @@ import anyio
 import pytest
 
 mcp = pytest.importorskip("mcp")
-from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.types import ElicitResult, InputRequiredResult  # noqa: E402
 
+from mcp import Client  # noqa: E402
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
+from navmcp.demo.walkthrough import server_command  # noqa: E402
 from navmcp.held import elicit  # noqa: E402
 from navmcp.identity import create_user, ensure_owner, mint_token  # noqa: E402
-from navmcp.demo.walkthrough import server_command  # noqa: E402
 
 STUDIO = "/studios/team"
 
