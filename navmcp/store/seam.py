@@ -71,10 +71,11 @@ class Tx(Protocol):
         commits: a change its transaction holds already need not be written again."""
         ...
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
         """Write an inbox entry (`navmcp.feeds.inbox`) for each of `user_ids`, members of `studio_id` other
         than the actor; with `fold`, count an unread entry of the same item and kind once more
-        instead. Their entries last changed before `expired` are deleted."""
+        instead. An entry about a held action names it (`held_id`). Their entries last changed before
+        `expired` are deleted."""
         ...
 
 
