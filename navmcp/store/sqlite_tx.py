@@ -120,7 +120,7 @@ class SqliteTx:
             self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
         # A statement for many of them each way, not one per user: a comment telling 20 members made
         # 20 to 40 statements here (bench.instructions `comment:20`). Chunks keep a statement's
         # variables under SQLite's limit (32,766) for `@everyone` in a big studio.
@@ -135,9 +135,10 @@ class SqliteTx:
             new = [u for u in chunk if u not in folded]
             if new:
                 self.cursor.execute(
-                    "INSERT INTO inbox (id, user_id, kind, studio_id, item_id, actor_id, client, created_at, updated_at)"
-                    " VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(new)),
-                    [v for u in new for v in (secrets.token_hex(8), u, kind, studio_id, item_id, actor_id, client, at, at)])
+                    "INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, actor_id, client, created_at,"
+                    " updated_at) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(new)),
+                    [v for u in new for v in (secrets.token_hex(8), u, kind, studio_id, item_id, held_id, actor_id, client,
+                                              at, at)])
         if user_ids:
             self.cursor.execute(f"DELETE FROM inbox WHERE user_id IN ({', '.join('?' * len(user_ids))}) AND updated_at < ?",
                                 (*user_ids, expired))
@@ -158,7 +159,7 @@ class SqliteTx:
         """Keep the acting user's role in a studio from changing until this transaction ends.
         Nothing to do here either, for the same reason."""
 
-    def act_as(self, user_id: str) -> contextlib.AbstractContextManager[None]:
+    def act_as(self, user_id: str, client: str | None = None) -> contextlib.AbstractContextManager[None]:
         """No row-level security here: the app's own checks are the whole judgement."""
         return contextlib.nullcontext()
 
