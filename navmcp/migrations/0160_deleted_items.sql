@@ -64,3 +64,12 @@ CREATE TRIGGER items_tags_copy_au AFTER UPDATE OF studio_id, updated_at, deleted
                          updated_at = new.updated_at
      WHERE item_id = new.id;
 END;
+
+-- A studio's tag counts (kept per studio and tag by migration 0202's triggers, created after this
+-- one) follow a tag row's studio: a deleted item's tags count no more, a restored one's again.
+CREATE TRIGGER tag_counts_moved AFTER UPDATE OF studio_id ON item_tags
+    WHEN old.studio_id IS NOT new.studio_id BEGIN
+    UPDATE tag_counts SET n = n - 1 WHERE old.studio_id IS NOT NULL AND studio_id = old.studio_id AND tag = old.tag;
+    INSERT INTO tag_counts (studio_id, tag, n) SELECT new.studio_id, new.tag, 1 WHERE new.studio_id IS NOT NULL
+        ON CONFLICT (studio_id, tag) DO UPDATE SET n = n + 1;
+END;

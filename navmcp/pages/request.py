@@ -36,6 +36,9 @@ class Request:
     # The zone of the person's browser (a web form's `browser_zone`): a deadline they type is read in
     # it when they set none on /whoami (navmcp.zones).
     zone: str | None = None
+    # The person's own answer in their MCP client to a signed elicitation (navmcp.held.elicit): it
+    # approves a held action whose rule allows approval in the client, as the browser does.
+    in_client: bool = False
 
     @property
     def url(self) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from navmcp import kinds
 from navmcp.clock import now
+from navmcp.content import deletion
 from navmcp.content.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
 from navmcp.identity import invitations
@@ -164,7 +165,9 @@ def view_members(req: Request) -> dict[str, Any]:
     return {"title": f"Members of {req.studio['name']}",
             "breadcrumb": crumbs(req, ("Members", f"/studios/{req.studio['handle']}/members")),
             "members": members, "pager": pager,
-            "invitations": invitations.listing(req.tx, req.studio["id"]) if req.role == "admin" else []}
+            "invitations": invitations.listing(req.tx, req.studio["id"]) if req.role == "admin" else [],
+            # the studio's archive, for its admins in their browser (navmcp.web.exports)
+            "export": f"/studios/{req.studio['handle']}/export" if req.role == "admin" and req.browser else None}
 
 
 def resolve_cycle(req: Request) -> None:
@@ -180,7 +183,9 @@ def resolve_cycle(req: Request) -> None:
 CLOSED_BY_HAND = "FROM items i WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ? AND i.deleted_at IS NULL"
 CLOSED_BY_DEADLINE = ("FROM items i WHERE i.studio_id = ? AND i.closed_at IS NULL AND i.deleted_at IS NULL"
                       " AND i.deadline >= ? AND i.deadline < ?")
-CLOSED_COUNT = f"SELECT (SELECT count(*) {CLOSED_BY_HAND}) + (SELECT count(*) {CLOSED_BY_DEADLINE})"
+# Counted from the index of open items with a deadline; those closed by hand come from the
+# per-day counts of `cycle_activity` (migration 0200), as does the number created.
+CLOSED_BY_DEADLINE_COUNT = f"SELECT count(*) {CLOSED_BY_DEADLINE}"
 CLOSED_LIST = f"""
     SELECT * FROM (SELECT {ITEM_COLUMNS}, i.closed_at AS ended {CLOSED_BY_HAND} ORDER BY i.closed_at DESC, i.id LIMIT ?) AS h
     UNION ALL
@@ -197,8 +202,10 @@ def view_cycle(req: Request) -> dict[str, Any]:
     window = (sid, start, end)
     show_created = req.page_number("closed") == 1 or req.page_number() > 1
     show_closed = req.page_number() == 1 or req.page_number("closed") > 1
-    total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?"
-                      " AND deleted_at IS NULL", window)
+    # Counts per UTC day (a cycle is whole days): a few rows however busy the month was; less what
+    # the studio's deleted items added to them (navmcp.content.deletion).
+    activity = deletion.without_deleted(tx, tx.cycle_activity(*window), *window)
+    total = activity["created"]
     created = []
     pos = after(req)
     if show_created:
@@ -211,7 +218,7 @@ def view_cycle(req: Request) -> dict[str, Any]:
         )
     pager = paginate(req, total, position(created, "created_at"), drop=("after", "closed"))
     passed = (sid, start, min(end, now()))  # a deadline still to come closes nothing yet
-    closed_count = tx.scalar(CLOSED_COUNT, (*window, *passed))
+    closed_count = activity["closed"] + tx.scalar(CLOSED_BY_DEADLINE_COUNT, passed)
     closed_pager = paginate(req, closed_count, drop=("after", "page"), key="closed")
     closed = []
     if show_closed:
@@ -219,7 +226,6 @@ def view_cycle(req: Request) -> dict[str, Any]:
         reach = closed_pager["offset"] + PAGE_SIZE
         closed = tx.all(CLOSED_LIST, (*window, reach, *passed, reach, PAGE_SIZE, closed_pager["offset"]))
     first = req.page_number() == 1 and req.page_number("closed") == 1
-    activity = tx.cycle_activity(*window)
     base = f"/studios/{req.studio['handle']}"
     return {"title": f"{req.studio['name']}: {cycle.replace('-', ' ')}",
             "breadcrumb": crumbs(req, (cycle, f"{base}/cycles/{cycle}")),
@@ -232,10 +238,10 @@ def view_cycle(req: Request) -> dict[str, Any]:
 def view_tag(req: Request) -> dict[str, Any]:
     tag = req.args["tag"]
     args = (req.studio["id"], tag)
-    # The tag rows carry their item's studio, time and seq (migration 0008): the count and the page
-    # are both a walk of one index, however many items the studio holds, and an offset (?page=N
-    # without its `after`) is skipped in that index before any item is read.
-    total = req.tx.scalar("SELECT count(*) FROM item_tags WHERE studio_id = ? AND tag = ?", args)
+    # The count is kept per studio and tag by triggers (migration 0202): one row at any size. The
+    # tag rows carry their item's studio, time and seq (migration 0008): the page is a walk of one
+    # index, and an offset (?page=N without its `after`) is skipped in it before any item is read.
+    total = req.tx.scalar("SELECT coalesce((SELECT n FROM tag_counts WHERE studio_id = ? AND tag = ?), 0)", args)
     start = after(req)
     items = req.tx.all(
         f"""SELECT {ITEM_COLUMNS}, i.seq FROM (

@@ -16,7 +16,14 @@ REVOKE ALL ON FUNCTION navmcp.copy_item_to_tag() FROM PUBLIC;
 CREATE OR REPLACE FUNCTION navmcp.copy_item_to_tags() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
-    UPDATE public.item_tags SET updated_at = NEW.updated_at WHERE item_id = NEW.id;  -- the copy trigger sets the rest
+    IF OLD.deleted_at IS DISTINCT FROM NEW.deleted_at THEN
+        -- studio_id named, so that the tag counts' trigger (UPDATE OF studio_id) follows the row
+        UPDATE public.item_tags SET updated_at = NEW.updated_at,
+                                    studio_id = CASE WHEN NEW.deleted_at IS NULL THEN NEW.studio_id END
+         WHERE item_id = NEW.id;
+    ELSE
+        UPDATE public.item_tags SET updated_at = NEW.updated_at WHERE item_id = NEW.id;  -- the copy trigger sets the rest
+    END IF;
     RETURN NULL;
 END $$;
 REVOKE ALL ON FUNCTION navmcp.copy_item_to_tags() FROM PUBLIC;
@@ -109,3 +116,36 @@ END $$;
 REVOKE ALL ON FUNCTION navmcp.cycle_activity(text, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION navmcp.cycle_activity(text, text, text) TO navmcp_app;
 
+
+-- find_items (20261128000130) leaves deleted items out too: search_hits may be defined again by a
+-- later migration (20261129000201 did), find_items is the one door search goes through.
+CREATE OR REPLACE FUNCTION navmcp.find_items(studios text[], want_q text, want_title text, want_out text, want_tag_word text,
+                                  want_kind text, want_status text, want_tag text, want_at text,
+                                  lim integer, skip integer, win integer, want_decision_kind text,
+                                  OUT total bigint, OUT windowed boolean, OUT item_ids text[], OUT tiers integer[],
+                                  OUT option_ids text[], OUT comment_ids text[], OUT option_counts bigint[],
+                                  OUT comment_counts bigint[])
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+    mine text[] := ARRAY(SELECT unnest(studios) INTERSECT SELECT unnest(navmcp.my_studios()));
+BEGIN
+    SELECT coalesce(max(p.n), 0), coalesce(max(p.widest), 0) >= win,
+           coalesce(array_agg(p.item_id ORDER BY p.tier, p.updated_at DESC, p.item_id), '{}'),
+           coalesce(array_agg(p.tier ORDER BY p.tier, p.updated_at DESC, p.item_id), '{}'),
+           coalesce(array_agg(p.option_id ORDER BY p.tier, p.updated_at DESC, p.item_id), '{}'),
+           coalesce(array_agg(p.comment_id ORDER BY p.tier, p.updated_at DESC, p.item_id), '{}'),
+           coalesce(array_agg(p.options ORDER BY p.tier, p.updated_at DESC, p.item_id), '{}'),
+           coalesce(array_agg(p.comments ORDER BY p.tier, p.updated_at DESC, p.item_id), '{}')
+      INTO total, windowed, item_ids, tiers, option_ids, comment_ids, option_counts, comment_counts
+      FROM (SELECT h.*, count(*) OVER () AS n
+              FROM navmcp.search_hits(mine, want_q, want_title, want_out, want_tag_word, want_kind, want_status,
+                                      want_tag, want_at, win, want_decision_kind) h
+             WHERE NOT EXISTS (SELECT 1 FROM public.items d WHERE d.id = h.item_id AND d.deleted_at IS NOT NULL)
+             ORDER BY h.tier, h.updated_at DESC, h.item_id LIMIT lim OFFSET skip) p;
+    IF total = 0 AND skip > 0 THEN  -- a page past the end: the number found, to say where the list ends
+        SELECT count(*), coalesce(max(h.widest), 0) >= win INTO total, windowed
+          FROM navmcp.search_hits(mine, want_q, want_title, want_out, want_tag_word, want_kind, want_status,
+                                  want_tag, want_at, win, want_decision_kind) h
+         WHERE NOT EXISTS (SELECT 1 FROM public.items d WHERE d.id = h.item_id AND d.deleted_at IS NOT NULL);
+    END IF;
+END $$;

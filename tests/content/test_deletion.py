@@ -160,7 +160,7 @@ def test_a_deleted_item_leaves_every_list_count_and_search_at_once_and_comes_bac
     assert before["search_comment"] == before["search_option"] == 1 and before["search_tag"] == 2
     assert before["tag"] == ["Zebra plan", "Zebra run"] and before["near"][0] == 1
     assert before["inbox"] == (2, [STUDIO, urls["note"]])  # added to the studio; carol's comment mentioning him
-    assert before["activity"]["votes"] == 2 and before["activity"]["comments"] == 1
+    assert before["activity"]["votes"] == 2 and before["activity"]["comments"] == 1 and before["activity"]["created"] == 4
     assert [r["title"] for r in before["links"]] == ["Zebra plan"]
     assert before["complete"][0] and before["complete"][1] == ["zoo"]
     assert any(urls["commitment"].rsplit("/", 1)[1] in r for r in before["resources"])  # near mass
@@ -171,7 +171,8 @@ def test_a_deleted_item_leaves_every_list_count_and_search_at_once_and_comes_bac
                                                               "members": 3}
     assert after["search"] == [] and after["search_comment"] == after["search_option"] == after["search_tag"] == 0
     assert after["tag"] == [] and after["cycle"] == ["Index"]
-    assert after["activity"] == {"comments": 0, "votes": 0, "joins": 0}  # votes on a deleted decision count nowhere
+    # votes on a deleted decision count nowhere, nor its comments, nor the items in the created count
+    assert after["activity"] == {"created": 1, "closed": 0, "comments": 0, "votes": 0, "joins": 0}
     assert after["awaiting"] == (0, []) and after["near"] == (0, []) and after["awaiting_list"] == 0
     assert after["inbox"] == (1, [STUDIO]) and after["links"] == []
     assert ws.page(carol, urls["linker"]).data["links_more"] == {"to": 0, "from": 0}
