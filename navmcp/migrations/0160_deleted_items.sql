@@ -66,10 +66,13 @@ CREATE TRIGGER items_tags_copy_au AFTER UPDATE OF studio_id, updated_at, deleted
 END;
 
 -- A studio's tag counts (kept per studio and tag by migration 0202's triggers, created after this
--- one) follow a tag row's studio: a deleted item's tags count no more, a restored one's again.
-CREATE TRIGGER tag_counts_moved AFTER UPDATE OF studio_id ON item_tags
-    WHEN old.studio_id IS NOT new.studio_id BEGIN
-    UPDATE tag_counts SET n = n - 1 WHERE old.studio_id IS NOT NULL AND studio_id = old.studio_id AND tag = old.tag;
-    INSERT INTO tag_counts (studio_id, tag, n) SELECT new.studio_id, new.tag, 1 WHERE new.studio_id IS NOT NULL
+-- one) leave a deleted item's tags out, and count them again when it is restored.
+CREATE TRIGGER items_tag_counts_deleted AFTER UPDATE OF deleted_at ON items
+    WHEN (new.deleted_at IS NULL) IS NOT (old.deleted_at IS NULL) BEGIN
+    UPDATE tag_counts SET n = n - 1
+     WHERE new.deleted_at IS NOT NULL AND studio_id = new.studio_id
+       AND tag IN (SELECT tag FROM item_tags WHERE item_id = new.id);
+    INSERT INTO tag_counts (studio_id, tag, n) SELECT new.studio_id, t.tag, 1 FROM item_tags t
+     WHERE new.deleted_at IS NULL AND t.item_id = new.id
         ON CONFLICT (studio_id, tag) DO UPDATE SET n = n + 1;
 END;

@@ -135,6 +135,7 @@ def _everything_bob_and_carol_see(app, u, urls) -> dict[str, object]:
         "search_option": len(ws.page(carol, f"{STUDIO}/search?q=okapi").data["results"]),
         "search_tag": len(ws.page(carol, f"{STUDIO}/search?q=tag:zoo").data["results"]),
         "tag": sorted(r["title"] for r in ws.page(carol, f"{STUDIO}/tags/zoo").data["items"]),
+        "tag_count": ws.page(carol, f"{STUDIO}/tags/zoo").data["pager"]["total"],
         "cycle": sorted(r["title"] for r in cycle["created"]), "activity": cycle["activity"],
         "awaiting": (home["awaiting_count"], [r["title"] for r in home["awaiting_votes"]]),
         "near": (home["near_count"], [r["title"] for r in home["near_mass"]]),
@@ -158,7 +159,7 @@ def test_a_deleted_item_leaves_every_list_count_and_search_at_once_and_comes_bac
     assert before["feed"] == ["Index", "Zebra colour?", "Zebra plan", "Zebra run"]
     assert before["counts"]["note"] == 2 and before["search"] == ["Zebra colour?", "Zebra plan", "Zebra run"]
     assert before["search_comment"] == before["search_option"] == 1 and before["search_tag"] == 2
-    assert before["tag"] == ["Zebra plan", "Zebra run"] and before["near"][0] == 1
+    assert before["tag"] == ["Zebra plan", "Zebra run"] and before["tag_count"] == 2 and before["near"][0] == 1
     assert before["inbox"] == (2, [STUDIO, urls["note"]])  # added to the studio; carol's comment mentioning him
     assert before["activity"]["votes"] == 2 and before["activity"]["comments"] == 1 and before["activity"]["created"] == 4
     assert [r["title"] for r in before["links"]] == ["Zebra plan"]
@@ -170,7 +171,7 @@ def test_a_deleted_item_leaves_every_list_count_and_search_at_once_and_comes_bac
     assert after["feed"] == ["Index"] and after["counts"] == {"note": 1, "decision": 0, "commitment": 0,
                                                               "members": 3}
     assert after["search"] == [] and after["search_comment"] == after["search_option"] == after["search_tag"] == 0
-    assert after["tag"] == [] and after["cycle"] == ["Index"]
+    assert after["tag"] == [] and after["tag_count"] == 0 and after["cycle"] == ["Index"]
     # votes on a deleted decision count nowhere, nor its comments, nor the items in the created count
     assert after["activity"] == {"created": 1, "closed": 0, "comments": 0, "votes": 0, "joins": 0}
     assert after["awaiting"] == (0, []) and after["near"] == (0, []) and after["awaiting_list"] == 0
