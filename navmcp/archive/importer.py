@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from navmcp.archive import FORMAT, MAX_ARCHIVE_BYTES, MAX_ENTRIES, TABLES, TEXT, ArchiveError
+from navmcp.archive.people import find_person, knows_emails
 from navmcp.clock import now
 from navmcp.identity import check_handle, new_id
 from navmcp.store import Store
@@ -91,18 +92,20 @@ def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
             return f"/studios/{handle}" + (m.group(1) or "")
         return item_url.sub(one, text)
 
-    matched, placeholders = [], []
+    matched, placeholders, by_email = [], [], []
     # As the database's owner (navmcp.store.seam.Store.owner): it writes people and every member's
     # rows, which no one user may. What it writes is only the archive's, under new ids: every
     # reference is one of the archive's own rows, renumbered, or a person found by handle.
     with store.owner() as tx:
         if tx.one("SELECT 1 FROM studios WHERE handle = ?", (handle,)):
             raise ArchiveError(f"a studio @{handle} exists already: an import makes a new studio, never merges")
+        emails = knows_emails(tx, store.hosted)
         for old_id, person in people.items():
-            found = tx.one("SELECT id FROM users WHERE handle = ? AND deleted_at IS NULL", (person["handle"],))
+            found = find_person(tx, emails, person)
             if found:
-                ids["user"][old_id] = found["id"]
+                ids["user"][old_id] = found[0]
                 matched.append(person["handle"])
+                by_email += [person["handle"]] if found[1] == "email" else []
                 continue
             placeholder = _free_handle(tx, person["handle"])
             ids["user"][old_id] = new_id(10)
@@ -135,7 +138,8 @@ def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
                 tx.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                            [row[c] for c in columns])
     return {"url": f"/studios/{handle}", "counts": {t: len(r) for t, r in data.items()},
-            "matched": sorted(matched), "placeholders": sorted(placeholders), "from": manifest.get("studio")}
+            "matched": sorted(matched), "by_email": sorted(by_email), "placeholders": sorted(placeholders),
+            "from": manifest.get("studio")}
 
 
 def _free_handle(tx, wanted: str) -> str:
