@@ -21,7 +21,7 @@ from navmcp.web.at_once import READ
 from navmcp.web.events import open_events
 from navmcp.web.renditions import refused, retry_after, target
 from navmcp.web.request import MAX_BODY, BodyDeadlines, BodyTimeout, BodyTooLarge, Request
-from navmcp.web.response import SECURITY_HEADERS, Refusal, Response
+from navmcp.web.response import SECURITY_HEADERS, Download, Refusal, Response
 from navmcp.web.site import Site
 from navmcp.web.sse import EventStream
 from navmcp.web.workers import Workers
@@ -85,6 +85,8 @@ class WebApp:
             response = self.refuse(req, Refusal(500, INTERNAL_ERROR))
             headers = response.header_list()
         await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        if isinstance(response, Download):  # a file sent a part at a time (an export)
+            return await response.send_body(send, req.method == "HEAD")
         await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
 
     def refuse(self, req: Request, refusal: Refusal) -> Response:
