@@ -17,10 +17,14 @@ from navmcp.clock import now
 from navmcp.identity import check_handle, new_id
 from navmcp.store import Store
 
+CHUNK = 1024 * 1024  # an entry is read and checked this much at a time
+
 
 def read_archive(path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The manifest and entries of the archive at `path`, when it is within the limits, of this
-    format, and every file is as the manifest says; ArchiveError before anything is written."""
+    format, and every file is as the manifest says; ArchiveError before anything is written.
+    The attachments' bytes (`files/…`) are checked a part at a time and left out: the import reads
+    each again when it writes it (memory holds one file, not up to MAX_ARCHIVE_BYTES of them)."""
     size = path.stat().st_size
     if size > MAX_ARCHIVE_BYTES:
         raise ArchiveError(f"{path} is {size:,} bytes: archives of at most {MAX_ARCHIVE_BYTES:,} bytes are read")
@@ -47,10 +51,15 @@ def read_archive(path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
             raise ArchiveError(f"{path}: its files are not those its manifest lists")
         entries = {}
         for name in sorted(names):
-            data = z.read(name)
-            if hashlib.sha256(data).hexdigest() != listed[name]:
+            digest, kept = hashlib.sha256(), []
+            with z.open(name) as f:
+                while part := f.read(CHUNK):
+                    digest.update(part)
+                    if not name.startswith("files/"):
+                        kept.append(part)
+            if digest.hexdigest() != listed[name]:
                 raise ArchiveError(f"{path}: {name} is not the file exported (its SHA-256 differs)")
-            entries[name] = data
+            entries[name] = b"".join(kept)
     return manifest, entries
 
 
@@ -96,7 +105,7 @@ def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
     # As the database's owner (navmcp.store.seam.Store.owner): it writes people and every member's
     # rows, which no one user may. What it writes is only the archive's, under new ids: every
     # reference is one of the archive's own rows, renumbered, or a person found by handle.
-    with store.owner() as tx:
+    with zipfile.ZipFile(path) as z, store.owner() as tx:
         if tx.one("SELECT 1 FROM studios WHERE handle = ?", (handle,)):
             raise ArchiveError(f"a studio @{handle} exists already: an import makes a new studio, never merges")
         emails = knows_emails(tx, store.hosted)
@@ -128,10 +137,10 @@ def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
                     row["handle"] = handle
                 if table == "item_tags":
                     row.update(seq=0, updated_at="")  # the item's, copied by the store's trigger
-                if table == "attachments":
+                if table == "attachments":  # its bytes read now, one file at a time (checked again)
                     name = f"files/{row['id']}"
                     old = next(k for k, v in ids["file"].items() if v == row["id"])
-                    row["data"] = entries.get(f"files/{old}", b"")
+                    row["data"] = z.read(f"files/{old}") if f"files/{old}" in entries else b""
                     if hashlib.sha256(row["data"]).hexdigest() != row["sha256"]:
                         raise ArchiveError(f"{name}: not the file its row describes")
                 columns = list(row)
