@@ -1,9 +1,10 @@
 """Export and import of a studio (navmcp/archive/), on both stores and from SQLite into PostgreSQL:
 the round trip gives the same archive apart from ids and dates; a wrong checksum, an unknown format
-or an archive over the limit is refused before anything is written; people are matched by handle or
-made placeholders; nothing of what an archive must never hold is in it, and nothing is told on the
-change feed. On PostgreSQL an import runs as the database's owner: with the app role's URL it is
-refused, nothing written."""
+or an archive over the limit is refused before anything is written; people are matched by handle
+(or by verified e-mail on Supabase) or made placeholders; nothing of what an archive must never
+hold is in it, and nothing is told on the change feed; files go in and out one at a time. On
+PostgreSQL an import runs as the database's owner: with the app role's URL it is refused, nothing
+written."""
 
 from __future__ import annotations
 
