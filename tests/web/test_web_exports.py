@@ -184,7 +184,7 @@ def test_in_chromium_a_person_uploads_and_downloads_and_the_admin_exports_and_a_
                 alice.wait_for_load_state()
                 assert f"Attached {name}" in alice.locator("body").inner_text()
             alice.goto(server.base + note)
-            alice.wait_for_function("document.querySelector('img.thumb') && document.querySelector('img.thumb').complete")
+            alice.wait_for_function("() => document.querySelector('img.thumb') !== null && document.querySelector('img.thumb').complete")
             assert alice.evaluate("document.querySelector('img.thumb').naturalWidth") == 3  # inline, decoded
             with alice.expect_download() as got:
                 alice.locator("ul.files li", has_text="votes.csv").get_by_role("link", name="download").click()
