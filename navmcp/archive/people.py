@@ -26,8 +26,10 @@ from typing import Any
 
 from navmcp.store import Row
 
-# Supabase Auth's table of accounts (schema `auth`, from the Supabase project); absent elsewhere.
-SUPABASE_USERS = "SELECT to_regclass('auth.users') IS NOT NULL"
+# Supabase Auth's table of accounts (schema `auth`, from the Supabase project), if it is there and
+# the owner's role may read it (a project may restrict it): else no one is matched by address.
+SUPABASE_USERS = ("SELECT CASE WHEN to_regclass('auth.users') IS NULL THEN false"
+                  " ELSE has_table_privilege('auth.users', 'SELECT') END")
 
 
 def knows_emails(tx: Any, hosted: bool) -> bool:
