@@ -16,7 +16,7 @@ from typing import Any
 from navmcp.app import App
 from navmcp.errors import Busy
 from navmcp.protocol import ParseError
-from navmcp.web import live, mcp_http, routing, uploads
+from navmcp.web import exports, live, mcp_http, routing, uploads
 from navmcp.web.at_once import READ
 from navmcp.web.events import open_events
 from navmcp.web.renditions import refused, retry_after, target
@@ -122,7 +122,8 @@ class WebApp:
 
     async def _is_costly(self, req: Request) -> bool:
         if req.target.rendition != "jsonrpc":
-            return req.target.costly
+            # an export's download reads a whole studio (up to 500 MiB of files): never on the loop
+            return req.target.costly or (req.method == "POST" and exports.route(req.path) is not None)
         if req.method != "POST":
             return False
         try:

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -238,3 +239,20 @@ def test_on_postgresql_both_exports_download_under_row_level_security_with_their
         assert lines == [("alice", "export_studio", False, "unchanged"), ("bob", "export_person", True, "unchanged")]
     finally:
         app.store.close()
+
+
+def test_an_export_is_written_in_a_thread_for_costly_requests_not_on_the_event_loop(browser, team, monkeypatch):
+    """A studio's export reads all of it (up to 500 MiB of files): it runs where costly pages do
+    (navmcp.web.workers), so every other request on the process is answered meanwhile."""
+    from navmcp.web import exports
+
+    threads: list[str] = []
+    real = exports.export_studio
+
+    def export_studio(*args, **kw):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(exports, "export_studio", export_studio)
+    got = download(browser, "/studios/team/export", csrf_of(browser.get("/studios/team/export").text))
+    assert got.status_code == 200 and threads and threads[0].startswith("navmcp-costly")
