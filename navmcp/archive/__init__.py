@@ -27,26 +27,29 @@ MAX_ENTRIES = 200_000  # files in an archive: a studio's items' pages, its files
 # A table's rows are the studio's by `where` (`?` is the studio's id); each column named in `refs`
 # is renumbered on import (a person's is found by handle); `dropped` columns are the store's own
 # (row numbers, counts its triggers keep) and are neither exported nor written back.
-ITEMS_OF = "IN (SELECT id FROM items WHERE studio_id = ?)"
+# A deleted item (waiting out its 30 days before the purge) is not the studio's any more: neither it nor
+# anything of it goes into an archive (its comments, files, revisions, links to it).
+ITEMS_OF = "IN (SELECT id FROM items WHERE studio_id = ? AND deleted_at IS NULL)"
+DELETED = "(SELECT id FROM items WHERE deleted_at IS NOT NULL)"
 TABLES: list[tuple[str, str, dict[str, str], tuple[str, ...]]] = [
     ("studios", "id = ?", {"id": "studio", "created_by": "user"}, ()),
     ("memberships", "studio_id = ?", {"studio_id": "studio", "user_id": "user"}, ()),
-    ("items", "studio_id = ?", {"id": "item", "studio_id": "studio", "created_by": "user"},
-     ("seq", "participant_count", "option_count")),
+    ("items", "studio_id = ? AND deleted_at IS NULL", {"id": "item", "studio_id": "studio", "created_by": "user"},
+     ("seq", "participant_count", "option_count", "deleted_at", "deleted_by")),
     ("item_tags", f"item_id {ITEMS_OF}", {"item_id": "item", "studio_id": "studio"}, ("seq", "updated_at")),
     ("options", f"decision_id {ITEMS_OF}", {"id": "option", "decision_id": "item", "created_by": "user"}, ()),
     ("votes", f"decision_id {ITEMS_OF}", {"decision_id": "item", "option_id": "option", "user_id": "user"}, ()),
     ("participants", f"commitment_id {ITEMS_OF}", {"commitment_id": "item", "user_id": "user"}, ()),
-    ("comments", "studio_id = ?", {"id": "comment", "item_id": "item", "studio_id": "studio", "created_by": "user",
+    ("comments", f"item_id {ITEMS_OF}", {"id": "comment", "item_id": "item", "studio_id": "studio", "created_by": "user",
                                    "parent_id": "comment", "deleted_by": "user"}, ("seq",)),
     ("reads", f"note_id {ITEMS_OF}", {"note_id": "item", "user_id": "user"}, ()),
-    ("links", f"from_item {ITEMS_OF}", {"from_item": "item", "to_item": "item"}, ()),
-    ("revisions", "studio_id = ?", {"item_id": "item", "comment_id": "comment", "studio_id": "studio",
+    ("links", f"from_item {ITEMS_OF} AND to_item NOT IN {DELETED}", {"from_item": "item", "to_item": "item"}, ()),
+    ("revisions", f"item_id {ITEMS_OF}", {"item_id": "item", "comment_id": "comment", "studio_id": "studio",
                                     "created_by": "user"}, ("seq",)),
     ("responses", f"decision_id {ITEMS_OF}", {"decision_id": "item", "user_id": "user", "option_id": "option"}, ()),
     ("proposal_versions", f"decision_id {ITEMS_OF}", {"decision_id": "item", "created_by": "user"}, ()),
     ("reminders", f"item_id {ITEMS_OF}", {"item_id": "item"}, ()),
-    ("attachments", "studio_id = ?", {"id": "file", "studio_id": "studio", "item_id": "item", "comment_id": "comment",
+    ("attachments", f"item_id {ITEMS_OF}", {"id": "file", "studio_id": "studio", "item_id": "item", "comment_id": "comment",
                                       "created_by": "user"}, ("data",)),
 ]
 # Columns one store keeps of its own, derived from the others: neither exported nor written back

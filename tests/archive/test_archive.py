@@ -428,3 +428,27 @@ def test_on_supabase_people_are_found_by_their_verified_email_and_a_namesake_is_
 
 def _people(path) -> list[dict]:
     return [json.loads(line) for line in zipfile.ZipFile(path).read("people.jsonl").decode().splitlines()]
+
+
+def test_a_deleted_item_and_everything_of_it_stay_out_of_the_archive(team, tmp_path):
+    """An item deleted and not yet purged is not the studio's: its row, comments, revisions, files and
+    the links to it stay out, and the archive still imports (its deleter is no reference to map)."""
+    app, alice, bob = team
+    ws = app.workspace
+    gone = ws.execute(bob, "/studios/team", "create_note", {"title": "Draft", "body": "scratch"}).url
+    ws.execute(alice, gone, "add_comment", {"body": "hm"})
+    ws.execute(bob, gone, "edit_note", {"body": "scratch, edited"})
+    ws.execute(bob, gone, "attach", {"filename": "d.txt", "content_type": "text/plain", "data": "ZA=="})
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Pointer", "body": f"see {gone}"})
+    before = export_studio(app.workspace, "team", tmp_path / "before.zip")["counts"]
+    ws.execute(alice, gone, "delete_item", {"confirm": "Draft"})
+    counts = export_studio(app.workspace, "team", tmp_path / "team.zip")["counts"]
+    for table, less in (("items", 1), ("comments", 1), ("revisions", 1), ("attachments", 1), ("links", 1)):
+        assert counts[table] == before[table] - less, table
+    z = zipfile.ZipFile(tmp_path / "team.zip")
+    text = "".join(z.read(n).decode(errors="replace") for n in z.namelist())
+    assert "scratch" not in text and "d.txt" not in text
+    items = z.read("data/items.jsonl").decode()
+    assert "deleted_at" not in items and "deleted_by" not in items
+    import_studio(app.store, tmp_path / "team.zip", "team-copy")
+    assert ws.page(alice, "/studios/team-copy").data["studio"]["name"] == "Team"
