@@ -103,12 +103,14 @@ class Workspace:
         return req.facts["file"], data
 
     def execute(self, user: Row | Principal, url: str, name: str, params: dict[str, Any] | None,
-                client: str = "unknown", idempotency_key: str | None = None, browser: bool = False) -> Result:
+                client: str = "unknown", idempotency_key: str | None = None, browser: bool = False,
+                in_client: bool = False) -> Result:
         """Run one action on the page at `url`. Refusals raise typed `NavError`s; every attempt by a
         user who exists is audited. With `idempotency_key`, a repeat of the call is answered as the
         first was and applies nothing (`navmcp.idempotency`). `browser`: a person's browser session
         (hold rules are theirs to change, and rules for agents' writes pass them by). A write a hold
-        rule covers is stored, not applied (`navmcp.held`), and answered "not done yet"."""
+        rule covers is stored, not applied (`navmcp.held`), and answered "not done yet". `in_client`:
+        the person's own answer to an elicitation in their MCP client, verified (`navmcp.held.elicit`)."""
         started = time.perf_counter()
         studio_id, target, user_id = None, url, _user_id(user)
         key = idempotency.checked(idempotency_key)
@@ -119,7 +121,7 @@ class Workspace:
                     if earlier is not None:
                         return Result(**earlier)
                 user = _user_in(tx, user)
-                spec, req = make_request(tx, user, client, url, acting=True, browser=browser)
+                spec, req = make_request(tx, user, client, url, acting=True, browser=browser, in_client=in_client)
                 target = req.url
                 spec.resolve(req)
                 studio_id = req.studio["id"] if req.studio else None

@@ -203,15 +203,15 @@ class PostgresTx:
         self.conn.execute("SELECT navmcp.note_change(%s, %s, %s, %s)", (at, studio_id, item_id, action))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
         # As the owner (migration 20261128000050): nobody writes another's entries directly; the
         # function records the acting user itself and writes only for members of the studio.
-        self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s)",
-                          (at, kind, studio_id, item_id, client, list(user_ids), fold, expired))
+        self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                          (at, kind, studio_id, item_id, client, list(user_ids), fold, expired, held_id))
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
-        # As the owner (migration 20261124000019): the votes and participants policies would scan
-        # every item of the user's studios for each count.
+        # As the owner (migrations 20261124000019, 20261129000200): the day rows are nobody's to
+        # read directly, and the function answers only for a studio of the acting user's.
         (counts,) = self.conn.execute("SELECT * FROM navmcp.cycle_activity(%s, %s, %s)", (studio_id, since, till)).fetchall()
         return counts
 

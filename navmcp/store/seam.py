@@ -44,8 +44,10 @@ class Tx(Protocol):
         was cut at `search.SEARCH_WINDOW` (there may be more)."""
         ...
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
-        """What happened in a studio in a window of time: comments written, ballots cast (one per
-        voter and decision), commitments joined."""
+        """What happened in a studio in a window of whole UTC days (`since` and `till` are the starts
+        of days, as `domain.cycle_window` gives them): items `created`, items `closed` by hand (not
+        by a deadline), `comments` written, `votes` (ballots: one per voter and decision), commitments
+        joined (`joins`). Kept per day by the stores (migration 0200), so never a count of rows."""
         ...
     def find_user(self, handle: str, deleted: bool = False) -> Row | None:
         """A user by handle, whatever studios they are in (adding a member needs it); with
@@ -71,10 +73,11 @@ class Tx(Protocol):
         commits: a change its transaction holds already need not be written again."""
         ...
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
         """Write an inbox entry (`navmcp.feeds.inbox`) for each of `user_ids`, members of `studio_id` other
         than the actor; with `fold`, count an unread entry of the same item and kind once more
-        instead. Their entries last changed before `expired` are deleted."""
+        instead. An entry about a held action names it (`held_id`). Their entries last changed before
+        `expired` are deleted."""
         ...
 
 

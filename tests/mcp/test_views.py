@@ -45,7 +45,8 @@ def test_negotiation_reads_the_mime_type():
 
 def test_both_eras_declare_the_extension(any_app, team):
     discovered = Rpc(any_app, team["alice"], "modern").call("server/discover")
-    assert discovered["capabilities"]["extensions"] == {"io.modelcontextprotocol/ui": {}}
+    assert discovered["capabilities"]["extensions"] == {"io.modelcontextprotocol/ui": {},
+                                                        "io.modelcontextprotocol/tasks": {}}  # tasks: modern only
     rpc = Rpc(any_app, team["alice"], "modern")
     rpc.era = "raw"  # send initialize as a legacy client would
     initialized = Rpc(any_app, team["alice"], "legacy")

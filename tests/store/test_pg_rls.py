@@ -72,9 +72,10 @@ def test_unfiltered_queries_as_alice_see_nothing_of_bobs_studio(two_studios, pg_
         assert tx.search([bob_studio], parse("type:note"), now(), 20, 0) == ([], 0, False)  # nor listed by a filter
         # ...nor counted in a cycle's activity (a function that runs as the owner), while bob's are.
         window = ("2000-01-01", "9999-12-31")
-        assert tx.cycle_activity(bob_studio, *window) == {"comments": 0, "votes": 0, "joins": 0}
+        assert tx.cycle_activity(bob_studio, *window) == {"created": 0, "closed": 0, "comments": 0, "votes": 0, "joins": 0}
     with app.store.read(user_id=bob["id"]) as tx:
-        assert tx.cycle_activity(bob_studio, *window) == {"comments": 1, "votes": 1, "joins": 1}
+        assert {k: v for k, v in tx.cycle_activity(bob_studio, *window).items() if k not in ("created", "closed")} \
+            == {"comments": 1, "votes": 1, "joins": 1}
 
 
 def test_without_a_user_nothing_is_visible(two_studios):
@@ -218,6 +219,30 @@ def test_studio_people_is_written_by_the_membership_trigger_only(former_member, 
             with app.store.write(user_id=carol["id"]) as tx:
                 tx.execute(statement, params)
     assert _visible(app, carol, "SELECT id FROM users") == {carol["id"]}
+
+
+def test_the_day_and_tag_counts_are_the_triggers_to_write_and_the_members_to_read(former_member):
+    """`cycle_days` (read only through navmcp.cycle_activity) and `tag_counts` (members read their
+    studios' rows) are written by triggers as the owner: a member could otherwise make a cycle or a
+    tag page state any number."""
+    app, alice, bob, carol, dave = former_member
+    ws = app.workspace
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Tagged", "body": "x", "tags": ["q1"]})
+    with app.store.read(user_id=alice["id"]) as tx:
+        team = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+    assert _visible(app, alice, "SELECT tag FROM tag_counts") == {"q1"}
+    assert _visible(app, carol, "SELECT tag FROM tag_counts") == _visible(app, bob, "SELECT tag FROM tag_counts") == set()
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # the function's to read
+        _visible(app, alice, "SELECT day FROM cycle_days")
+    for statement, params in (("UPDATE tag_counts SET n = 99", ()),
+                              ("INSERT INTO tag_counts (studio_id, tag, n) VALUES (?, 'x', 5)", (team,)),
+                              ("UPDATE cycle_days SET ballots = 99", ()),
+                              ("INSERT INTO cycle_days (studio_id, day, created) VALUES (?, '2026-01-01', 5)", (team,))):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            with app.store.write(user_id=alice["id"]) as tx:
+                tx.execute(statement, params)
+    with app.store.read(user_id=carol["id"]) as tx:  # not hers: nothing, as for a studio with no activity
+        assert set(tx.cycle_activity(team, "2000-01-01", "9999-12-31").values()) == {0}
 
 
 def test_the_app_role_cannot_write_the_counts_the_triggers_keep(two_studios, pg_database):
@@ -592,7 +617,7 @@ def _as_old_member(tmp_path, app_url: str):
 # Later migrations without which today's app cannot write a test's rows into an older schema.
 TODAYS_APP_NEEDS = ("participant_count", "hold_membership", "changes", "findable", "storage_bounds", "inbox",
                     "invitations", "who_voted", "mail", "issue44_columns", "change_order", "change_kind",
-                    "attachments", "decision_kinds")
+                    "attachments", "decision_kinds", "held_actions", "inbox_held")
 
 
 def todays_app_needs() -> tuple[str, ...]:
@@ -1089,3 +1114,52 @@ def test_a_held_request_is_never_rewritten_and_a_decided_one_stays_decided(team,
     assert _as(app, bob, "UPDATE held_actions SET status = 'pending', decided_by = NULL WHERE id = ?", (held_id,)) == 0
     status, params = _owner_one(pg_database, "SELECT status, params FROM held_actions WHERE id = %s", (held_id,))
     assert (status, json.loads(params)) == ("withdrawn", {"title": "Held", "body": "b"})
+
+
+def test_only_an_eligible_approver_approves_or_decides_a_hold(team, pg_database):
+    """Issue 46: a member could insert an approval in their own name for a hold they may not approve,
+    mark a pending hold decided in their own name, or insert a hold already decided, by SQL through
+    the app role (the app recounted eligibility; the database did not). Now the policies judge who
+    may approve as the app does (migration 20261129000170), and the app's own decisions still pass."""
+    app, urls, ids, u = team
+    ws, alice, bob, carol = app.workspace, u["alice"], u["bob"], u["carol"]
+    rule_url = "/studios/team/held"
+    ws.execute(alice, rule_url, "set_hold_rule", {"actions": "create_note", "approvers": "admins"}, browser=True)
+    held = ws.execute(bob, "/studios/team", "create_note", {"title": "Held", "body": "b"}).url
+    held_id = held.rsplit("/", 1)[1]
+    approve = "INSERT INTO held_approvals (held_id, user_id, note, created_at) VALUES (?, ?, '', 'now')"
+    _refused(app, carol, approve, (held_id, carol["id"]))  # a member, not an admin
+    _refused(app, bob, approve, (held_id, bob["id"]))  # the requester: their own approval does not count
+    decide = "UPDATE held_actions SET status = ?, decided_by = ?, decided_at = 'now' WHERE id = ?"
+    for status in ("rejected", "executed", "failed", "expired", "withdrawn"):
+        _refused(app, carol, decide, (status, carol["id"], held_id))
+    for status in ("executed", "failed", "rejected"):
+        _refused(app, bob, decide, (status, bob["id"], held_id))
+    _refused(app, alice, decide, ("executed", alice["id"], held_id))  # eligible, but nobody approved it
+    _refused(app, carol, "UPDATE held_actions SET reason = 'approved' WHERE id = ?", (held_id,))  # still pending
+    team_id, rule_id, row = _owner_one(
+        pg_database, "SELECT studio_id, rule_id, row_to_json(held_actions)::text FROM held_actions WHERE id = %s",
+        (held_id,))
+    row = json.loads(row)
+    columns = ("id", "studio_id", "requester_id", "client", "url", "action", "params", "digest", "preview",
+               "rule_id", "rule_text", "approvers", "approvals", "own_counts", "created_at", "expires_at")
+    insert = (f"INSERT INTO held_actions ({', '.join(columns)}, status, decided_by) VALUES"
+              f" ({', '.join('?' * len(columns))}, ?, ?)")
+    forged = lambda **over: tuple({**row, "id": "forged" + secrets.token_hex(2), **over}[c]  # noqa: E731
+                                  for c in columns)
+    _refused(app, bob, insert, (*forged(), "executed", bob["id"]))  # born decided
+    _refused(app, bob, insert, (*forged(approvers="self", own_counts=1), "pending", None))  # not its rule's approvers
+    _refused(app, bob, insert, (*forged(rule_id="nosuchrule"), "pending", None))
+    assert _as(app, bob, insert, (*forged(), "pending", None)) == 1  # as the app holds one, it passes
+    assert _owner_one(pg_database, "SELECT status, decided_by FROM held_actions WHERE id = %s", (held_id,)) == (
+        "pending", None)
+    assert _owner_one(pg_database, "SELECT count(*) FROM held_approvals WHERE held_id = %s", (held_id,)) == (0,)
+    # The app's own decisions pass: alice approves in her browser, and the note is written.
+    assert ws.execute(alice, held, "approve", {}, browser=True).message.startswith("Approved")
+    assert _owner_one(pg_database, "SELECT status, decided_by FROM held_actions WHERE id = %s", (held_id,)) == (
+        "executed", alice["id"])
+    for who in (alice, carol):  # what it did is written once, by the one who ran it, and stays
+        assert _as(app, who, "UPDATE held_actions SET result_message = 'forged' WHERE id = ?", (held_id,)) == 0
+    assert (team_id, rule_id) == (row["studio_id"], row["rule_id"])
+    second = ws.execute(bob, "/studios/team", "create_note", {"title": "Held too", "body": "b"}).url
+    assert ws.execute(alice, second, "reject", {"note": "no"}, browser=True).message.startswith("Rejected")
