@@ -91,8 +91,9 @@ OWNER_ID_SQL = "SELECT value FROM settings WHERE key = 'owner'"
 
 
 def _pg_database(database_url: str, dbname: str, marker: Path) -> tuple[str, str, bool]:
-    """Database `dbname` beside `database_url`'s, created and migrated unless `marker` says it was
-    seeded already: the owner's URL, the app role's URL, and whether it still needs its seed."""
+    """Database `dbname` beside `database_url`'s, created unless `marker` says it was seeded already,
+    and migrated (a reused one gets the migrations added since): the owner's URL, the app role's
+    URL, and whether it still needs its seed."""
     import psycopg
 
     from bench.run import pg_url
@@ -101,14 +102,14 @@ def _pg_database(database_url: str, dbname: str, marker: Path) -> tuple[str, str
     owner_url, app_url = pg_url(database_url, None, dbname), pg_url(database_url, "navmcp_app", dbname)
     with psycopg.connect(database_url, autocommit=True) as admin:
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
-        if exists and marker.exists():
-            return owner_url, app_url, False
-        marker.unlink(missing_ok=True)
-        if exists:  # a seed that did not finish
-            admin.execute(f'DROP DATABASE "{dbname}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{dbname}"')
+        fresh = not (exists and marker.exists())
+        if fresh:
+            marker.unlink(missing_ok=True)
+            if exists:  # a seed that did not finish
+                admin.execute(f'DROP DATABASE "{dbname}" WITH (FORCE)')
+            admin.execute(f'CREATE DATABASE "{dbname}"')
     migrate(owner_url)
-    return owner_url, app_url, True
+    return owner_url, app_url, fresh
 
 
 def attack_shapes(token: str) -> list[tuple[str, dict[str, Any]]]:
