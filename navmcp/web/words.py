@@ -139,6 +139,7 @@ AUDIT_DONE = {
     "consent": "consented", "object": "objected", "amend": "amended the proposal", "allocate": "gave dots",
     "add_time": "added a time", "answer": "answered", "close_poll": "closed the poll",
     "attach": "attached a file", "remove_attachment": "removed a file", "export_studio": "exported the studio",
+    "export_person": "exported what they wrote",
     "approve": "approved a held action", "reject": "rejected a held action", "withdraw": "withdrew a held action",
     "set_hold_rule": "set a hold rule", "remove_hold_rule": "removed a hold rule",
 }
