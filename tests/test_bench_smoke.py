@@ -238,19 +238,37 @@ def test_the_placement_bench_runs_small(tmp_path):
     assert all(float(cell.replace(",", "")) > 0 for row in rows[4:] for cell in row[2:4] + row[6:8])
 
 
-def test_the_fairness_bench_runs_at_a_tiny_size(tmp_path):
-    """`python -m bench fairness` (issue 40's attack shapes) at a tiny size: it completes, and every
-    request kind of both sides was answered. Figures are printed, not asserted."""
+def test_the_fairness_bench_runs_at_a_tiny_size_on_both_stores(tmp_path, pg_database):
+    """`python -m bench fairness` (issue 40's attack shapes) at a tiny size, one command for both
+    stores: it completes, and every request kind of both sides was answered on each. Figures are
+    printed, not asserted. Its PostgreSQL database is a throwaway one beside the tests' own."""
+    import secrets
+
+    import psycopg
+
+    from store_fixtures import PG_ADMIN_URL
+
     out = tmp_path / "fairness.json"
     env = {k: v for k, v in os.environ.items() if k != "NAVMCP_DATABASE_URL"}
-    done = subprocess.run([sys.executable, "-m", "bench", "fairness", "--items", "300", "--attackers", "2",
-                           "--seconds", "1", "--workdir", str(tmp_path / "work"), "--json", str(out)],
-                          capture_output=True, cwd=ROOT, timeout=180, env=env)
+    prefix = f"navmcp_test_fair{secrets.token_hex(3)}_"
+    try:
+        done = subprocess.run([sys.executable, "-m", "bench", "fairness", "--items", "300", "--attackers", "2",
+                               "--seconds", "1", "--workdir", str(tmp_path / "work"), "--json", str(out),
+                               "--database-url", PG_ADMIN_URL, "--pg-prefix", prefix],
+                              capture_output=True, cwd=ROOT, timeout=300, env=env)
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{prefix}300" WITH (FORCE)')
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     figures = json.loads(out.read_text())
-    assert set(figures["bystander_attacked"]) == {"page", "search"}
-    assert set(figures["attackers_answered"]) == {"tags", "awaiting", "cycle", "search"}
-    assert "| bystander, attacked | search |" in done.stdout.decode()
+    assert [f["store"] for f in figures] == ["sqlite", "postgresql"]
+    for store in figures:
+        assert set(store["bystander_attacked"]) == {"page", "search"}
+        assert set(store["attackers_answered"]) == {"tags", "awaiting", "cycle", "search"}
+        assert len(store["load_average"]) == 3
+    printed = done.stdout.decode()
+    assert "Fairness on sqlite" in printed and "Fairness on postgresql" in printed
+    assert printed.count("| bystander, attacked | search |") == 2
 
 
 def test_the_scale_bench_runs_at_two_tiny_sizes(tmp_path):

@@ -156,6 +156,8 @@ AUDIT_DONE = {
     "add_time": "added a time", "answer": "answered", "close_poll": "closed the poll",
     "attach": "attached a file", "remove_attachment": "removed a file", "export_studio": "exported the studio",
     "export_person": "exported what they wrote",
+    "approve": "approved a held action", "reject": "rejected a held action", "withdraw": "withdrew a held action",
+    "set_hold_rule": "set a hold rule", "remove_hold_rule": "removed a hold rule",
 }
 _AUDIT_WHERE = re.compile(r"^/studios/[^/]+(?:/(?:(?P<kind>[ndc])/[^/?]+|(?P<page>members|audit)))?/?$")
 _AUDIT_KINDS = {"n": "a note", "d": "a decision", "c": "a commitment"}
@@ -165,8 +167,9 @@ _CLIENTS = {"web": "in the web app", "navmcp-cli": "from the command line", "htt
 
 def audit_line(entry: dict[str, Any]) -> dict[str, str]:
     """One audit entry in people's words: what was done (`done`), where (`where`, linked to `url`),
-    through which client (`via`), and why it was refused (`refused`, "" when it was done). Timings
-    and parameter lists are left to the page's JSON."""
+    through which client (`via`), why it was refused (`refused`, "" when it was not), and what became
+    of it otherwise (`note`: held for approval at `note_url`, or approved by whom). Timings and
+    parameter lists are left to the page's JSON."""
     action, url = entry["action"], entry["url"].split("?", 1)[0]
     if action.startswith("edit_"):
         done = "edited"
@@ -178,9 +181,23 @@ def audit_line(entry: dict[str, Any]) -> dict[str, str]:
              "on the members page" if m.group("page") == "members" else "in the studio") if m else f"at {url}"
     client = entry["client"]
     outcome = entry["outcome"] or ""
-    return {"done": done, "where": where, "url": url,
-            "via": _CLIENTS.get(client) or f"through {client}",
-            "refused": "" if outcome in ("ok", "unchanged") else _refusal_words(action, outcome.split(": ", 1)[-1])}
+    line = {"done": done, "where": where, "url": url, "via": _CLIENTS.get(client) or f"through {client}",
+            "refused": "", "note": "", "note_url": ""}
+    # The outcomes navmcp writes (workspace.execute, held.approval): "ok" and "unchanged"; a write kept
+    # for approval, "held: <its page>"; the line of what an approval ran, "ok, approved by @x (browser)"
+    # or "… via <client>"; anything else is a refusal, "<kind>: <message>".
+    verdict, _, approval = outcome.partition(", ")
+    if outcome.startswith("held: "):
+        held = outcome.removeprefix("held: ")
+        line["note"], line["note_url"] = "not done yet: held for approval", held if held.startswith("/studios/") else ""
+    elif verdict in ("ok", "unchanged") and (approval == "" or approval.startswith("approved by @")):
+        if approval:
+            by, _, how = approval.removeprefix("approved by ").partition(" ")
+            line["note"] = f"approved by {by} " + ("in the web app" if how == "(browser)" else
+                                                  f"through {how.removeprefix('via ')}")
+    else:
+        line["refused"] = _refusal_words(action, outcome.split(": ", 1)[-1])
+    return line
 
 
 def _refusal_words(action: str, message: str) -> str:

@@ -151,4 +151,15 @@ def test_the_sdk_agent_is_held_watches_and_hears_the_browser_approval(world, chr
     assert event == ResourceUpdated(uri=uri)  # the agent was told
     assert "| executed | @bob |" in seen["after"] and "Decision closed" in seen["after"]
     assert "closed" in bob.get(decision + ".md").text
+    # The audit in words: the held request and the run its approval made are not refusals.
+    page.goto(server.base + "/studios/team/audit")
+    lines = [line.strip() for line in page.locator("ul.items > li").all_inner_texts()]
+    held_line = [line for line in lines if "held for approval" in line]
+    ran_line = [line for line in lines if "approved by @" in line]
+    assert len(held_line) == 1 and held_line[0].startswith("@bob closed voting on a decision"), lines
+    assert len(ran_line) == 1 and ran_line[0].startswith("@bob closed voting on a decision"), lines
+    assert "in the web app" in ran_line[0] and "through" in ran_line[0]  # bob's agent's client, her browser
+    assert not any("not done:" in line for line in held_line + ran_line), lines
+    assert any(line.startswith("@root approved a held action at " + held["url"]) for line in lines), lines
+    assert page.locator(f'ul.items a[href="{held["url"]}"]', has_text="held for approval").count() == 1
     page.context.close()
