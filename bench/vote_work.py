@@ -55,7 +55,7 @@ def work_group(app, fx, message: bytes, group: int = GROUP):
         cursor.execute("RELEASE work")
         message = "Vote replaced: 'March 3': accept."
         actions = ["add_comment", "delete_comment", "add_option", "vote", "close_decision", "remind", "edit_decision",
-                   "extend_decision", "attach"]
+                   "extend_decision", "attach", "delete_item"]
         text = f"✓ {message}\nURL: {arguments['url']}\nAvailable there now: {', '.join(actions)}\n"
         return encode({"jsonrpc": "2.0", "id": msg["id"], "result": {
             "content": [{"type": "text", "text": text}],
