@@ -84,7 +84,7 @@ _MINE = ("e.user_id = ? AND e.dismissed_at IS NULL"
          " AND (e.studio_id IS NULL OR e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?))")
 _COLUMNS = """e.id, e.kind, e.count, e.client, e.created_at, e.updated_at, e.read_at, e.item_id,
               s.handle AS studio, s.name AS studio_name, i.kind AS item_kind, i.title,
-              a.handle AS actor"""
+              i.closed_at AS item_closed_at, i.deadline AS item_deadline, i.participant_count, i.critical_mass, a.handle AS actor"""
 _JOINS = """inbox e LEFT JOIN studios s ON s.id = e.studio_id LEFT JOIN items i ON i.id = e.item_id
             LEFT JOIN users a ON a.id = e.actor_id"""
 
@@ -134,7 +134,12 @@ def _rows(tx: Tx, sql: str, args: tuple) -> list[dict[str, Any]]:
         row["unread"] = row["read_at"] is None
         row["name"] = row["title"] if row["item_kind"] else row["studio_name"]  # what it is about: user text
         row["before"], row["after"] = _said(row)
-        for key in ("item_id", "item_kind", "title", "studio_name"):  # the page needs them said once, above
+        # A closed decision's result is the kind's to say, as its page says it (`results`): user text
+        row["result"] = None
+        closed = row["item_closed_at"] or (row["item_deadline"] and row["item_deadline"] <= now())
+        row["closed_decision"] = row["item_id"] if row["kind"] == "decision_closed" and closed else None
+        for key in ("item_id", "item_kind", "title", "studio_name", "item_closed_at", "item_deadline", "participant_count",
+                    "critical_mass"):  # the page needs them said once, above
             del row[key]
     return rows
 
@@ -150,8 +155,11 @@ def _said(row: dict[str, Any]) -> tuple[str, str]:
         return (f"{who} mentioned you {n} times in", "") if n > 1 else (f"{who} mentioned you in", "")
     if kind == "reminder":
         return f"{who} reminds you to vote on", ""
-    if kind in ("decision_closed", "commitment_closed"):
+    if kind == "decision_closed":
         return f"{who} closed", ""
+    if kind == "commitment_closed":  # its outcome, as lists say it
+        said = f", {row['participant_count']} of {row['critical_mass']} joined" if row["critical_mass"] else ""
+        return f"{who} closed", said
     if kind == "commitment_mass":
         return "", f" reached critical mass (the last to join: {who})"
     if kind == "added":
@@ -162,6 +170,20 @@ def _said(row: dict[str, Any]) -> tuple[str, str]:
     if kind == "approval_decided":
         return f"{who} decided your agent's held action in", ""
     return kind, ""
+
+
+def results(req: Request, rows: list[dict[str, Any]]) -> None:
+    """Each closed decision's entry with its result (`result`, user text: option titles), as the
+    decision's page states it now (`kinds.list_results`); a decision reopened since has none."""
+    from navmcp import kinds  # kinds write entries themselves (closing a time poll)
+
+    closed = {row["closed_decision"]: {"id": row["closed_decision"], "kind": "decision", "closed": True}
+              for row in rows if row["closed_decision"]}
+    if closed:
+        kinds.list_results(req, list(closed.values()))
+    for row in rows:
+        found = closed.get(row.pop("closed_decision"))
+        row["result"] = found.get("result") if found else None
 
 
 def mark_read(tx: Tx, user_id: str, entry: str | None, until: str | None) -> int:

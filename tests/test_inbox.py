@@ -118,6 +118,28 @@ def test_a_closed_decision_tells_its_creator_and_voters(any_app, team):
     assert ("decision_closed", "Lunch?", 1) not in kinds(any_app, alice)  # she closed it
 
 
+def test_a_closing_entry_carries_the_result(any_app, team):
+    """A decision's closing entry says what was decided, as its page does ("result: 'Lisbon'"); a
+    commitment's says how many joined; a decision reopened since says no result."""
+    ws, alice, bob, carol, dave = team
+    made = ws.execute(bob, "/studios/team", "create_decision",
+                      {"question": "Where?", "options": ["Lisbon", "Porto"]}).url
+    ws.execute(carol, made, "vote", {"votes": [{"option": "Lisbon", "accept": True, "prefer": True}]})
+    ws.execute(bob, made, "close_decision", {})
+    entry = next(e for e in ws.page(carol, "/inbox").data["entries"] if e["kind"] == "decision_closed")
+    assert "Lisbon" in entry["result"] and "Porto" not in entry["result"]
+    assert f"[Where?]({made}), result: 'Lisbon' in `team`" in ws.page(carol, "/inbox").markdown
+    assert "result: 'Lisbon'" in ws.page(carol, "/").markdown
+    html = render_page(ws.page(carol, "/inbox"), csrf="", alternates={})
+    assert "Where?</a>, result: &#39;Lisbon&#39;" in html or "Where?</a>, result: 'Lisbon'" in html
+    ws.execute(bob, made, "reopen_decision", {"deadline": "in 3 days"})
+    assert next(e for e in ws.page(carol, "/inbox").data["entries"] if e["kind"] == "decision_closed")["result"] is None
+    pact = ws.execute(alice, "/studios/team", "create_commitment", {"title": "Picnic", "critical_mass": 2}).url
+    ws.execute(bob, pact, "join_commitment", {})
+    ws.execute(alice, pact, "close_commitment", {})
+    assert f"@alice closed [Picnic]({pact}), 1 of 2 joined in `team`" in ws.page(bob, "/inbox").markdown
+
+
 def test_critical_mass_and_closing_a_commitment(any_app, team):
     ws, alice, bob, carol, dave = team
     made = ws.execute(alice, "/studios/team", "create_commitment",

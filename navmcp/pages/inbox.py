@@ -16,5 +16,6 @@ def view_inbox(req: Request) -> dict[str, Any]:
     unread, total = req.facts["unread"], req.facts["entries"]
     pager = paginate(req, total)
     rows = inbox.entries(req.tx, req.user["id"], unread, pager["offset"], PAGE_SIZE) if total else []
+    inbox.results(req, rows)
     return {"title": "Inbox", "breadcrumb": [("Home", "/"), ("Inbox", "/inbox")],
             "entries": rows, "unread": unread, "pager": pager}
