@@ -35,6 +35,7 @@ KINDS: dict[str, bool] = {
     "commitment_closed": False,  # a commitment you created or joined closed
     "added": False,             # you were added to a studio
     "reminder": True,           # the creator or an admin reminds you to vote
+    "deadline": False,          # a decision awaiting your vote or a commitment awaiting you is due within a day (navmcp.due)
     "approval_requested": True,  # an agent's write waits for your approval (navmcp.held)
     "approval_decided": False,  # your agent's held write was approved and run, rejected or failed
 }
@@ -84,7 +85,8 @@ _MINE = ("e.user_id = ? AND e.dismissed_at IS NULL"
          " AND (e.studio_id IS NULL OR e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?))")
 _COLUMNS = """e.id, e.kind, e.count, e.client, e.created_at, e.updated_at, e.read_at, e.item_id,
               s.handle AS studio, s.name AS studio_name, i.kind AS item_kind, i.title,
-              i.closed_at AS item_closed_at, i.deadline AS item_deadline, i.participant_count, i.critical_mass, a.handle AS actor"""
+              i.closed_at AS item_closed_at, i.deadline AS item_deadline, i.participant_count, i.critical_mass,
+              a.handle AS actor"""
 _JOINS = """inbox e LEFT JOIN studios s ON s.id = e.studio_id LEFT JOIN items i ON i.id = e.item_id
             LEFT JOIN users a ON a.id = e.actor_id"""
 
@@ -155,6 +157,11 @@ def _said(row: dict[str, Any]) -> tuple[str, str]:
         return (f"{who} mentioned you {n} times in", "") if n > 1 else (f"{who} mentioned you in", "")
     if kind == "reminder":
         return f"{who} reminds you to vote on", ""
+    if kind == "deadline":  # navmcp.due: nobody acted
+        due = f" (deadline {row['item_deadline'][:16].replace('T', ' ')} UTC)" if row["item_deadline"] else ""
+        if row["item_kind"] == "commitment":
+            return "Due within a day and still short of critical mass:", due
+        return "Due within a day, awaiting your vote:", due
     if kind == "decision_closed":
         return f"{who} closed", ""
     if kind == "commitment_closed":  # its outcome, as lists say it
