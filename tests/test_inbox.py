@@ -4,6 +4,8 @@ members only and never for the actor; bursts fold; the page, its actions and hom
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from navmcp import inbox, mentions, workspace
@@ -201,9 +203,14 @@ def test_home_shows_the_unread_count_and_the_newest(any_app, team):
         ws.execute(alice, "/studios/team", "create_note", {"title": f"Note {n} " + "x" * 180, "body": "@bob"})
     home = ws.page(bob, "/")
     assert home.data["unread"] == 6
-    assert "## Inbox (6 unread)" in home.markdown and "Note 4" in home.markdown and "Note 1" not in home.markdown
-    assert "[/inbox](/inbox)" in home.markdown
+    assert "## [Inbox](/inbox) (6 unread)" in home.markdown and "Note 4" in home.markdown and "Note 1" not in home.markdown
     assert len(home.markdown) < 2000
+    # in one studio, no line names it (Your studios does); in two, each line does
+    assert "in `team`" not in home.markdown
+    ws.execute(alice, "/", "create_studio", {"handle": "side", "name": "Side"})
+    ws.execute(alice, "/studios/side/members", "add_member", {"handle": "bob"})
+    home = ws.page(bob, "/")
+    assert re.search(r"\[Note 4 x+…?\]\(/studios/team/n/\w+\) in `team`", home.markdown)
 
 
 def test_leaving_a_studio_hides_its_entries(any_app, team):

@@ -661,7 +661,7 @@ def test_participant_counts_stay_exact(any_app, team, new_user, store_kind, requ
     ws.execute(dave, open_one, "leave_commitment", {})
     check({open_id: 1})
     assert "2 more needed" in ws.page(alice, open_one).markdown
-    assert re.search(r"\[Run together\]\(\S+\) in `team` — 1 of 3 joined, 2 more needed", ws.page(alice, "/").markdown)
+    assert re.search(r"\[Run together\]\(\S+\) — 1 of 3 joined, 2 more needed", ws.page(alice, "/").markdown)  # one studio: not named per line
     # A removed member's participation stays with the studio, and so does the count.
     ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
     check({full_id: 2, open_id: 1})
