@@ -5,6 +5,7 @@ members only and never for the actor; bursts fold; the page, its actions and hom
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -211,6 +212,22 @@ def test_home_shows_the_unread_count_and_the_newest(any_app, team):
     ws.execute(alice, "/studios/side/members", "add_member", {"handle": "bob"})
     home = ws.page(bob, "/")
     assert re.search(r"\[Note 4 x+…?\]\(/studios/team/n/\w+\) in `team`", home.markdown)
+
+
+def test_entries_are_kept_90_days(any_app, team, monkeypatch):
+    """An entry last changed more than KEEP_DAYS ago goes when the next entry is written (on SQLite
+    anyone's, on PostgreSQL one for the same person); a newer one stays."""
+    ws, alice, bob, carol, dave = team
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Old", "body": "@bob"})
+    real, real_ns = time.time, time.time_ns
+    monkeypatch.setattr(time, "time", lambda: real() + 60 * 86_400)
+    monkeypatch.setattr(time, "time_ns", lambda: real_ns() + 60 * 86_400 * 10**9)
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Middle", "body": "@bob"})
+    monkeypatch.setattr(time, "time", lambda: real() + (inbox.KEEP_DAYS + 1) * 86_400)
+    monkeypatch.setattr(time, "time_ns", lambda: real_ns() + (inbox.KEEP_DAYS + 1) * 86_400 * 10**9)
+    assert ("mention", "Old", 1) in kinds(any_app, bob)
+    ws.execute(alice, "/studios/team", "create_note", {"title": "New", "body": "@bob"})
+    assert [k for k in kinds(any_app, bob) if k[0] == "mention"] == [("mention", "New", 1), ("mention", "Middle", 1)]
 
 
 def test_leaving_a_studio_hides_its_entries(any_app, team):
