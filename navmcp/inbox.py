@@ -34,6 +34,7 @@ KINDS: dict[str, bool] = {
     "commitment_mass": False,   # a commitment you created or joined reached critical mass
     "commitment_closed": False,  # a commitment you created or joined closed
     "added": False,             # you were added to a studio
+    "invited": False,           # an admin invited you to a studio (outside it: you are no member; navmcp.invitations)
     "reminder": True,           # the creator or an admin reminds you to vote
     "deadline": False,          # a decision awaiting your vote or a commitment awaiting you is due within a day (navmcp.due)
     "approval_requested": True,  # an agent's write waits for your approval (navmcp.held)
@@ -132,9 +133,11 @@ def _rows(tx: Tx, sql: str, args: tuple) -> list[dict[str, Any]]:
     for row in rows:
         studio = f"/studios/{row['studio']}" if row["studio"] else "/"
         row["url"] = (f"{studio}/{_LETTER[row['item_kind']]}/{row['item_id']}" if row["item_kind"]
-                      else f"{studio}/held" if row["kind"] in _HELD else studio)
+                      else f"{studio}/held" if row["kind"] in _HELD else "/inbox" if row["kind"] == "invited" else studio)
         row["unread"] = row["read_at"] is None
-        row["name"] = row["title"] if row["item_kind"] else row["studio_name"]  # what it is about: user text
+        # what it is about: user text (an invitation's studio is named where it is answered, on /inbox)
+        row["name"] = (row["title"] if row["item_kind"] else "the invitations for you" if row["kind"] == "invited"
+                       else row["studio_name"])
         row["before"], row["after"] = _said(row)
         # A closed decision's result is the kind's to say, as its page says it (`results`): user text
         row["result"] = None
@@ -171,6 +174,8 @@ def _said(row: dict[str, Any]) -> tuple[str, str]:
         return "", f" reached critical mass (the last to join: {who})"
     if kind == "added":
         return f"{who} added you to", ""
+    if kind == "invited":
+        return f"{who} invited you to a studio: see", ""
     if kind == "approval_requested":
         return (f"{n} held actions wait for your approval in", f", the last asked by {who}'s agent") if n > 1 else (
             f"{who}'s agent asks for your approval in", "")

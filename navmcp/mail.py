@@ -97,7 +97,7 @@ def send_digests(store: Store, smtp: Smtp, base_url: str) -> int:
         lines = [f"You have {unread} unread entr{'y' if unread == 1 else 'ies'} in your navmcp inbox:", ""]
         for e in entries:
             said = " ".join(part for part in (e["before"], f"“{e['name']}”") if part) + e["after"]
-            lines += [f"- {said} in {e['studio']}", f"  {base}{e['url']}"]
+            lines += [f"- {said}" + (f" in {e['studio']}" if e["studio"] else ""), f"  {base}{e['url']}"]
         lines += ["", f"All of it: {base}/inbox",
                   f"To stop these e-mails: digest_off on {base}/whoami"]
         smtp.send(person["email"], f"navmcp: {unread} unread", "\n".join(lines))

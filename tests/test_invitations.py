@@ -10,7 +10,7 @@ import re
 import pytest
 
 from navmcp import invitations
-from navmcp.errors import ActionUnavailable, InvalidActionParams
+from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams
 
 
 @pytest.fixture
@@ -110,3 +110,63 @@ def test_row_level_security_keeps_invitations_to_admins(any_app, team):
     with pytest.raises(psycopg.errors.InsufficientPrivilege):  # the count of uses is not the admins' to write
         with any_app.store.write(user_id=alice["id"]) as tx:
             tx.execute("UPDATE invitations SET uses = 0")
+
+
+def test_an_invitation_to_a_handle_waits_in_the_inbox_until_accepted(any_app, team, new_user):
+    """An admin invites a findable handle: the person is told in their inbox (an entry outside any
+    studio, and the list on /inbox) and is no member until they accept, in their browser; accepting
+    joins with its role and uses it; the members page lists it for them."""
+    ws, alice, bob, carol = team
+    said = ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "@carol", "role": "admin"}).message
+    assert "/invite/" not in said and "@carol" in said  # no link: only carol answers it
+    assert "carol" not in roles(ws, alice)
+    page = ws.page(carol, "/inbox")
+    [waiting] = page.data["invitations"]
+    assert (waiting["studio"], waiting["studio_name"], waiting["role"], waiting["inviter"]) == ("team", "Team", "admin", "alice")
+    assert "## Invitations for you" in page.markdown and f"invitation `{waiting['id']}`" in page.markdown
+    [entry] = [e for e in page.data["entries"] if e["kind"] == "invited"]
+    # (on PostgreSQL carol may not read alice's account yet: the entry says "someone", the list names her)
+    assert entry["unread"] and entry["url"] == "/inbox" and "invited you to a studio" in entry["before"]
+    assert ws.page(carol, "/").data["unread"] == 1
+    assert {"accept_invitation", "decline_invitation"} <= {a.name for a in ws.page(carol, "/inbox", browser=True).actions}
+    with pytest.raises(ActionUnavailable, match="browser"):  # an agent cannot say yes for them
+        ws.execute(carol, "/inbox", "accept_invitation", {"invitation": waiting["id"]})
+    with pytest.raises((ActionUnavailable, InvalidActionParams)):  # bob cannot answer carol's
+        ws.execute(bob, "/inbox", "decline_invitation", {"invitation": waiting["id"]})
+    listed = ws.page(alice, "/studios/team/members")
+    assert listed.data["invitations"][0]["invitee"] == "carol" and "for @carol" in listed.markdown
+    with pytest.raises(ActionFailed, match="already"):  # one waiting invitation per person
+        ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "carol"})
+    done = ws.execute(carol, "/inbox", "accept_invitation", {"invitation": waiting["id"]}, browser=True)
+    assert done.url == "/studios/team" and roles(ws, alice)["carol"] == "admin"
+    assert ws.page(carol, "/inbox").data["invitations"] == [] and ws.page(carol, "/").data["unread"] == 0
+    assert ws.page(alice, "/studios/team/members").data["invitations"][0]["state"] == "accepted"
+    with pytest.raises(ActionFailed, match="member of this studio already"):  # members are not invited
+        ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "bob"})
+
+
+def test_a_declined_revoked_or_unfindable_invitation_adds_nobody(any_app, team, new_user):
+    ws, alice, bob, carol = team
+    ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "carol"})
+    [waiting] = ws.page(carol, "/inbox").data["invitations"]
+    ws.execute(carol, "/inbox", "decline_invitation", {"invitation": waiting["id"]})  # an agent may decline
+    assert "carol" not in roles(ws, alice) and ws.page(carol, "/inbox").data["invitations"] == []
+    assert ws.page(alice, "/studios/team/members").data["invitations"][0]["state"] == "declined"
+    ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "carol"})  # asked again
+    [again] = ws.page(carol, "/inbox").data["invitations"]
+    ws.execute(alice, "/studios/team/members", "revoke_invitation", {"invitation": again["id"]})
+    assert ws.page(carol, "/inbox").data["invitations"] == []
+    with pytest.raises(ActionUnavailable):  # nothing waits any more
+        ws.execute(carol, "/inbox", "accept_invitation", {"invitation": again["id"]}, browser=True)
+    assert "carol" not in roles(ws, alice)
+    # an unfindable handle and no handle at all get one answer (no probing who exists)
+    dave, _ = new_user("dave")
+    ws.execute(dave, "/whoami", "make_unfindable", {})
+    refusals = []
+    for handle in ("dave", "nobody-here"):
+        with pytest.raises(InvalidActionParams) as refused:
+            ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": handle})
+        refusals.append(refused.value.message.replace(handle, "H"))
+    assert refusals[0] == refusals[1] and ws.page(dave, "/inbox").data["invitations"] == []
+    with pytest.raises(ActionUnavailable):  # only admins invite
+        ws.execute(bob, "/studios/team/members", "create_invitation", {"handle": "carol"})

@@ -31,7 +31,9 @@ EXERCISED_ACTIONS = {
     "add_comment", "confirm_read", "edit_note", "pin", "unpin", "add_option", "vote", "close_decision",
     "join_commitment", "leave_commitment", "close_commitment", "leave_studio", "delete_studio", "make_findable", "make_unfindable",
     "edit_decision", "edit_commitment", "edit_comment", "delete_comment", "extend_decision", "reopen_decision",
-    "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation", "remind", "set_email", "digest_off",
+    "set_outcome", "mark_read", "dismiss", "create_invitation", "revoke_invitation",
+    "accept_invitation", "decline_invitation",  # tests/test_invitations.py, on both stores
+    "remind", "set_email", "digest_off",
     "digest_on", "set_time_zone",  # set_time_zone: tests/test_zones.py, on both stores
     "approve", "reject", "withdraw", "set_hold_rule", "remove_hold_rule",
 }

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import inbox
+from navmcp import inbox, invitations
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 
 
 def resolve_inbox(req: Request) -> None:
     req.facts["unread"], req.facts["entries"] = inbox.counts(req.tx, req.user["id"])
+    req.facts["invitations"] = invitations.addressed_to(req.tx, req.user["id"])  # waiting for your answer
 
 
 def view_inbox(req: Request) -> dict[str, Any]:
@@ -18,4 +19,4 @@ def view_inbox(req: Request) -> dict[str, Any]:
     rows = inbox.entries(req.tx, req.user["id"], unread, pager["offset"], PAGE_SIZE) if total else []
     inbox.results(req, rows)
     return {"title": "Inbox", "breadcrumb": [("Home", "/"), ("Inbox", "/inbox")],
-            "entries": rows, "unread": unread, "pager": pager}
+            "entries": rows, "unread": unread, "pager": pager, "invitations": req.facts["invitations"]}
