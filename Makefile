@@ -38,7 +38,7 @@ $(CONFORMANCE)/.installed: Makefile
 	else echo "make: no npm; tests/test_conformance.py (the MCP conformance suite) will skip"; fi
 
 # The MCP Apps SDK's host bridge (npm @modelcontextprotocol/ext-apps, AppBridge) bundled for the browser
-# into $(MCP_APPS)/host.js, for tests/test_views_browser.py (the view inside a test host); without npm
+# into $(MCP_APPS)/host.js, for tests/mcp/test_views_browser.py (the view inside a test host); without npm
 # that test is skipped, and the run says so.
 $(MCP_APPS)/.installed: Makefile tests/apps_host/host.js
 	@if command -v npm > /dev/null 2>&1; then \
@@ -46,8 +46,8 @@ $(MCP_APPS)/.installed: Makefile tests/apps_host/host.js
 		&& NODE_PATH=$(MCP_APPS)/node_modules $(MCP_APPS)/node_modules/.bin/esbuild tests/apps_host/host.js --bundle \
 			--format=iife --log-level=warning --outfile=$(MCP_APPS)/host.js \
 		&& touch $@ \
-		|| echo "make: npm could not install the MCP Apps SDK; tests/test_views_browser.py will skip"; \
-	else echo "make: no npm; tests/test_views_browser.py (the MCP Apps view in a host) will skip"; fi
+		|| echo "make: npm could not install the MCP Apps SDK; tests/mcp/test_views_browser.py will skip"; \
+	else echo "make: no npm; tests/mcp/test_views_browser.py (the MCP Apps view in a host) will skip"; fi
 
 # The whole suite; where no PostgreSQL server, Chromium or MCP conformance suite is found their tests
 # are skipped, and the run ends by saying so ("what did not run").

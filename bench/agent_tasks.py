@@ -398,9 +398,9 @@ def seed_workspace(home: Path, items: int) -> dict[str, Any]:
 
 def ground_truth(home: Path, summary: dict[str, Any]) -> dict[str, Any]:
     """What each task must find, read from the database itself (never shown to the agent)."""
-    from navmcp import seed
     from navmcp.clock import now
-    from navmcp.domain import cycle_window
+    from navmcp.content.domain import cycle_window
+    from navmcp.demo import seed
 
     urls = summary["urls"]
     db = sqlite3.connect(home / "navmcp.db")

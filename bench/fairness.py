@@ -32,9 +32,9 @@ MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcont
 
 def make_home(workdir: Path, items: int) -> tuple[Path, dict[str, str]]:
     """The seeded home (made once per size), and the tokens and URLs the clients use."""
-    from navmcp import seed
     from navmcp.app import App
     from navmcp.config import Config
+    from navmcp.demo import seed
     from navmcp.identity import add_user, ensure_owner, mint_token, user_by_handle
 
     home = workdir / f"items-{items}"

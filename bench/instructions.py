@@ -19,7 +19,7 @@ from a working process's enough that it once moved a figure by half.) Targets:
   figure is per call
 - `vote:stdio`, `vote:stdio:modern` — the bench's pipelined vote itself: a burst of 64 of the
   bench's two-ballot votes (`bench.run.vote_args`), one group, read from a pipe's worth of bytes
-  by `navmcp.stdio.serve` and answered into one (legacy: an initialized connection; modern: each
+  by `navmcp.mcp.stdio.serve` and answered into one (legacy: an initialized connection; modern: each
   request with its `_meta`); the figure is per vote
 - `vote:work` — the same vote's own work with nothing of navmcp's around it, GROUP at a time in
   one transaction (`bench.vote_work`): `vote:group` minus this is what navmcp's layers cost
@@ -66,8 +66,8 @@ import tempfile
 
 from bench.run import PYTHON, ROOT
 
-GROUP = 50  # calls per group in the `:group` targets (a pipelined burst; navmcp.stdio.MAX_GROUP bounds it)
-BURST = 64  # votes per `vote:stdio` burst: one group of navmcp.stdio.MAX_GROUP
+GROUP = 50  # calls per group in the `:group` targets (a pipelined burst; navmcp.mcp.stdio.MAX_GROUP bounds it)
+BURST = 64  # votes per `vote:stdio` burst: one group of navmcp.mcp.stdio.MAX_GROUP
 
 
 def targets_for(urls: list[str]) -> list[str]:
@@ -85,14 +85,14 @@ def per_call(target: str) -> int:
 
 
 def stdio_burst(app, fx, era: str):
-    """A function answering BURST pipelined votes, as `navmcp.stdio.serve` reads them from a pipe,
+    """A function answering BURST pipelined votes, as `navmcp.mcp.stdio.serve` reads them from a pipe,
     on one connection of `app` that stays open (its `close` only ends subscriptions: none here)."""
     import io
     import json
 
     from bench.run import MODERN_META, vote_args
-    from navmcp import stdio
-    from navmcp.tools import connect
+    from navmcp.mcp import stdio
+    from navmcp.mcp.tools import connect
 
     conn = connect(app, None)
     extra = {"_meta": MODERN_META} if era == "modern" else {}
@@ -194,7 +194,8 @@ def inner(args) -> int:
 
 def without_inbox() -> None:
     """Make the inbox and mentions no-ops in this process: a call as it was before issue 43."""
-    from navmcp import inbox, mentions
+    from navmcp.content import mentions
+    from navmcp.feeds import inbox
 
     inbox.notify = lambda req, kind, user_ids, item_id=None: []
     inbox.related = lambda tx, item_id: []

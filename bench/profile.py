@@ -44,7 +44,7 @@ def seeded_workspace(prog: str, doc: str, argv: list[str] | None):
 def connected(client: str):
     """This process's App, an initialized protocol connection to it, and the local owner."""
     from navmcp.app import App
-    from navmcp.tools import connect
+    from navmcp.mcp.tools import connect
 
     app = App()
     conn = connect(app, None)

@@ -34,8 +34,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations  # noqa: E402
 
 from navmcp.app import App  # noqa: E402
 from navmcp.errors import NavError  # noqa: E402
+from navmcp.mcp.tools import INSTRUCTIONS  # noqa: E402
 from navmcp.state import NavigationState  # noqa: E402
-from navmcp.tools import INSTRUCTIONS  # noqa: E402
 
 app = App()
 lock = threading.Lock()

@@ -22,7 +22,7 @@ import time
 
 from bench.profile import connected, frame, seeded_workspace
 
-GROUP = 64  # votes per group, as `navmcp.stdio.MAX_GROUP` groups a pipelining client's
+GROUP = 64  # votes per group, as `navmcp.mcp.stdio.MAX_GROUP` groups a pipelining client's
 
 
 def work_group(app, fx, message: bytes, group: int = GROUP):
@@ -30,8 +30,8 @@ def work_group(app, fx, message: bytes, group: int = GROUP):
     BEGIN IMMEDIATE ... COMMIT around them, a savepoint each. Returns the last reply."""
     from navmcp.actions.decisions import _UPSERT_VOTES, Vote
     from navmcp.clock import now
-    from navmcp.codec import decode, encode
-    from navmcp.domain import OPTIONS_SQL
+    from navmcp.content.domain import OPTIONS_SQL
+    from navmcp.mcp.codec import decode, encode
     from navmcp.pages.items import _RESOLVE_SQL
     from navmcp.workspace import AUDIT_SQL
 

@@ -43,15 +43,15 @@ class App:
 
     @functools.cached_property
     def feed(self):
-        """Changes to watched pages (`navmcp.changes`), made by this process or any other."""
-        from navmcp.changes import Feed, PostgresSource, SqliteSource
+        """Changes to watched pages (`navmcp.feeds.changes`), made by this process or any other."""
+        from navmcp.feeds.changes import Feed, PostgresSource, SqliteSource
 
         url = self.config.database_url
         if not url:  # embedded
             self.store  # noqa: B018 — the file and its schema exist before the feed opens it
             return Feed(SqliteSource(self.config.home / "navmcp.db"))
         if self.config.feed_database_url is None and getattr(self.store, "pooled", False):
-            logging.getLogger("navmcp.changes").warning(
+            logging.getLogger("navmcp.feeds.changes").warning(
                 "NAVMCP_PG_PREPARE=off names a transaction pooler, where LISTEN hears nothing: set "
                 "NAVMCP_FEED_DATABASE_URL to a direct or session-mode URL, or live pages will not update")
         return Feed(PostgresSource(self.config.feed_database_url or url, self.store))
@@ -61,7 +61,7 @@ class App:
         """Verifier of Supabase Auth tokens when SUPABASE_JWT_SECRET or SUPABASE_URL is set, else None."""
         if not (self.config.supabase_jwt_secret or self.config.supabase_url):
             return None
-        from navmcp.supabase_auth import SupabaseAuth
+        from navmcp.identity.supabase_auth import SupabaseAuth
 
         return SupabaseAuth(self.config.supabase_jwt_secret, self.config.supabase_url)
 

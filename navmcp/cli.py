@@ -49,8 +49,8 @@ def _again(home: Path | None = None) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from navmcp.stdio import serve
-    from navmcp.tools import connect
+    from navmcp.mcp.stdio import serve
+    from navmcp.mcp.tools import connect
 
     app = _app()
     return serve(connect(app, app.config.token))
@@ -259,7 +259,7 @@ def cmd_login_link(args: argparse.Namespace) -> int:
 
 def cmd_digest(args: argparse.Namespace) -> int:
     """Send the e-mail digests that are due (run it once a day); needs NAVMCP_SMTP_URL."""
-    from navmcp.mail import SMTP_ENV, Smtp, send_digests
+    from navmcp.feeds.mail import SMTP_ENV, Smtp, send_digests
 
     url = os.environ.get(SMTP_ENV)
     if not url:
@@ -278,8 +278,8 @@ def cmd_digest(args: argparse.Namespace) -> int:
 
 
 def cmd_due(args: argparse.Namespace) -> int:
-    """Write the inbox entries of deadlines due within a day (navmcp.due); `navmcp web` does it by itself."""
-    from navmcp.due import sweep
+    """Write the inbox entries of deadlines due within a day (navmcp.feeds.due); `navmcp web` does it by itself."""
+    from navmcp.feeds.due import sweep
 
     print(f"{sweep(_app().store)} deadline entr(ies) written.")
     return 0
@@ -309,7 +309,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def _mcp_server_command() -> str:
     """The stdio server's command for an MCP client, as navmcp was installed: a checkout's
     bin/mcp-server, else the `navmcp` script beside this Python (a wheel's venv has no bin/mcp-server)."""
-    from navmcp import walkthrough
+    from navmcp.demo import walkthrough
 
     shim = walkthrough.ROOT / "bin" / "mcp-server"
     if shim.exists():
@@ -321,9 +321,9 @@ def _mcp_server_command() -> str:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from navmcp import walkthrough
     from navmcp.app import App
     from navmcp.config import Config, default_home
+    from navmcp.demo import walkthrough
     from navmcp.identity import ensure_owner
     from navmcp.web.auth import create_login_link
 
@@ -360,8 +360,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
-    from navmcp import seed
     from navmcp.config import Config
+    from navmcp.demo import seed
 
     config = Config.from_env()
     url = config.database_url
@@ -379,7 +379,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from navmcp import backup
+    from navmcp.archive import backup
     from navmcp.config import Config
 
     config = Config.from_env()
@@ -397,7 +397,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from navmcp import backup
+    from navmcp.archive import backup
     from navmcp.config import Config
 
     config = Config.from_env()

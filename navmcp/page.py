@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from navmcp.codec import Preencoded, encode
+from navmcp.mcp.codec import Preencoded, encode
 from navmcp.render import plain, render_markdown
 from navmcp.store import Row
 

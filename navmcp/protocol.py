@@ -19,7 +19,7 @@ Rules of this module:
   on a legacy one with -32600. HTTP makes a connection per request and fixes its era up front;
 - a modern request passes the ladder in `_modern_call` (envelope -32602, headers -32020, version
   -32022) before its method is looked up (-32601);
-- every fault is a `navmcp.jsonrpc` exception (one class per code) and becomes exactly one
+- every fault is a `navmcp.mcp.jsonrpc` exception (one class per code) and becomes exactly one
   JSON-RPC error, made by `jsonrpc.error_object` only, carrying the request's id whenever the id
   was readable;
 - a request (it has an "id") gets exactly one response; a notification never gets one;
@@ -37,10 +37,10 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from navmcp.codec import Preencoded, decode, encode, preencoded
 from navmcp.errors import Busy, echo
 from navmcp.idempotency import META_KEY
-from navmcp.jsonrpc import (
+from navmcp.mcp.codec import Preencoded, decode, encode, preencoded
+from navmcp.mcp.jsonrpc import (
     BatchBudgetSpent,
     HeaderMismatch,
     InternalError,
@@ -53,7 +53,7 @@ from navmcp.jsonrpc import (
     UnsupportedProtocolVersion,
     error_object,
 )
-from navmcp.views import UI_EXTENSION, VIEW_CALL, renders_views
+from navmcp.mcp.views import UI_EXTENSION, VIEW_CALL, renders_views
 
 log = logging.getLogger("navmcp.protocol")
 
@@ -85,7 +85,7 @@ CACHE_HINTS: dict[str, tuple[int, str]] = {
     "resources/read": (0, "private"),  # a page, as this user sees it now
 }
 # One fact: what both eras declare (discover's `capabilities`, initialize's): MCP Apps views among
-# the extensions (navmcp.views; a client gets them where it declares the extension too).
+# the extensions (navmcp.mcp.views; a client gets them where it declares the extension too).
 CAPABILITIES: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "prompts": {}, "completions": {},
                                            "extensions": {UI_EXTENSION: {}}}
 # Where the transport can send between replies (`Connection.outbound`), pages can be watched too.
@@ -94,16 +94,16 @@ NO_REPLY = object()  # a request answered later, or never (a subscription the cl
 
 
 class ToolHost(Protocol):
-    """What the protocol needs from the application (`navmcp.tools.Session` is it): the static
+    """What the protocol needs from the application (`navmcp.mcp.tools.Session` is it): the static
     tool list and a way to call one, the pages as resources and their watching, the prompts and
-    completion. Methods raise `navmcp.jsonrpc` faults for the protocol faults they find (an
+    completion. Methods raise `navmcp.mcp.jsonrpc` faults for the protocol faults they find (an
     unknown resource is `InvalidParams` with `data.uri`)."""
 
     def tool_definitions(self) -> list[dict[str, Any]]: ...
     def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None, *,
                   views: bool = False, from_view: bool = False) -> dict[str, Any]:
         """`idempotency_key`: the call's `_meta["io.github.navmcp/idempotencyKey"]`, if any.
-        `views`: the client renders MCP Apps views (navmcp.views), so a result may carry one's data;
+        `views`: the client renders MCP Apps views (navmcp.mcp.views), so a result may carry one's data;
         `from_view`: the view made the call (a person in it), not the model."""
     def tool_names(self) -> frozenset[str]: ...
     def list_resources(self, cursor: Any) -> dict[str, Any]: ...
@@ -117,7 +117,7 @@ class ToolHost(Protocol):
     def group(self) -> AbstractContextManager[Any]:
         """A context in which the calls share one unit of work (see `Connection.group`)."""
     def watch(self, uri: Any, notify: Callable[[Any], None], end: Callable[[str], None]) -> Any:
-        """Watch the page a resource URI names (`navmcp.subscriptions`): `notify` on each change,
+        """Watch the page a resource URI names (`navmcp.mcp.subscriptions`): `notify` on each change,
         `end` when it can no longer be watched. A handle for `unwatch` (None: nothing to watch)."""
     def unwatch(self, handle: Any) -> None: ...
     def position(self) -> str:
@@ -375,7 +375,7 @@ class Connection:
             raise MethodNotFound(f"Method not found: {method} (this transport sends nothing between replies, so "
                                  "pages can't be watched on it)")
         if self._subscriptions is None:
-            from navmcp.subscriptions import Subscriptions
+            from navmcp.mcp.subscriptions import Subscriptions
 
             self._subscriptions = Subscriptions(self.host, self.outbound)
         return self._subscriptions

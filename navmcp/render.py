@@ -7,7 +7,7 @@ Two rules make user-written text unable to pass for page structure, and both sho
 - multi-line text (bodies, comments) goes through `fenced`, a code fence longer than any run of
   backticks inside it, so nothing in it is markdown at all.
 No backslash escapes: a model reads the raw markdown, and copies what it reads (a title, to vote).
-Templates are compiled once per process; they live in the package (`navmcp/templates/`), so a wheel carries them.
+Templates are compiled once per process; they live in the top-level `templates/`, which the wheel ships inside the package.
 They lay out every blank line of a page themselves (see _layout.md.j2): nothing cleans a page up after.
 """
 
@@ -19,9 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from navmcp import zones
-from navmcp.clock import moment, now
-from navmcp.text import INVISIBLE
+from navmcp.clock import moment, now, zones
+from navmcp.content.text import INVISIBLE
 
 BODY_PART_CHARS = 6000  # one page shows at most this much of a body; the rest is at ?part=N
 FULL_BODY_CHARS = 60_000  # ?full=1 shows a body whole up to this length (about 15k tokens)
@@ -201,7 +200,7 @@ _DUE_UNITS = (("minute", 60, 3600), ("hour", 3600, 2 * 86400), ("day", 86400, 60
 
 
 def in_zone(value: str, zone: str | None = None) -> str:
-    """A stored time as shown to someone: in their zone (`navmcp.zones`) as ISO 8601 with its offset
+    """A stored time as shown to someone: in their zone (`navmcp.clock.zones`) as ISO 8601 with its offset
     and the zone's name, "2026-12-04T18:00+01:00 Europe/Paris"; with none set, `utc`."""
     if not zone:
         return utc(value)
@@ -265,8 +264,11 @@ def excerpt(text: str, length: int = 160) -> str:
 
 
 def templates_dir() -> Path:
-    """The package's templates: markdown pages at the top, `html/` for people, `static/` for their assets."""
-    return Path(__file__).resolve().parent / "templates"
+    """The templates: markdown pages at the top, `html/` for people, `static/` for their assets. The wheel
+    ships the checkout's top-level `templates/` inside the package (`navmcp/templates`, pyproject.toml)."""
+    here = Path(__file__).resolve().parent
+    shipped = here / "templates"
+    return shipped if shipped.is_dir() else here.parent / "templates"
 
 
 # A parameter's description this long (the deadline's phrases) is printed once per page; a later

@@ -27,7 +27,7 @@ class NavigationState:
     actions: list[str] = field(default_factory=list)
     history: deque[str] = field(default_factory=lambda: deque(maxlen=HISTORY_LENGTH))
     remembers: bool = True
-    # The client renders MCP Apps views (declared in its legacy initialize; navmcp.views): kept with
+    # The client renders MCP Apps views (declared in its legacy initialize; navmcp.mcp.views): kept with
     # the state so a stored HTTP session's later calls know it.
     views: bool = False
 

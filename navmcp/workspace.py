@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from navmcp import actions as action_table, attachments, changes, idempotency
+from navmcp import actions as action_table, idempotency
 from navmcp.clock import now
+from navmcp.content import attachments
 from navmcp.errors import ActionFailed, ActionUnavailable, AuthError, Busy, InvalidActionParams, NavError, NotFound
+from navmcp.feeds import changes
 from navmcp.held import hold as held, rules as hold_rules
 from navmcp.identity import Principal
 from navmcp.page import ActionInfo, Page

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,12 @@ from navmcp.identity import create_user, ensure_owner, mint_token
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "bin" / "mcp-server"
+
+# tests/ mirrors navmcp's folders, and a test imports another's helpers by module name wherever it
+# sits; pytest puts a test's folder on sys.path only when it collects that test, so every folder of
+# tests is put there now, whatever is collected first.
+sys.path[1:1] = [str(d) for d in sorted(ROOT.joinpath("tests").iterdir())
+                 if any(d.glob("test_*.py")) and str(d) not in sys.path]
 
 
 @pytest.fixture

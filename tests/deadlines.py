@@ -4,7 +4,7 @@ A test asserts what happens, never how fast (speed is measured in bench/): it wa
 (a queued message, a lock seen held, a status that changed), and gives up only after HANG seconds,
 a deadline no healthy run reaches even on a machine busy with other work, so that a hang fails
 the test instead of stalling the suite. Timers of the code itself are checked on a clock of the
-test's own (tests/test_web_head_timer.py) or through what they report (a Busy message naming
+test's own (tests/web/test_web_head_timer.py) or through what they report (a Busy message naming
 its limit), not with a stopwatch.
 """
 

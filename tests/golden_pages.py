@@ -123,7 +123,7 @@ def urls(app) -> list[str]:
         comment = tx.scalar("SELECT c.id FROM comments c JOIN items i ON i.id = c.item_id"
                             " WHERE i.title = 'Plan [v1]' ORDER BY c.created_at, c.seq LIMIT 1 OFFSET 3")
         solo = tx.scalar("SELECT id FROM items WHERE title = 'Secret'")
-    from navmcp.domain import CYCLES, KIND_LETTER
+    from navmcp.content.domain import CYCLES, KIND_LETTER
 
     base = "/studios/team"
     found = ["/", "/whoami", "/inbox", "/inbox?page=9", "/help", "/help/urls", base, f"{base}?page=2", f"{base}?page=9", f"{base}/members",

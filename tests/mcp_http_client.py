@@ -1,4 +1,4 @@
-"""A minimal raw MCP client over Streamable HTTP with the interface of `navmcp.walkthrough.StdioClient`
+"""A minimal raw MCP client over Streamable HTTP with the interface of `navmcp.demo.walkthrough.StdioClient`
 (send/receive/request/notify/initialize/call/navigate/act/close), so one walkthrough body runs over
 both transports. Legacy: `initialize` takes an Mcp-Session-Id that later posts send. Modern: every
 post carries `_meta` and the headers that mirror it (MCP-Protocol-Version, Mcp-Method, Mcp-Name)."""
@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
+from navmcp.demo.walkthrough import MODERN_VERSION, StdioClient
 from navmcp.protocol import NAME_PARAM
-from navmcp.walkthrough import MODERN_VERSION, StdioClient
 
 
 class HttpClient(StdioClient):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp.tools import connect
+from navmcp.mcp.tools import connect
 
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                "io.modelcontextprotocol/clientCapabilities": {},

@@ -17,8 +17,8 @@ import pytest
 from adversarial import figures, world
 from adversarial.drivers import StdioProcess
 from navmcp.actions import BY_PAGE
+from navmcp.mcp.tools import Session
 from navmcp.pages import ROUTES
-from navmcp.tools import Session
 
 ROLES = ("admin", "author", "member", "outsider", "invalid")
 ANYONE = {"admin", "author", "member", "outsider"}
@@ -111,7 +111,7 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     ("inbox", "accept_invitation"): ("/inbox", {"invitation": "nope"}, set()),
     ("inbox", "decline_invitation"): ("/inbox", {"invitation": "nope"}, set()),
     # held actions: decided and their rules changed in a person's browser session only, so over MCP
-    # nobody may (tests/test_held.py: an admin, not the requester, in the browser); the requester
+    # nobody may (tests/held/test_held.py: an admin, not the requester, in the browser); the requester
     # withdraws from anywhere
     ("held", "approve"): ("held", {}, set()),
     ("held", "reject"): ("held", {"note": "not now"}, set()),

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from adversarial import figures, fuzz, world
 from adversarial.drivers import SansIODriver, StdioDriver, StdioProcess
-from navmcp.tools import connect
+from navmcp.mcp.tools import connect
 
 FUZZ = settings(max_examples=figures.pick(150, 4000), deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])

@@ -354,7 +354,7 @@ def test_regression_internal_error_on_mcp_is_json_rpc(adv_world, tmp_path, monke
 
     import httpx
 
-    from navmcp import sessions
+    from navmcp.mcp import sessions
 
     w = world.copy(adv_world, tmp_path / "home")
     app = w.app()

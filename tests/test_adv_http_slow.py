@@ -4,7 +4,7 @@ normal client is still answered, and the stalled connections are closed (heads a
 NAVMCP_WEB_HEAD_TIMEOUT, bodies with a 408 after NAVMCP_WEB_BODY_TIMEOUT, clients that read nothing
 of their answers for a whole period are disconnected). How long a normal request took is reported
 (`figures`), not asserted: the machine may be busy; the timers' exact rules are checked on a clock
-of the test's own in tests/test_web_head_timer.py."""
+of the test's own in tests/web/test_web_head_timer.py."""
 
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ def test_a_connection_in_use_outlives_the_head_timeout_and_is_closed_once_idle(s
     """The head timer counts from the last answer: a connection asking again and again (a GET, served
     by uvicorn's request cycle; a stateless /mcp request, answered at once) stays open well past
     NAVMCP_WEB_HEAD_TIMEOUT (2 s here), and once it falls silent it is closed, not before that
-    period (how soon after is tests/test_web_head_timer.py's, on a clock of its own)."""
+    period (how soon after is tests/web/test_web_head_timer.py's, on a clock of its own)."""
     srv, w = server
     request = (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" if asked == "get"
                else _discover(w.tokens["author"]))

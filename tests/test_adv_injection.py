@@ -18,7 +18,7 @@ import pytest
 from adversarial import figures, world
 from adversarial.markdown import check_page, structure
 from navmcp.actions import ACTIONS
-from navmcp.tools import Session
+from navmcp.mcp.tools import Session
 
 CORPUS = json.loads((Path(__file__).parent / "adversarial" / "injection_corpus.json").read_text())["entries"]
 REAL_ACTIONS = {a.name for a in ACTIONS}

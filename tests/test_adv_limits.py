@@ -11,7 +11,7 @@ import pytest
 
 from adversarial import figures, world
 from adversarial.markdown import check_page
-from navmcp.tools import Session, connect
+from navmcp.mcp.tools import Session, connect
 
 MAX_PAGE_BYTES = 100_000
 WORST = "#*_[]<>|`~\\"  # every one of these is escaped: a title of them doubles in length

@@ -12,8 +12,8 @@ import pytest
 from adversarial import figures, world
 from adversarial.drivers import StdioProcess
 from navmcp.errors import NavError, RateLimited
+from navmcp.mcp.tools import Session
 from navmcp.ratelimit import RateLimiter, key_for, parse
-from navmcp.tools import Session
 
 
 def waits_allowed(period: float, elapsed: float) -> range:

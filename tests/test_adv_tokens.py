@@ -15,7 +15,7 @@ import pytest
 from adversarial import figures, world
 from adversarial.drivers import ROOT, StdioProcess
 from navmcp.identity import AUDIENCE, ISSUER, mint_token
-from navmcp.tools import Session
+from navmcp.mcp.tools import Session
 
 
 def _claims(sub: str, **over) -> dict:

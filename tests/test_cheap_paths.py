@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from navmcp import completion, seed
 from navmcp.app import App
 from navmcp.config import Config
+from navmcp.demo import seed
 from navmcp.identity import ensure_owner
+from navmcp.mcp import completion
 from navmcp.pages import home
 
 SMALL, BIG = 1000, 3000  # items in the studio; a tenth are open decisions, a few hundred await the owner

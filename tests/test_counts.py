@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from navmcp import search
 from navmcp.clock import stamp
-from navmcp.domain import insert_option
+from navmcp.content import search
+from navmcp.content.domain import insert_option
 from navmcp.identity import add_user, new_id
 from navmcp.pages.home import COUNT_CAP
 from navmcp.pages.request import PAGE_SIZE

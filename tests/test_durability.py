@@ -15,7 +15,7 @@ import pytest
 
 from navmcp.app import App
 from navmcp.config import Config
-from navmcp.walkthrough import StdioClient, server_command
+from navmcp.demo.walkthrough import StdioClient, server_command
 
 
 def test_a_write_transaction_commits_with_full_sync_and_bookkeeping_with_normal(app, owner):

@@ -22,12 +22,13 @@ import jinja2
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from navmcp import actions as action_table, seed
-from navmcp.codec import _DECODER, Preencoded, _dumps, decode, encode, json_text
-from navmcp.jsonrpc import ParseError
+from navmcp import actions as action_table
+from navmcp.demo import seed
+from navmcp.mcp.codec import _DECODER, Preencoded, _dumps, decode, encode, json_text
+from navmcp.mcp.jsonrpc import ParseError
+from navmcp.mcp.tools import connect
 from navmcp.page import MARKDOWN_TEMPLATE
 from navmcp.render import LONG_DESCRIPTION, environment, inline, listings, page_links
-from navmcp.tools import connect
 from navmcp.workspace import action_info
 
 # The listing as a template loop would render it (kept here as the reference): the action's line,
@@ -205,7 +206,7 @@ def test_stdio_flushes_whenever_it_would_wait_for_input(app):
     the last line was a notification (no reply of its own) or blank."""
     import io
 
-    from navmcp.stdio import _TOO_LONG, _Lines, serve
+    from navmcp.mcp.stdio import _TOO_LONG, _Lines, serve
 
     class Recorder(io.BytesIO):
         flushed: list[int]

@@ -14,7 +14,7 @@ What makes it hold:
   -32000 without running;
 - search is bounded (`search.SEARCH_WINDOW`, `search.MIN_PREFIX`): its cost does not grow with the
   studio;
-- a pipelined group never holds the write lock across reads (tests/test_group_commit.py).
+- a pipelined group never holds the write lock across reads (tests/mcp/test_group_commit.py).
 """
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ import psycopg
 import pytest
 
 from deadlines import HANG, wait_for
-from navmcp import protocol, search, seed
+from navmcp import protocol
 from navmcp.app import App
 from navmcp.config import Config
+from navmcp.content import search
+from navmcp.demo import seed
 from navmcp.identity import add_user, mint_token
+from navmcp.mcp.tools import connect
 from navmcp.store.fulltext import fts5_match
-from navmcp.tools import connect
 from navmcp.web import workers
 from pg_web import PROTOCOL, HttpMcp, PgWebServer
 from store_fixtures import waiting_for_locks

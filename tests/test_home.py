@@ -11,7 +11,7 @@ from pathlib import Path
 
 from navmcp.app import App
 from navmcp.config import Config
-from navmcp.walkthrough import StdioClient
+from navmcp.demo.walkthrough import StdioClient
 
 NAVMCP_FILES = {"navmcp.db", "navmcp.db-wal", "navmcp.db-shm", "secret"}
 

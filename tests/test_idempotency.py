@@ -11,8 +11,8 @@ import pytest
 
 from navmcp.errors import ActionUnavailable, IdempotencyKeyRefused
 from navmcp.idempotency import META_KEY
+from navmcp.mcp.tools import Session
 from navmcp.protocol import Connection
-from navmcp.tools import Session
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from navmcp.walkthrough import StdioClient
+from navmcp.demo.walkthrough import StdioClient
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,9 +32,10 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_carries_templates_and_migrations(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     # every template and static file of the package: markdown pages, HTML pages, their assets
+    # the checkout's top-level templates/, shipped inside the package (pyproject.toml's force-include)
     templates = {n.removeprefix("navmcp/templates/") for n in names if n.startswith("navmcp/templates/")}
-    shipped = {str(p.relative_to(ROOT / "navmcp" / "templates")) for p in (ROOT / "navmcp" / "templates").rglob("*")
-               if p.is_file()}
+    shipped = {str(p.relative_to(ROOT / "templates")) for p in (ROOT / "templates").rglob("*") if p.is_file()}
+    assert not (ROOT / "navmcp" / "templates").exists()
     assert templates == shipped and {"_layout.md.j2", "html/decision.html.j2", "static/app.css"} <= templates
     migrations = {n.rsplit("/", 1)[1] for n in names if n.startswith("navmcp/migrations/") and n.endswith(".sql")}
     assert migrations == {p.name for p in (ROOT / "navmcp" / "migrations").glob("*.sql")}

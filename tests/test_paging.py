@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from navmcp.clock import stamp
-from navmcp.domain import cycle_window, insert_option
+from navmcp.content.domain import cycle_window, insert_option
 from navmcp.identity import add_user, new_id
 
 _examples = itertools.count()

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from navmcp import codec, protocol
+from navmcp import protocol
+from navmcp.mcp import codec
 from navmcp.protocol import SUPPORTED_VERSIONS, Connection
 
 SECRET_WORD = "kaboom-secret-detail"
@@ -432,7 +433,7 @@ def test_schema_failing_arguments_are_tool_errors_naming_the_field(real, tool, a
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from navmcp import actions as action_table  # noqa: E402
-from navmcp.tools import connect  # noqa: E402
+from navmcp.mcp.tools import connect  # noqa: E402
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
@@ -503,7 +504,7 @@ def test_a_modern_request_needs_no_handshake_and_is_complete():
 def test_the_audit_names_the_client_each_modern_request_names(app, owner):
     """A modern client names itself in every request (a stdio process may serve several in turn):
     each action's audit line takes the name its own request gave, or "unknown" without one."""
-    from navmcp.tools import connect
+    from navmcp.mcp.tools import connect
 
     conn = connect(app, None)
     conn.receive(modern("tools/call", {"name": "execute_action", "arguments": {
@@ -650,7 +651,7 @@ def test_a_database_away_is_a_server_error_to_send_again_not_not_found(app, owne
     """resources/read (and any method but a tool call, whose result says it itself) while the
     database is busy or away: -32000 with `retryAfter`, never "Resource not found" or -32603."""
     from navmcp.errors import Unavailable
-    from navmcp.tools import Session as ToolSession
+    from navmcp.mcp.tools import Session as ToolSession
 
     def away(self, url):
         raise Unavailable("the database can't be reached right now; nothing of this call was applied")

@@ -9,7 +9,7 @@ mcp = pytest.importorskip("mcp")
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-from navmcp.walkthrough import server_command  # noqa: E402
+from navmcp.demo.walkthrough import server_command  # noqa: E402
 
 
 def run_with_sdk(home, script):

@@ -10,17 +10,17 @@ import anyio
 import pytest
 
 mcp = pytest.importorskip("mcp")
-from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.types import PromptReference, ResourceTemplateReference  # noqa: E402
 
+from mcp import Client  # noqa: E402
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
+from navmcp.demo.walkthrough import server_command  # noqa: E402
 from navmcp.identity import ensure_owner, mint_token  # noqa: E402
-from navmcp.walkthrough import server_command  # noqa: E402
 from webproc import navmcp_web  # noqa: E402
 
 MODES = ["2026-07-28", "auto", "legacy"]

@@ -59,13 +59,13 @@ def test_nothing_skipped_says_so(tmp_path):
 def test_the_real_suite_without_postgres_names_it(tmp_path):
     """The PostgreSQL half of the real suite, with no server where it looks: skipped, and said so."""
     root = TESTS.parent
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_pg_rls.py"],
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/store/test_pg_rls.py"],
                          cwd=root, capture_output=True, text=True, timeout=300,
                          env={**{k: v for k, v in os.environ.items() if k != "NAVMCP_REQUIRE_POSTGRES"},
                               "NAVMCP_TEST_PG": "postgresql://postgres@127.0.0.1:1/postgres"})
     assert run.returncode == 0, run.stdout[-3000:]
     summary = run.stdout.split("what did not run", 1)[1]
-    assert "PostgreSQL:" in summary and "tests/test_pg_rls.py" in summary and "PostgreSQL not reachable" in summary
+    assert "PostgreSQL:" in summary and "tests/store/test_pg_rls.py" in summary and "PostgreSQL not reachable" in summary
 
 
 def test_a_missing_conformance_suite_is_named_and_fails_when_required(tmp_path):

@@ -32,7 +32,7 @@ def test_initialize_imports_nothing_heavy(home):
     assert json.loads(done.stdout)["result"]["serverInfo"]["name"] == "navmcp"
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()
                 if line.startswith("import time:")}
-    assert "navmcp.stdio" in imported  # the check sees the server's imports at all
+    assert "navmcp.mcp.stdio" in imported  # the check sees the server's imports at all
     heavy = sorted(m for m in imported if m.split(".")[0] in {"pydantic", "pydantic_core", "jinja2", "sqlite3", "hashlib", "_hashlib"})
     assert heavy == []
     assert not (home / "navmcp.db").exists()  # nor opened the database
@@ -79,8 +79,8 @@ def test_the_stdio_server_runs_nothing_from_the_directory_it_is_started_in(tmp_p
     that directory first on sys.path, so a planted logging.py or jwt.py ran inside the server."""
     from navmcp.app import App
     from navmcp.config import Config
+    from navmcp.demo.walkthrough import StdioClient, text_of
     from navmcp.identity import ensure_owner, mint_token
-    from navmcp.walkthrough import StdioClient, text_of
 
     app = App(Config(home=home, database_url=None, token=None))
     token = mint_token(app.secret, ensure_owner(app.store)["id"])  # a token: the server imports jwt for it

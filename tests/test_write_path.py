@@ -75,7 +75,7 @@ def test_audited_param_names_are_the_json_of_the_sorted_names(world, app):
 
 def test_a_deleted_user_is_refused_by_the_calls_own_transaction_and_not_audited(world, app, make_user):
     from navmcp.identity import delete_user
-    from navmcp.tools import Session
+    from navmcp.mcp.tools import Session
 
     ws, people, urls = world
     dan, token = make_user("dan")

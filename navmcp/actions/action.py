@@ -15,7 +15,7 @@ skip_pydantic_plugin_discovery()  # before the first model is built (see navmcp/
 
 from pydantic import BaseModel, ConfigDict, ValidationError  # noqa: E402
 
-from navmcp import zones  # noqa: E402
+from navmcp.clock import zones  # noqa: E402
 from navmcp.errors import FieldError, InvalidActionParams, echo  # noqa: E402
 from navmcp.pages import Request  # noqa: E402
 
@@ -80,7 +80,7 @@ class Action:
                                       url=req.url, available=available,
                                       fields=(FieldError(nul or "params", "must not contain NUL (U+0000)"),))
         try:
-            # A deadline that names no zone is read in the acting person's (navmcp.zones).
+            # A deadline that names no zone is read in the acting person's (navmcp.clock.zones).
             return self.params.model_validate(given, context={"zone": zones.of(req.user)})
         except ValidationError as e:
             message, fields = describe_validation(self, e)

@@ -1,4 +1,4 @@
-"""`attach` and `remove_attachment` on item pages (navmcp/attachments.py holds the files and limits)."""
+"""`attach` and `remove_attachment` on item pages (navmcp/content/attachments.py holds the files and limits)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import binascii
 
 from pydantic import Field
 
-from navmcp import attachments, domain
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
+from navmcp.content import attachments, domain
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
 from navmcp.pages import Request
 

@@ -8,11 +8,12 @@ from typing import Any
 
 from pydantic import Field
 
-from navmcp import domain, kinds, revisions
+from navmcp import kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Deadline, ShortText
 from navmcp.clock import ago, now
+from navmcp.content import domain, revisions
 from navmcp.errors import FieldError, InvalidActionParams
 from navmcp.pages import Request
 from navmcp.render import utc

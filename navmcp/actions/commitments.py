@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from navmcp import domain, inbox
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import now
+from navmcp.content import domain
+from navmcp.feeds import inbox
 from navmcp.pages import Request
 
 

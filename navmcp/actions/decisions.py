@@ -7,12 +7,14 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from navmcp import domain, inbox, kinds
+from navmcp import kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import OptionRef, ShortText, Title
 from navmcp.clock import now
+from navmcp.content import domain
 from navmcp.errors import FieldError, InvalidActionParams
+from navmcp.feeds import inbox
 from navmcp.pages import Request
 from navmcp.render import inline, quoted
 from navmcp.store import Row

@@ -1,5 +1,5 @@
 """Edits: a note, a decision, a commitment or a comment changed after it was written. Every edit
-is a revision (`navmcp.revisions`): who, when, through which client, the old and the new value;
+is a revision (`navmcp.content.revisions`): who, when, through which client, the old and the new value;
 an edit naming the revision it read (`base`) is refused when another came since."""
 
 from __future__ import annotations
@@ -8,12 +8,13 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from navmcp import domain, inbox, mentions, revisions, text
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Comment, Deadline, OptionRef, ShortText, Tags, Title
 from navmcp.clock import now
+from navmcp.content import domain, mentions, revisions, text
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
+from navmcp.feeds import inbox
 from navmcp.pages import Request
 from navmcp.store import Row
 

@@ -8,11 +8,10 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
-from navmcp import zones
-from navmcp.clock import stamp
-from navmcp.dates import EXAMPLES, date_from_phrase, time_of_day
+from navmcp.clock import stamp, zones
+from navmcp.clock.dates import EXAMPLES, date_from_phrase, time_of_day
+from navmcp.content.text import handle_text, look_alike_key, normalized
 from navmcp.render import DIRECTION_CONTROLS, quoted
-from navmcp.text import handle_text, look_alike_key, normalized
 
 
 def _one_line(value: str) -> str:
@@ -49,9 +48,9 @@ _NAMED_ZONE = re.compile(r"(?:utc|z|gmt|[+-]\d{2}:?\d{2})$")
 
 
 def _deadline(value: object, zone: str | None = None) -> str:
-    """An ISO date or date-time in the future, or a plain phrase for a day (navmcp.dates), stored as
+    """An ISO date or date-time in the future, or a plain phrase for a day (navmcp.clock.dates), stored as
     UTC text. What names no zone is read in the zone of the person acting (the validation context's
-    `zone`, `navmcp.zones`; UTC when they set none): their "friday 17:00" is five o'clock their time."""
+    `zone`, `navmcp.clock.zones`; UTC when they set none): their "friday 17:00" is five o'clock their time."""
     local = zones.zone(zone)
     if isinstance(value, str):
         try:

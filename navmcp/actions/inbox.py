@@ -1,12 +1,12 @@
-"""Actions on your inbox (`/inbox`, navmcp.inbox): marking entries read, dismissing them."""
+"""Actions on your inbox (`/inbox`, navmcp.feeds.inbox): marking entries read, dismissing them."""
 
 from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from navmcp import inbox
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.errors import FieldError, InvalidActionParams
+from navmcp.feeds import inbox
 from navmcp.pages import Request
 
 EntryId = Field(None, max_length=64, pattern=r"^[A-Za-z0-9_-]{1,64}$", title="Entry",

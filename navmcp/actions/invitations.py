@@ -1,4 +1,4 @@
-"""Invitations (navmcp.invitations): on a studio's members page an admin creates a link a person
+"""Invitations (navmcp.identity.invitations): on a studio's members page an admin creates a link a person
 opens in a browser to join, or an invitation for a person by a handle they made findable, and
 revokes one; on `/inbox` the person an invitation is for accepts it (in their browser) or declines it."""
 
@@ -8,12 +8,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from navmcp import invitations
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import UserHandle
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
-from navmcp.identity import user_by_handle
+from navmcp.identity import invitations, user_by_handle
 from navmcp.pages import Request
 
 

@@ -1,4 +1,4 @@
-"""Your e-mail digest, on /whoami (navmcp.mail): the address it goes to, and whether you want it."""
+"""Your e-mail digest, on /whoami (navmcp.feeds.mail): the address it goes to, and whether you want it."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import re
 
 from pydantic import Field, field_validator
 
-from navmcp import mail
 from navmcp.actions.action import Action, Outcome, Params
+from navmcp.feeds import mail
 from navmcp.pages import Request
 
 _ADDRESS = re.compile(r"^[^@\s<>\"',;]{1,64}@[A-Za-z0-9.-]{1,200}\.[A-Za-z]{2,63}$")

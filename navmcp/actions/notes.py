@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from navmcp import attachments, domain, inbox, mentions
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Comment
 from navmcp.clock import now
+from navmcp.content import attachments, domain, mentions
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
+from navmcp.feeds import inbox
 from navmcp.identity import new_id
 from navmcp.pages import PAGE_SIZE, Request
 from navmcp.store import Row

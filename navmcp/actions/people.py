@@ -1,5 +1,5 @@
 """Actions about yourself: whether studio admins may find you by your handle and add you; your
-time zone (navmcp.zones).
+time zone (navmcp.clock.zones).
 
 Adding someone to a studio takes their consent (docs/privacy.md): a handle they chose to make
 findable. Accounts that people sign up for themselves start unfindable."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from navmcp import zones
 from navmcp.actions.action import Action, Outcome, Params
+from navmcp.clock import zones
 from navmcp.errors import ActionFailed
 from navmcp.pages import Request
 

@@ -1,14 +1,16 @@
 """`remind` on a decision: its creator or an admin tells the members who have not voted yet, with
-one inbox entry each (navmcp.inbox), at most once a day per decision. Every kind has it: not voted
-is no ballot and no answer (a stance, dots, times; navmcp.ballots)."""
+one inbox entry each (navmcp.feeds.inbox), at most once a day per decision. Every kind has it: not voted
+is no ballot and no answer (a stance, dots, times; navmcp.content.ballots)."""
 
 from __future__ import annotations
 
-from navmcp import ballots, inbox, kinds
+from navmcp import kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import ago, now
+from navmcp.content import ballots
 from navmcp.errors import ActionFailed
+from navmcp.feeds import inbox
 from navmcp.pages import Request
 
 REMIND_EVERY = 86400  # seconds between two reminders of one decision

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from navmcp import domain
+from navmcp.content import domain
 from navmcp.pages import Request
 
 

@@ -16,12 +16,14 @@ from pydantic import (
     model_validator,
 )
 
-from navmcp import changes, domain, inbox, kinds, mentions
+from navmcp import kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Deadline, Handle, Name, Options, ShortText, Tags, Title, UserHandle
 from navmcp.clock import now
+from navmcp.content import domain, mentions
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
+from navmcp.feeds import changes, inbox
 from navmcp.identity import new_id, user_by_handle
 from navmcp.pages import Request
 from navmcp.render import quoted

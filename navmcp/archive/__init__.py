@@ -18,7 +18,7 @@ from __future__ import annotations
 
 FORMAT = "navmcp-export/1"
 # An archive larger than this is refused before it is opened: a studio's files are at most 500 MiB
-# (navmcp.attachments.STUDIO_QUOTA_BYTES), and its rows and pages are small beside them.
+# (navmcp.content.attachments.STUDIO_QUOTA_BYTES), and its rows and pages are small beside them.
 MAX_ARCHIVE_BYTES = 768 * 1024 * 1024
 MAX_ENTRIES = 200_000  # files in an archive: a studio's items' pages, its files, its tables
 

@@ -11,7 +11,7 @@ from typing import Any
 from navmcp import __version__
 from navmcp.archive import FORMAT, ORDER, TABLES, ArchiveError
 from navmcp.clock import now
-from navmcp.domain import KIND_LETTER
+from navmcp.content.domain import KIND_LETTER
 from navmcp.workspace import Workspace
 
 

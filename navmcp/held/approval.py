@@ -18,10 +18,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from navmcp import changes, inbox
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, NavError
+from navmcp.feeds import changes, inbox
 from navmcp.held import rules
 from navmcp.identity import new_id
 from navmcp.pages import make_request

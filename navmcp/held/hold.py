@@ -13,9 +13,9 @@ import json
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from navmcp import changes, inbox
 from navmcp.clock import from_now, now
 from navmcp.errors import ActionFailed
+from navmcp.feeds import changes, inbox
 from navmcp.held import rules
 from navmcp.identity import new_id
 from navmcp.store import Row

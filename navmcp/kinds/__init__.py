@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from navmcp.kinds.names import DEFAULT, NAMES
 
-if TYPE_CHECKING:  # at run time only its names: navmcp.search, below the store, reads them
+if TYPE_CHECKING:  # at run time only its names: navmcp.content.search, below the store, reads them
     from navmcp.pages.request import Request
     from navmcp.store import Row
 
@@ -191,7 +191,7 @@ def quorum_result(item: Row, responded: int, members: int, verdict: Verdict) -> 
 def verdict_of(req: Request, item: Row) -> Verdict:
     """A closed decision's result as its page and its closing say it (the quorum judged), for a
     list's row: `item` is the decision's whole row, in `req.studio`."""
-    from navmcp import domain
+    from navmcp.content import domain
 
     sub = replace(req, item=item, facts={}, acting=True)
     sub.facts["options"] = domain.options(req.tx, item["id"], req.user["id"])

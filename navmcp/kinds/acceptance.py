@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import domain, kinds
+from navmcp import kinds
+from navmcp.content import domain
 from navmcp.pages.request import Request
 from navmcp.render import quoted
 from navmcp.store import Row

@@ -10,11 +10,12 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from navmcp import domain, kinds, revisions
+from navmcp import kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import Body, Title, _no_nul
 from navmcp.clock import now
+from navmcp.content import domain, revisions
 from navmcp.pages.request import PAGE_SIZE, Request
 from navmcp.render import quoted
 from navmcp.store import Row
@@ -148,7 +149,7 @@ def amend(req: Request, p: Amend) -> Outcome:
     stamp = now()
     req.tx.execute("INSERT INTO proposal_versions (decision_id, version, body, note, created_by, created_at)"
                    " VALUES (?, ?, ?, ?, ?, ?)", (req.item["id"], version, p.text, p.note or "", req.user["id"], stamp))
-    # the item's text is the latest version's: an edit kept as a revision too (navmcp.revisions)
+    # the item's text is the latest version's: an edit kept as a revision too (navmcp.content.revisions)
     revisions.save(req, {"body": (req.item["body"], p.text)}, body=p.text, updated_at=stamp)
     domain.link_mentions(req.tx, req.studio, req.item["id"], p.text)
     asked = req.tx.scalar("SELECT count(*) FROM responses WHERE decision_id = ? AND option_id = ''", (req.item["id"],))

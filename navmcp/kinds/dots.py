@@ -8,12 +8,13 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from navmcp import domain, kinds
+from navmcp import kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.decisions import find_option, open_with_options
 from navmcp.actions.fields import OptionRef
 from navmcp.clock import now
+from navmcp.content import domain
 from navmcp.errors import FieldError, InvalidActionParams
 from navmcp.pages.request import Request
 from navmcp.render import quoted

@@ -1,4 +1,4 @@
-"""The decision kinds' names, importing nothing: `navmcp.search` reads them (`kind:`) below the
+"""The decision kinds' names, importing nothing: `navmcp.content.search` reads them (`kind:`) below the
 store, which `navmcp.kinds` and its modules are above."""
 
 DEFAULT = "acceptance"

@@ -12,13 +12,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BeforeValidator, Field
 
-from navmcp import domain, inbox, kinds
+from navmcp import kinds
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.decisions import find_option, open_with_options, open_with_room
 from navmcp.actions.fields import OptionRef
 from navmcp.clock import now
+from navmcp.content import domain
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
+from navmcp.feeds import inbox
 from navmcp.pages.request import Request
 from navmcp.render import quoted
 

@@ -25,7 +25,7 @@ from authlib.oauth2.rfc6749 import ClientMixin, InvalidClientError
 from authlib.oauth2.rfc7591 import ClientMetadataClaims
 from joserfc.errors import JoseError
 
-from navmcp import text
+from navmcp.content import text
 from navmcp.oauth import SCOPES, metadata
 from navmcp.render import DIRECTION_CONTROLS
 from navmcp.store import Store

@@ -1,13 +1,13 @@
 """A file's page (`/studios/{h}/{n|d|c}/{item}/files/{id}`): what it is and where it belongs; a
-text file's text, fenced. Its bytes are read as its MCP resource (`navmcp.resources`) or
+text file's text, fenced. Its bytes are read as its MCP resource (`navmcp.mcp.resources`) or
 downloaded from the web app (`navmcp.web.files`); a markdown page never embeds them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from navmcp import attachments
-from navmcp.domain import LETTER_KIND
+from navmcp.content import attachments
+from navmcp.content.domain import LETTER_KIND
 from navmcp.errors import NotFound
 from navmcp.pages.items import KIND_LABEL, resolve_kind
 from navmcp.pages.request import Request

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import inbox, mail
 from navmcp.clock import now
+from navmcp.content.search import MIN_PREFIX, SEARCH_WINDOW
 from navmcp.errors import NavError, NotFound
+from navmcp.feeds import inbox, mail
 from navmcp.held import rules as hold_rules
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
-from navmcp.search import MIN_PREFIX, SEARCH_WINDOW
 
 HOME = ("Home", "/")
 

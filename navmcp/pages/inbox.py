@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import inbox, invitations
+from navmcp.feeds import inbox
+from navmcp.identity import invitations
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import attachments, ballots, domain, kinds, mentions, revisions
+from navmcp import kinds
+from navmcp.content import attachments, ballots, domain, mentions, revisions
 from navmcp.errors import NotFound
 from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
 from navmcp.pages.studio import crumbs, no_studio, with_urls

@@ -1,6 +1,6 @@
 """Search pages: within one studio (`/studios/{h}/search`) and across all of yours (`/search`).
 
-Both list items, not hits (navmcp.search): one row per item with where it was found and the best
+Both list items, not hits (navmcp.content.search): one row per item with where it was found and the best
 snippet of what matched, and how many of its options and comments match besides.
 """
 
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import kinds, search
+from navmcp import kinds
 from navmcp.clock import now
-from navmcp.domain import KIND_LETTER
+from navmcp.content import search
+from navmcp.content.domain import KIND_LETTER
 from navmcp.pages.home import HOME, your_studios
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 from navmcp.pages.studio import crumbs
@@ -44,7 +45,7 @@ def _found(req: Request, studios: dict[str, str]) -> dict[str, Any]:
         pager = paginate(req, total, at_least=windowed)
         if hits:
             results = _rows(req, hits, query, studios)
-    # `windowed`: a source of matches was cut at the newest SEARCH_WINDOW (navmcp.search): there may be more.
+    # `windowed`: a source of matches was cut at the newest SEARCH_WINDOW (navmcp.content.search): there may be more.
     return {"q": q, "results": results, "pager": pager, "help": search.HELP, "windowed": windowed,
             "window": search.SEARCH_WINDOW}
 

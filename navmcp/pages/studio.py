@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from navmcp import invitations, kinds
+from navmcp import kinds
 from navmcp.clock import now
-from navmcp.domain import CYCLES, KIND_LETTER, cycle_window
+from navmcp.content.domain import CYCLES, KIND_LETTER, cycle_window
 from navmcp.errors import NavError, NotFound
+from navmcp.identity import invitations
 from navmcp.pages.home import HOME
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 

@@ -3,10 +3,10 @@
 - `seam.py` — what the rest of navmcp may call on a store and a transaction (`Store`, `Tx`, `Row`);
 - `sqlite.py` — the embedded store, one SQLite file in `NAVMCP_HOME` (the default);
 - `postgres.py` — the hosted store, PostgreSQL or Supabase with row-level security;
-- `fulltext.py` — a parsed search (`navmcp.search`) in each store's full-text syntax;
+- `fulltext.py` — a parsed search (`navmcp.content.search`) in each store's full-text syntax;
 - `migrations.py` — each store's schema migrations, found and applied once each.
 
-Both pass the same contract tests (tests/test_store_contract.py). `open_store` picks one from the
+Both pass the same contract tests (tests/store/test_store_contract.py). `open_store` picks one from the
 configuration; the PostgreSQL driver is imported only when the hosted store is.
 """
 

@@ -1,6 +1,6 @@
-"""A parsed search (`navmcp.search.Query`) in each store's full-text syntax.
+"""A parsed search (`navmcp.content.search.Query`) in each store's full-text syntax.
 
-The user's query is parsed once, by `navmcp.search.parse`; these are its two emitters, side by
+The user's query is parsed once, by `navmcp.content.search.parse`; these are its two emitters, side by
 side so that they stay alike: SQLite's FTS5 `MATCH` expressions and PostgreSQL's `to_tsquery`
 text. Every query must match all of its words (a phrase: side by side; the last bare word may be
 the start of one) and none it leaves out. User text only ever appears inside quotes, so no query is
@@ -9,7 +9,7 @@ a syntax error in either.
 
 from __future__ import annotations
 
-from navmcp.search import Query
+from navmcp.content.search import Query
 
 # --- FTS5 (SQLite) --------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@
 
 Each store records the versions it applied in its own `schema_migrations` table; `run` applies the
 others in version order, each in a transaction of its own with its record. A version must be unique
-(tests/test_store.py): two files with one version would be one migration, and the second would
+(tests/store/test_store.py): two files with one version would be one migration, and the second would
 never run.
 """
 

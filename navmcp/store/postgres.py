@@ -29,7 +29,7 @@ Selected by `NAVMCP_DATABASE_URL=postgresql://...`. What differs from SQLite liv
   is not its own: `NAVMCP_PG_PREPARE=off` turns prepared statements off and sets the timeouts (and
   the app role, given the owner's URL) in every transaction instead of once per connection. The
   change feed LISTENs, which needs a session: `NAVMCP_FEED_DATABASE_URL` names a direct or
-  session-mode URL for it (`navmcp.changes`).
+  session-mode URL for it (`navmcp.feeds.changes`).
 
 The schema is `supabase/migrations/*.sql` (`navmcp.store.migrations`), applied by `navmcp migrate`
 (see `migrate`).
@@ -52,9 +52,9 @@ import psycopg
 from psycopg.rows import RowMaker, dict_row, no_result, tuple_row
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from navmcp import search
+from navmcp.content import search
+from navmcp.content.search import Query
 from navmcp.errors import Busy, NavError, OutcomeUnknown, Unavailable
-from navmcp.search import Query
 from navmcp.store.fulltext import tsquery, tsquery_any
 from navmcp.store.migrations import Migration, postgres_migrations, run
 from navmcp.store.seam import Row, row_maker
@@ -174,7 +174,7 @@ class PostgresTx:
             return [], 0, False
         # One call, as the owner (migration 20261126000040): under row-level security the GIN
         # indexes would not be used. It gives the page's items in order, their number, and whether
-        # a source of matches was cut at the window (navmcp.search.SEARCH_WINDOW).
+        # a source of matches was cut at the window (navmcp.content.search.SEARCH_WINDOW).
         (found,) = self.conn.execute(
             "SELECT * FROM navmcp.find_items(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (list(studio_ids), tsquery(query), tsquery(query, title_only=True),

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from navmcp.search import Query
+    from navmcp.content.search import Query
 
 Row = dict[str, Any]
 
@@ -39,7 +39,7 @@ class Tx(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     def search(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
                offset: int) -> tuple[list[Row], int, bool]:
-        """One row per item found in these studios (navmcp.search), best first: `item_id`, `tier`
+        """One row per item found in these studios (navmcp.content.search), best first: `item_id`, `tier`
         (where it was found best), the first matching `option_id` and `comment_id` and how many
         `options` and `comments` match; the number of items found; and whether a source of matches
         was cut at `search.SEARCH_WINDOW` (there may be more)."""
@@ -67,12 +67,12 @@ class Tx(Protocol):
         ...
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
                     action: str | None = None) -> None:
-        """Record in the change feed (`navmcp.changes`) what this write changed. Watchers hear of
+        """Record in the change feed (`navmcp.feeds.changes`) what this write changed. Watchers hear of
         commits: a change its transaction holds already need not be written again."""
         ...
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str) -> None:
-        """Write an inbox entry (`navmcp.inbox`) for each of `user_ids`, members of `studio_id` other
+        """Write an inbox entry (`navmcp.feeds.inbox`) for each of `user_ids`, members of `studio_id` other
         than the actor; with `fold`, count an unread entry of the same item and kind once more
         instead. Their entries last changed before `expired` are deleted."""
         ...

@@ -8,8 +8,9 @@ through) → `renditions` (what it names, in which rendition it is answered, the
 (the action API and forms), `signin`, `mcp_http` (`/mcp`), `events` (live pages), `static`, or
 `oauth_endpoints`. They share a `site.Site` (the app, `tokens`, `auth`'s cookie sessions,
 `limits`, live streams); `workers` runs handlers in threads; `request` and `response` are the
-HTTP values; `html` renders pages for people, `markdown` what they write, `sse` event streams,
-`server` runs uvicorn.
+HTTP values; `html` renders pages for people (`forms` their actions, `words` their wording,
+`assets` the static files), `markdown` what they write, `sse` event streams; `server` runs uvicorn,
+holding each connection to `connections`' bounds and answering a whole `POST /mcp` `at_once`.
 """
 
 from navmcp.web.app import WebApp, create_app

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from navmcp import actions as action_table, idempotency
-from navmcp.codec import decode
 from navmcp.errors import Busy, NavError
-from navmcp.jsonrpc import ParseError
-from navmcp.web import auth, html
+from navmcp.mcp.codec import decode
+from navmcp.mcp.jsonrpc import ParseError
+from navmcp.web import auth, forms
 from navmcp.web.pages import show
 from navmcp.web.renditions import Target, error_response, retry_after
 from navmcp.web.request import Request
@@ -53,7 +53,7 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
                                            f"GET {url.split('?', 1)[0].rstrip('/')}/actions lists them", url=url)
     params: Any  # the form's fields, or the body's JSON (an object, checked below)
     if is_form:
-        params = html.params_from_form(action_info(known), await req.form())
+        params = forms.params_from_form(action_info(known), await req.form())
     else:
         raw = await req.body()
         try:  # strict, as on /mcp: deep nesting, NaN or a lone surrogate is a 400, not a 500
@@ -66,7 +66,7 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
             return error_response("json", 422, "the body must be a JSON object of the action's params")
     try:
         if is_form:  # an edit form must not overwrite what changed since it was filled (lost update)
-            html.check_fresh(action_info(known), await req.form(),
+            forms.check_fresh(action_info(known), await req.form(),
                              lambda: app.workspace.page(caller.user, url, caller.client,
                                                         browser=caller.session is not None))
         result = app.workspace.execute(caller.user, url, name, params, caller.client,

@@ -14,15 +14,15 @@ import logging
 from typing import Any
 
 from navmcp.app import App
-from navmcp.due import Sweeper
 from navmcp.errors import Busy
+from navmcp.feeds.due import Sweeper
 from navmcp.protocol import ParseError
 from navmcp.web import live, mcp_http, routing
+from navmcp.web.at_once import READ
 from navmcp.web.events import open_events
 from navmcp.web.renditions import refused, retry_after, target
 from navmcp.web.request import MAX_BODY, BodyDeadlines, BodyTimeout, BodyTooLarge, Request
 from navmcp.web.response import SECURITY_HEADERS, Refusal, Response
-from navmcp.web.server import READ
 from navmcp.web.site import Site
 from navmcp.web.sse import EventStream
 from navmcp.web.workers import Workers
@@ -43,7 +43,7 @@ class WebApp:
         self.max_body = max_body
         self.workers = Workers()
         self._deadlines = BodyDeadlines()
-        self.due: Sweeper | None = None  # deadline entries (navmcp.due), swept while this app serves
+        self.due: Sweeper | None = None  # deadline entries (navmcp.feeds.due), swept while this app serves
 
     async def __call__(self, scope: dict[str, Any], receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -55,7 +55,7 @@ class WebApp:
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), request_headers,
                       scope.get("scheme", "http"), receive, self.max_body,
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
-        read = scope.get(READ)  # the body and its JSON, read whole by the server (server.AtOnce)
+        read = scope.get(READ)  # the body and its JSON, read whole by the server (at_once.AtOnce)
         if read is not None and len(read[0]) <= self.max_body:
             req._body, req._message = read
         handler = routing.fixed(req.path)

@@ -14,7 +14,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qs
 
-from navmcp import mentions
+from navmcp.content import mentions
 from navmcp.errors import AuthError
 from navmcp.web.markdown import NO_MENTIONS, to_html
 from navmcp.web.renditions import error_response, refused

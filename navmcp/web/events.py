@@ -4,8 +4,8 @@ answered with its live stream (`navmcp.web.live`)."""
 
 from __future__ import annotations
 
-from navmcp.changes import interest
 from navmcp.errors import NavError
+from navmcp.feeds.changes import interest
 from navmcp.web import live
 from navmcp.web.renditions import retry_after
 from navmcp.web.request import Request

@@ -1,7 +1,7 @@
 """A file's bytes over HTTP (`…/files/{id}?raw=1`, `?download=1`): checked as its page is, then
 sent with headers that keep it inert here. An image is shown inline (the file page's `<img>`);
 anything else, and anything with `?download=1`, is a download. The content type is the one the
-upload was checked against (navmcp.attachments); `nosniff` stops a browser from guessing another,
+upload was checked against (navmcp.content.attachments); `nosniff` stops a browser from guessing another,
 and a sandboxing CSP keeps a file that still reaches a browsing context (an SVG or HTML uploaded
 as text, opened directly) from running as this origin: no script, no same-origin access."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from navmcp.attachments import kind_of
+from navmcp.content.attachments import kind_of
 from navmcp.errors import NavError
 from navmcp.web.renditions import error_response, retry_after
 from navmcp.web.response import Response

@@ -1,4 +1,4 @@
-"""An invitation link opened in a browser (`/invite/SECRET`, navmcp.invitations): GET shows the
+"""An invitation link opened in a browser (`/invite/SECRET`, navmcp.identity.invitations): GET shows the
 studio and role it offers, with a join button for a signed-in person, or a form to create an account
 for one who has none (on Supabase, a link to sign in, which makes the account); only the POST joins.
 A link that does not work is one page, whatever the reason, and adds nobody."""
@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from navmcp import invitations
 from navmcp.errors import NavError
-from navmcp.identity import create_user, new_id
+from navmcp.identity import create_user, invitations, new_id
 from navmcp.web import auth, html
 from navmcp.web.renditions import RENDITIONS, error_response
 from navmcp.web.request import Request

@@ -6,17 +6,17 @@ happened in the watcher's studios or to them: the app shell's unread badge reads
 again; sent on a browser's streams, so a tab holds one stream, not one more for its badge), `gone` (you may no
 longer see it, you signed out, or the server needed the stream's place: the stream ends, saying
 why; `navmcp.web.streams`) and `bye` (the stream's time is up; EventSource reconnects by
-itself). Every event's id is the change feed's position (`navmcp.changes`): EventSource sends the
+itself). Every event's id is the change feed's position (`navmcp.feeds.changes`): EventSource sends the
 last one back as `Last-Event-ID` when it reconnects, and the new stream begins with `changed` if the
 page changed meanwhile. Whether a change concerns the page, and whether the watcher may still see it, is judged
-by the change feed (`navmcp.changes`); the stream itself is an `sse.EventStream`.
+by the change feed (`navmcp.feeds.changes`); the stream itself is an `sse.EventStream`.
 """
 
 from __future__ import annotations
 
 import json
 
-from navmcp.changes import Interest, Watcher
+from navmcp.feeds.changes import Interest, Watcher
 from navmcp.web.sse import EventStream
 from navmcp.web.standing import Standing
 from navmcp.web.streams import Streams

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
-from navmcp.mentions import MENTION
+from navmcp.content.mentions import MENTION
 
 # A navmcp page path written in running text (not already a link): a studio, its pages and items.
 _APP_PATH = re.compile(r"(?<![\w/.:-])(/studios/[a-z0-9][a-z0-9-]{0,31}(?:/(?:[ndc]/[A-Za-z0-9_-]{1,64}|members|search|"

@@ -8,7 +8,7 @@ the status (`MODERN_STATUS`: 400 for a bad envelope, header or version, 404 for 
 a notification gets 202; GET and DELETE get 405 (no stream, no session).
 
 Legacy (2025-11-25 and older): each POST rebuilds the session's `Connection` + `Session` from its
-stored record (navmcp.sessions: user, client, protocol version, NavigationState), feeds the decoded
+stored record (navmcp.mcp.sessions: user, client, protocol version, NavigationState), feeds the decoded
 JSON to `Connection.receive`, and saves the navigation state if the call moved it — so any process
 can serve any session and a restart loses nothing:
 - `initialize` issues `Mcp-Session-Id`; later requests must send it (missing: 400; unknown or
@@ -30,15 +30,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from navmcp import pages, sessions
-from navmcp.codec import encode
+from navmcp import pages
 from navmcp.errors import AuthError, Busy
 from navmcp.identity import Access
-from navmcp.jsonrpc import InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion, error_object
+from navmcp.mcp import sessions
+from navmcp.mcp.codec import encode
+from navmcp.mcp.jsonrpc import InternalError, InvalidRequest, ParseError, UnsupportedProtocolVersion, error_object
+from navmcp.mcp.tools import Session, connection
 from navmcp.oauth import SCOPES, metadata as oauth_metadata, scopes_needed
 from navmcp.protocol import LEGACY, META_VERSION, MODERN, MODERN_VERSIONS, SUPPORTED_VERSIONS, VERSION_HEADER, Connection
 from navmcp.state import NavigationState
-from navmcp.tools import Session, connection
 from navmcp.web.auth import bearer_token
 from navmcp.web.renditions import error_response, retry_after
 from navmcp.web.request import Request

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from navmcp import pages
-from navmcp.codec import encode
 from navmcp.errors import Busy, FieldError, NavError, NotFound
-from navmcp.jsonrpc import InternalError, InvalidRequest, SessionNotFound, error_object
+from navmcp.mcp.codec import encode
+from navmcp.mcp.jsonrpc import InternalError, InvalidRequest, SessionNotFound, error_object
 from navmcp.render import inline, plain
-from navmcp.web import html
+from navmcp.web import html, words
 from navmcp.web.renderers import RENDERERS
 from navmcp.web.request import Request
 from navmcp.web.response import HTML_CSP, Refusal, Response, json_response, reason, text
@@ -163,7 +163,7 @@ def error_response(rendition: str, status: int, message: str, *, url: str | None
         if actions:
             markdown += "\nAvailable here: " + ", ".join(f"`{a}`" for a in actions) + ".\n"
         return text(status, markdown, RENDITIONS["markdown"], headers=headers)
-    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": html.people_words(message),
+    page = html.render("error.html.j2", {"status": status, "reason": reason(status), "message": words.people_words(message),
                                          "available": actions})
     return text(status, page, RENDITIONS["html"], headers=[*headers, ("content-security-policy", HTML_CSP)])
 

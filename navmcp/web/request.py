@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from navmcp.codec import decode
-from navmcp.jsonrpc import ParseError
+from navmcp.mcp.codec import decode
+from navmcp.mcp.jsonrpc import ParseError
 
 # Bytes. The biggest valid request: a 100,000-character body of 4-byte characters, form-encoded
 # (%F0%9F%99%82) or JSON-escaped (\ud83d\ude42), is 12 bytes a character: 1.2 MB with its title.
@@ -46,7 +46,7 @@ class BodyDeadlines:
 
     async def receive(self, receive: Callable[[], Awaitable[dict[str, Any]]], deadline: float) -> dict[str, Any]:
         task = asyncio.current_task()
-        if task is None:  # answered at once inside the read that brought it whole (server.AtOnce)
+        if task is None:  # answered at once inside the read that brought it whole (at_once.AtOnce)
             return await receive()
         self._reading[task] = deadline
         loop = asyncio.get_running_loop()

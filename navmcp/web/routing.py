@@ -108,7 +108,7 @@ JSON_ONLY = frozenset({"/token", "/register", "/revoke"})
 PREFIXES: tuple[tuple[str, Handler], ...] = (
     ("/static/", static.asset),
     ("/.well-known/", _oauth("well_known")),  # JSON, never a login page
-    ("/invite/", invite.invite),  # an invitation link, for a person in a browser (navmcp.invitations)
+    ("/invite/", invite.invite),  # an invitation link, for a person in a browser (navmcp.identity.invitations)
 )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from navmcp.app import App
 from navmcp.errors import AuthError
-from navmcp.supabase_signin import SupabaseSignIn
+from navmcp.identity.supabase_signin import SupabaseSignIn
 from navmcp.web import auth, streams
 from navmcp.web.limits import WebLimits
 from navmcp.web.origins import Origins

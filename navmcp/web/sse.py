@@ -31,7 +31,7 @@ def on_grid(when: float, period: float) -> float:
 
 
 def open_streams() -> int:
-    """How many streams are being written now (`server.StreamsApart` leaves them out of uvicorn's limit)."""
+    """How many streams are being written now (`connections.StreamsApart` leaves them out of uvicorn's limit)."""
     return len(_running)
 
 

@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import Any
 
-from navmcp.web import html
+from navmcp.web import assets
 from navmcp.web.request import Request
 from navmcp.web.response import Response, json_response, text
 
@@ -50,7 +50,7 @@ def _reachable(app: Any) -> bool:
 
 async def asset(site: Any, req: Request) -> Response:
     """The stylesheet and script, at URLs that name their content's hash: cached for a year."""
-    found = html.asset(req.path)
+    found = assets.asset(req.path)
     if found is None or req.method not in ("GET", "HEAD"):
         return text(404, "no such file\n", headers=[("cache-control", "no-store")])
     return Response(200, found[0], found[1], headers=[("cache-control", CACHE)])

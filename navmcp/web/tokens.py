@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from navmcp import sessions
 from navmcp.errors import AuthError
 from navmcp.identity import ALGORITHM, Access, is_access_token, read_user, verify_token
+from navmcp.mcp import sessions
 from navmcp.web import auth
 
 if TYPE_CHECKING:

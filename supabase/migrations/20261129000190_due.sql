@@ -1,9 +1,9 @@
--- Deadlines within a day (mirrors navmcp/migrations/0190_due.sql; navmcp/due.py): one inbox entry
+-- Deadlines within a day (mirrors navmcp/migrations/0190_due.sql; navmcp/feeds/due.py): one inbox entry
 -- per item per person, ever, and the sweep's walk of open items by their deadline.
 CREATE UNIQUE INDEX inbox_deadline ON inbox (item_id, user_id) WHERE kind = 'deadline';
 CREATE INDEX items_due ON items (deadline) WHERE closed_at IS NULL AND deadline IS NOT NULL;
 
--- The sweep (navmcp.due.sweep), as the owner: it writes entries for whoever an item with a deadline
+-- The sweep (navmcp.feeds.due.sweep), as the owner: it writes entries for whoever an item with a deadline
 -- in (at, soon] awaits, which no user may write for another, and notes each such item in the change
 -- feed (as its creator: the feed asks about members as a change's user) so inbox watchers hear of
 -- it. It writes only true facts and each at most once, so any caller may run it. Returns how many

@@ -21,7 +21,7 @@ from navmcp.actions import ACTIONS as ALL_ACTIONS
 ERROR_CODES = {-32700, -32600, -32601, -32602}
 MISSING = object()
 # leave_studio takes no params to fuzz, and it would take the fuzzing user out of the shared world
-# (every later call a "no page"); tests/test_store_contract.py and the authz matrix cover it.
+# (every later call a "no page"); tests/store/test_store_contract.py and the authz matrix cover it.
 ACTIONS = [a for a in ALL_ACTIONS if a.name != "leave_studio"]
 ACTION_NAMES = sorted({a.name for a in ACTIONS})
 PARAM_NAMES = sorted({n for a in ACTIONS for n in a.params.model_fields})
@@ -240,7 +240,7 @@ def silent(msg: Any) -> bool:
 
 
 def _output_schemas() -> dict[str, dict]:
-    from navmcp.tools import TOOLS
+    from navmcp.mcp.tools import TOOLS
 
     return {tool["name"]: tool["outputSchema"] for tool in TOOLS}
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from navmcp.tools import Session
+from navmcp.mcp.tools import Session
 from navmcp.web import create_app
 from webclient import Client
 

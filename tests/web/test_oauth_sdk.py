@@ -137,10 +137,11 @@ def sdk_provider(server: WebServer, person: Person, storage: Memory, callback: C
 
 
 def test_sdk_oauth_client_connects_by_url_consents_refreshes_and_is_revoked(tmp_path):
-    from mcp import Client as SDKClient
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from playwright.async_api import async_playwright
+
+    from mcp import Client as SDKClient
 
     server = WebServer(tmp_path / "home", env={"NAVMCP_OAUTH_ACCESS_SECONDS": "4"})
     callback = Callback()

@@ -64,7 +64,7 @@ def test_a_live_page_ended_to_make_room_is_told_why(monkeypatch):
     import json
     from types import SimpleNamespace
 
-    from navmcp.changes import Interest
+    from navmcp.feeds.changes import Interest
     from navmcp.web import live
 
     class Feed:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from navmcp.walkthrough import StdioClient, text_of
+from navmcp.demo.walkthrough import StdioClient, text_of
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"

@@ -8,7 +8,7 @@ import html as htmllib
 import re
 from pathlib import Path
 
-from navmcp.web import html
+from navmcp.web import words
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 WEB_MD = " ".join((ROOT / "docs" / "web.md").read_text().split())  # one line: sentences wrap anywhere
@@ -59,15 +59,15 @@ def test_what_the_docs_say_of_user_markdown_holds(api, browser, seeded):
 
 def test_the_action_lists_of_the_docs_are_the_apps(browser, seeded):
     named = re.search(r"“([^”]+)” for `([a-z_]+)`", WEB_MD)
-    assert html.ACTION_LABELS[named.group(2)] == named.group(1)
+    assert words.ACTION_LABELS[named.group(2)] == named.group(1)
     destructive = re.findall(r"`([a-z_]+)`", _between(WEB_MD, "Destructive actions (", ")"))
-    assert set(destructive) == set(html.DESTRUCTIVE), "docs/web.md names other destructive actions than the app"
+    assert set(destructive) == set(words.DESTRUCTIVE), "docs/web.md names other destructive actions than the app"
     # "nothing to fill in and nothing to confirm (pin, unpin, …) runs at once": its button sends it
     at_once = _between(WEB_MD, "nothing to fill in and nothing to confirm (", ")").split(", ")
     assert "pin" in at_once
     page = browser.get(seeded["note"]).text
     assert '<form class="action" id="action-pin"' in page and 'id="dlg-pin"' not in page
-    assert f">{html.ACTION_LABELS['pin']}</button></form>" in page
+    assert f">{words.ACTION_LABELS['pin']}</button></form>" in page
 
 
 def test_the_guide_names_buttons_and_places_that_exist(api, browser, seeded):
@@ -83,7 +83,7 @@ def test_the_guide_names_buttons_and_places_that_exist(api, browser, seeded):
         assert f"<strong>{word}</strong>" in browser.get("/help").text and word in decision, word
     commitment = browser.get(seeded["commitment"]).text
     assert ">Leave<" in commitment  # the owner joined it: one button, Leave
-    assert "Mark as read" in guide and html.ACTION_LABELS["confirm_read"] == "Mark as read"
+    assert "Mark as read" in guide and words.ACTION_LABELS["confirm_read"] == "Mark as read"
     assert "Appearance" in guide and "Appearance" in browser.get("/whoami").text
     # Pasting another item's address links the two: "Links to" and "Linked from"
     linking = api.post("/studios/team/actions/create_note",

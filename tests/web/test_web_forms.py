@@ -109,7 +109,7 @@ def test_a_refusal_names_actions_by_their_labels_for_people_only(browser, api):
 
 
 def test_a_deadline_is_picked_or_written_in_words(browser, api):
-    """The deadline's date picker has a text input beside it for a day in words (navmcp.dates); the
+    """The deadline's date picker has a text input beside it for a day in words (navmcp.clock.dates); the
     words win when both are given; words it can't read are refused beside the field, in people's words."""
     from datetime import datetime, timedelta
 

@@ -14,12 +14,12 @@ import httpx
 import pytest
 
 mcp = pytest.importorskip("mcp")
-from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from mcp.shared.subscriptions import ResourceUpdated  # noqa: E402
 
 from deadlines import HANG  # noqa: E402
+from mcp import Client  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from navmcp import invitations
+from navmcp.identity import invitations
 from test_web_live import CHROMIUM_ARGS
 from webclient import Client, csrf_of, sign_in
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from navmcp import sessions
 from navmcp.identity import create_user, mint_token
+from navmcp.mcp import sessions
 from webclient import Client
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -179,9 +179,10 @@ def test_healthz(anon):
 
 
 def test_official_sdk_client_over_streamable_http(server):
-    from mcp import Client as SDKClient
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from mcp import Client as SDKClient
 
     token = server.token()
 
@@ -315,7 +316,7 @@ UI_CAPABILITIES = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["
 
 
 def test_the_mcp_apps_view_is_negotiated_over_http_in_both_eras(app, api, seeded):
-    """A stored legacy session keeps what its initialize declared (navmcp/views.py); a modern request
+    """A stored legacy session keeps what its initialize declared (navmcp/mcp/views.py); a modern request
     says it each time. Only then does navigate carry the page's HTML for the view."""
     html_key = "io.github.navmcp/html"
     navigate = call(2, "navigate", url=seeded["decision"])

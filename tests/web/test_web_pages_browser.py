@@ -528,7 +528,7 @@ def test_a_reply_its_edit_and_its_deletion_in_place_reach_another_open_page(worl
 
 def test_a_deadline_shows_in_the_browsers_zone_or_the_one_the_person_set(world, chromium):
     """Someone who set no zone on /whoami reads a deadline in the browser's (app.js); someone who
-    did reads it in theirs, whatever the browser's (navmcp.zones)."""
+    did reads it in theirs, whatever the browser's (navmcp.clock.zones)."""
     from datetime import datetime
 
     server, urls = world

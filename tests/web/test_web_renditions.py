@@ -9,7 +9,7 @@ import re
 import pytest
 
 from navmcp.identity import create_user, mint_token
-from navmcp.tools import connect
+from navmcp.mcp.tools import connect
 from webclient import Client
 
 PAGES = ["/", "/help", "/help/decisions", "/help/urls", "/whoami", "/studios/team", "/studios/team/members", "{note}",

@@ -86,7 +86,7 @@ def test_an_idle_session_has_ended_and_a_used_one_stays_fresh(api, any_app, owne
 
 def _old_lines(any_app, owner_db, user_id: str, *days: int) -> None:
     """Audit lines written `days` ago: as the owner on PostgreSQL, where the app role's lines are
-    stamped with the time they are written (tests/test_pg_rls.py)."""
+    stamped with the time they are written (tests/store/test_pg_rls.py)."""
     for n in days:
         line = (ago(n * 86400), user_id, "t", None, "/", "old", "[]", "ok", 0)
         if any_app.store.hosted:

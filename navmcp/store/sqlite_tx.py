@@ -1,0 +1,273 @@
+"""One transaction on the embedded store's SQLite file (`SqliteTx`, the seam's `Tx`): its queries,
+the change feed's and the inbox's rows, the history pruned as it grows, and search on the FTS5 tables
+(migration 0001), with the query as `navmcp.store.fulltext` writes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import secrets
+import sqlite3
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from navmcp.clock import ago
+from navmcp.content import search
+from navmcp.content.search import Query
+from navmcp.store.fulltext import fts5_any, fts5_match
+from navmcp.store.seam import Row, row_maker
+
+CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these); older ones are pruned
+CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple of this
+INBOX_CHUNK = 1000  # users per inbox statement (9 variables each; SQLite allows 32,766)
+INBOX_PRUNE_MOST = 100  # entries past their days deleted by one inbox write at most
+
+
+# Kinds as constant text, never bound (`status:open` adds `closed_at IS NULL`): why, at home's `_OPEN`.
+_KIND = {kind: f"i.kind = '{kind}'" for kind in search.KINDS}
+
+
+def search_filters(query: Query, at: str, tag: bool = True) -> tuple[list[str], list[Any]]:
+    """A query's filters as conditions on `items i` (in SQLite's SQL), and their arguments. An item
+    is open as its page says (domain.is_open): not closed, and no deadline passed at `at`. Without
+    `tag`, the tag filter is left to the caller (who walks the tag's rows)."""
+    where: list[str] = []
+    args: list[Any] = []
+    if query.kind:  # written into the SQL from this table, not bound: see _KIND
+        where.append(_KIND[query.kind])
+    if query.decision_kind:  # an acceptance decision has none stored (navmcp.kinds.kind_name)
+        where.append("coalesce(i.decision_kind, 'acceptance') = ?")
+        args.append(query.decision_kind)
+    if query.status:
+        is_open = "(i.closed_at IS NULL AND (i.deadline IS NULL OR i.deadline > ?))"
+        where.append(is_open if query.status == "open" else f"NOT {is_open}")
+        args.append(at)
+    if query.tag and tag:
+        where.append("EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = i.id AND t.tag = ?)")
+        args.append(query.tag)
+    return where, args
+
+
+_COLUMN_NAME = operator.itemgetter(0)
+
+
+def column_names(cursor: sqlite3.Cursor) -> tuple[str, ...]:
+    return tuple(map(_COLUMN_NAME, cursor.description))
+
+
+class SqliteTx:
+    __slots__ = ("conn", "cursor", "users", "noted", "noting")
+    hosted = False  # no row-level security: the app's own SQL writes for anyone
+
+    def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor, users: dict[str, Row] | None = None,
+                 noted: set[tuple] | None = None):
+        self.conn = conn
+        self.cursor = cursor  # the store's (see SqliteStore); rows come back as tuples and become dicts here
+        # In a group (see `SqliteStore.group`), the users' rows its calls have read, by id: one
+        # snapshot for all of them, so a row read once holds for the rest unless the group itself
+        # writes to users (`execute` forgets them then). None outside a group.
+        self.users = users
+        # In a grouped write, the changes its write transaction holds already (see `note_change`),
+        # and those this write adds (kept once its savepoint is released). None outside a group.
+        self.noted = noted
+        self.noting: list[tuple] | None = None if noted is None else []
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        cursor = self.cursor.execute(sql, params)
+        rows = cursor.fetchall()
+        return list(map(row_maker(column_names(cursor)), rows)) if rows else rows
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        cursor = self.cursor.execute(sql, params)
+        row = cursor.fetchone()
+        return None if row is None else row_maker(column_names(cursor))(row)
+
+    def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.cursor.execute(sql, params).fetchall()
+
+    def record(self, sql: str, params: Sequence[Any] = ()) -> tuple[tuple[str, ...], tuple] | None:
+        cursor = self.cursor.execute(sql, params)
+        row = cursor.fetchone()
+        return None if row is None else (column_names(cursor), row)
+
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.cursor.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        if self.users and "users" in sql:
+            self.users.clear()
+        return self.cursor.execute(sql, params).rowcount
+
+    def find_user(self, handle: str, deleted: bool = False) -> Row | None:
+        """A user by handle, whatever studios they are in (adding a member needs it); with
+        `deleted`, a deleted account's too (its handle is not reused)."""
+        return self.one("SELECT * FROM users WHERE handle = ?" + ("" if deleted else " AND deleted_at IS NULL"),
+                        (handle,))
+
+    def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
+                    action: str | None = None) -> None:
+        """Record in the change feed (`navmcp.feeds.changes`) what this write changed; prune old rows. In a
+        group, a change its write transaction holds already is not written again: watchers hear of
+        a commit, not of each write in it (64 pipelined votes are one change of their page)."""
+        if self.noted is not None:
+            key = (studio_id, item_id, user_id, action)
+            if key in self.noted:
+                return
+            self.noting.append(key)  # type: ignore[union-attr]
+        seq = self.cursor.execute("INSERT INTO changes (at, studio_id, item_id, user_id, action) VALUES (?, ?, ?, ?, ?)",
+                                  (at, studio_id, item_id, user_id, action)).lastrowid
+        if seq is not None and seq % CHANGES_PRUNE_EVERY == 0:
+            self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
+
+    def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
+                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+        # A statement for many of them each way, not one per user; chunks keep a statement's
+        # variables under SQLite's limit (32,766) for `@everyone` in a big studio. The pages each
+        # write touches are what it costs (migration 0191): ids that grow with time append to the
+        # primary key, the fold's index holds one item's recipients together, and the pruning's
+        # index of ages takes new rows at its end.
+        base = f"{time.time_ns() // 1000:013x}{secrets.token_hex(3)}"
+        for start in range(0, len(user_ids), INBOX_CHUNK):
+            chunk = user_ids[start:start + INBOX_CHUNK]
+            folded: set[str] = set()
+            if fold:
+                folded = {r[0] for r in self.cursor.execute(
+                    "UPDATE inbox SET count = count + 1, updated_at = ?, actor_id = ?, client = ?"
+                    f" WHERE item_id = ? AND kind = ? AND user_id IN ({', '.join('?' * len(chunk))}) AND read_at IS NULL"
+                    " AND dismissed_at IS NULL RETURNING user_id", (at, actor_id, client, item_id, kind, *chunk)).fetchall()}
+            new = [u for u in chunk if u not in folded]
+            if new:
+                self.cursor.execute(
+                    "INSERT INTO inbox (id, user_id, kind, studio_id, item_id, actor_id, client, created_at, updated_at)"
+                    " VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(new)),
+                    [v for n, u in enumerate(new, start) for v in (f"{base}{n:04x}", u, kind, studio_id, item_id, actor_id,
+                                                                   client, at, at)])
+        # Everyone's entries past KEEP_DAYS, oldest first, a few per write: the walk stops at the first kept.
+        self.cursor.execute("DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE updated_at < ?"
+                            " ORDER BY updated_at LIMIT ?)", (expired, INBOX_PRUNE_MOST))
+
+    def prune_audit(self, days: int, most: int) -> None:
+        # Oldest first by id (ids grow with time): the walk stops at the first line to keep.
+        self.cursor.execute(
+            """DELETE FROM audit WHERE id < min(coalesce((SELECT id FROM audit WHERE at >= ? ORDER BY id LIMIT 1),
+                                                         (SELECT max(id) + 1 FROM audit)),
+                                                (SELECT min(id) FROM audit) + ?)""",
+            (ago(max(1, days) * 86400), max(1, most)))
+
+    def lock(self, table: str, row_id: str) -> None:
+        """Queue writers on one row ("items" or "studios") until this transaction ends. Nothing to
+        do here: a write transaction (BEGIN IMMEDIATE) already holds the whole file."""
+
+    def hold_membership(self, studio_handle: str) -> None:
+        """Keep the acting user's role in a studio from changing until this transaction ends.
+        Nothing to do here either, for the same reason."""
+
+    def act_as(self, user_id: str) -> contextlib.AbstractContextManager[None]:
+        """No row-level security here: the app's own checks are the whole judgement."""
+        return contextlib.nullcontext()
+
+    def search(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
+               offset: int) -> tuple[list[Row], int, bool]:
+        if not studio_ids:
+            return [], 0, False
+        match, title = fts5_match(query), fts5_match(query, title_only=True)
+        if not match:
+            return self._filtered(studio_ids, query, at, limit, offset)
+        studios = ", ".join("?" * len(studio_ids))
+        window = search.SEARCH_WINDOW  # read per call: a test narrows it
+        args: list[Any] = []
+        # Each source of hits walks its full-text index newest first and stops at the window (CROSS
+        # JOIN keeps that order: left to itself the planner may walk every item of the studio and
+        # run the MATCH once per item, minutes at a million items).
+        hits = [f"""SELECT i.id AS item_id, 0 AS tier, NULL AS part FROM items_fts CROSS JOIN items i
+                      ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
+                     ORDER BY items_fts.rowid DESC LIMIT ?""",
+                 f"""SELECT i.id, 2, NULL FROM items_fts CROSS JOIN items i
+                      ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
+                     ORDER BY items_fts.rowid DESC LIMIT ?""",
+                 f"""SELECT o.decision_id, 3, o.id FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
+                      CROSS JOIN items i ON i.id = o.decision_id
+                     WHERE options_fts MATCH ? AND i.studio_id IN ({studios}) ORDER BY options_fts.rowid DESC LIMIT ?""",
+                 f"""SELECT c.item_id, 4, c.id FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
+                     WHERE comments_fts MATCH ? AND c.studio_id IN ({studios}) ORDER BY comments_fts.rowid DESC LIMIT ?"""]
+        for text in (title, match, match, match):
+            args += [text, *studio_ids, window]
+        if query.tag_word:
+            hits.append(f"""SELECT t.item_id, 1, NULL FROM item_tags t WHERE t.tag = ? AND t.studio_id IN ({studios})
+                             ORDER BY t.seq DESC LIMIT ?""")
+            args += [query.tag_word, *studio_ids, window]
+        hits = [f"SELECT * FROM ({sql})" for sql in hits]
+        where, more = search_filters(query, at)
+        if query.excluded:  # an item whose own text has a word left out is left out whole
+            where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+            more.append(fts5_any(query.excluded))
+        found = f"""
+            WITH hits AS ({" UNION ALL ".join(hits)}),
+            best AS (SELECT item_id, min(tier) AS tier,
+                            min(CASE WHEN tier = 3 THEN part END) AS option_id,
+                            min(CASE WHEN tier = 4 THEN part END) AS comment_id,
+                            sum(CASE WHEN tier = 3 THEN 1 ELSE 0 END) AS options,
+                            sum(CASE WHEN tier = 4 THEN 1 ELSE 0 END) AS comments
+                       FROM hits GROUP BY item_id)
+            SELECT {{}} FROM best b CROSS JOIN items i ON i.id = b.item_id WHERE {" AND ".join(where) or "1"}"""
+        widest = "(SELECT max(n) FROM (SELECT count(*) AS n FROM hits GROUP BY tier))"
+        rows = self.all(found.format(f"b.*, count(*) OVER () AS total, {widest} AS widest")
+                        + " ORDER BY b.tier, i.updated_at DESC, i.id LIMIT ? OFFSET ?", (*args, *more, limit, offset))
+        if rows or not offset:
+            total, windowed = (rows[0]["total"], rows[0]["widest"] >= window) if rows else (0, False)
+            for row in rows:
+                del row["total"], row["widest"]
+            return rows, total, windowed
+        # A page past the end: the number found, for the page to say where the list ends.
+        total, widest = self.cursor.execute(found.format(f"count(*) AS total, {widest} AS widest"), (*args, *more)).fetchone()
+        return [], total, (widest or 0) >= window
+
+    def _filtered(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
+                  offset: int) -> tuple[list[Row], int, bool]:
+        """Filters alone: every item they select, newest first, counted exactly (no window: nothing
+        is ranked). A tag drives the walk from its index (migration 0008), else the studio's items."""
+        studios = ", ".join("?" * len(studio_ids))
+        where, args = search_filters(query, at, tag=False)
+        if query.tag:
+            source = "item_tags t CROSS JOIN items i ON i.id = t.item_id"
+            where.insert(0, f"t.tag = ? AND t.studio_id IN ({studios})")
+            args = [query.tag, *studio_ids, *args]
+        else:
+            source = "items i"
+            where.insert(0, f"i.studio_id IN ({studios})")
+            args = [*studio_ids, *args]
+        if query.excluded:  # `tag:x -draft`: leave out what says "draft"
+            where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+            args.append(fts5_any(query.excluded))
+        found = f"FROM {source} WHERE {' AND '.join(where)}"
+        rows = self.all(f"""SELECT i.id AS item_id, 0 AS tier, NULL AS option_id, NULL AS comment_id, 0 AS options,
+                                   0 AS comments, count(*) OVER () AS total {found}
+                             ORDER BY i.updated_at DESC, i.id LIMIT ? OFFSET ?""", (*args, limit, offset))
+        total = rows[0]["total"] if rows else self.scalar(f"SELECT count(*) {found}", args) if offset else 0
+        for row in rows:
+            del row["total"]
+        return rows, total, False
+
+    def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
+        window = (studio_id, since, till)
+        return {
+            "comments": self.scalar("SELECT count(*) FROM comments WHERE studio_id = ? AND created_at >= ? AND created_at < ?",
+                                    window),
+            # The window's votes (index of migration 0004) grouped by decision first, then each decision's
+            # studio looked up once: at a million items 105 ms, where a lookup per vote took 140.
+            "votes": self.scalar("""SELECT coalesce(sum(d.ballots), 0)
+                                      FROM (SELECT v.decision_id, count(DISTINCT v.user_id) AS ballots FROM votes v
+                                             WHERE v.created_at >= ?2 AND v.created_at < ?3 GROUP BY v.decision_id) d
+                                     WHERE (SELECT i.studio_id FROM items i WHERE i.id = d.decision_id) = ?1""", window),
+            # CROSS JOIN fixes SQLite's join order: walk the window's joins, not every item.
+            "joins": self.scalar("""SELECT count(*) FROM participants p CROSS JOIN items i
+                                    WHERE i.id = p.commitment_id AND i.studio_id = ?
+                                      AND p.joined_at >= ? AND p.joined_at < ?""", window),
+        }
+
+
+def dict_row(cursor: sqlite3.Cursor, row: tuple) -> Row:
+    return row_maker(column_names(cursor))(row)

@@ -1,0 +1,117 @@
+"""Time zones (navmcp/clock/zones.py), on both stores: a person sets theirs on /whoami; a deadline they
+type without a zone is read in it; markdown shows deadlines in it as ISO 8601 with the offset, the
+zone's name and how far off; the web app shows local time (the browser's for someone with none)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from navmcp.errors import InvalidActionParams
+
+
+@pytest.fixture
+def team(any_app, new_user):
+    """alice (admin, in Paris once she says so) and bob (a member, no zone) in team."""
+    ws = any_app.workspace
+    alice, bob = new_user("alice")[0], new_user("bob")[0]
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    return any_app, alice, bob
+
+
+def _user(app, user):
+    from navmcp.identity import user_by_id
+
+    with app.store.read(user_id=user["id"]) as tx:
+        return user_by_id(tx, user["id"])
+
+
+def _stored(app, user, url) -> str:
+    return app.workspace.page(user, url).data["item"]["deadline"]
+
+
+def test_a_person_sets_their_zone_on_whoami_and_unknown_names_are_refused(team):
+    app, alice, bob = team
+    ws = app.workspace
+    assert "| Time zone | none set" in ws.page(alice, "/whoami").markdown
+    said = ws.execute(alice, "/whoami", "set_time_zone", {"zone": " europe/paris "})
+    assert "Europe/Paris" in said.message
+    alice = _user(app, alice)
+    assert alice["time_zone"] == "Europe/Paris"
+    assert "| Time zone | Europe/Paris |" in ws.page(alice, "/whoami").markdown
+    for wrong in ("Mars/Olympus", "+02:00", "Europe/Paris; DROP TABLE users"):
+        with pytest.raises(InvalidActionParams, match="no time zone"):
+            ws.execute(alice, "/whoami", "set_time_zone", {"zone": wrong})
+    assert _user(app, alice)["time_zone"] == "Europe/Paris"  # a refused name changed nothing
+    assert _user(app, bob).get("time_zone") is None  # hers alone
+    ws.execute(alice, "/whoami", "set_time_zone", {"zone": "none"})
+    assert _user(app, alice)["time_zone"] is None
+
+
+def test_a_deadline_without_a_zone_is_read_in_the_persons_zone_and_shown_in_it(team):
+    app, alice, bob = team
+    ws = app.workspace
+    ws.execute(alice, "/whoami", "set_time_zone", {"zone": "Europe/Paris"})
+    alice = _user(app, alice)
+    year = datetime.now(UTC).year + 1
+    paris = ZoneInfo("Europe/Paris")
+    url = ws.execute(alice, "/studios/team", "create_decision",
+                     {"question": "Where?", "options": ["Here"], "deadline": f"{year}-01-15T17:00"}).url
+    assert _stored(app, alice, url).startswith(f"{year}-01-15T16:00:00")  # 17:00 in Paris, winter: UTC+1
+    # markdown: hers in her zone with the offset and the phrase; bob's (no zone) in UTC, as before
+    assert re.search(rf"\| {year}-01-15T17:00\+01:00 Europe/Paris \(in \d+ (days|months)\) \|",
+                     ws.page(alice, url).markdown)
+    assert re.search(rf"\| {year}-01-15 16:00 UTC \(in \d+ (days|months)\) \|", ws.page(bob, url).markdown)
+    # a zone named in the text wins; bob's own "17:00" is UTC
+    ws.execute(alice, url, "edit_decision", {"deadline": f"{year}-01-15T17:00+05:00"})
+    assert _stored(app, alice, url).startswith(f"{year}-01-15T12:00:00")
+    ws.execute(alice, url, "edit_decision", {"deadline": "friday 17:00 utc"})
+    assert _stored(app, alice, url)[11:16] == "17:00"
+    bobs = ws.execute(bob, "/studios/team", "create_commitment",
+                      {"title": "Run", "critical_mass": 2, "deadline": f"{year}-01-15T17:00"}).url
+    assert _stored(app, bob, bobs).startswith(f"{year}-01-15T17:00:00")
+    # a phrase with a time, and a bare date (the end of that day), in her zone
+    ws.execute(alice, url, "edit_decision", {"deadline": "friday 17:00"})
+    stored = datetime.fromisoformat(_stored(app, alice, url).replace("Z", "+00:00"))
+    local = stored.astimezone(paris)
+    assert (local.weekday(), local.hour, local.minute) == (4, 17, 0)
+    ws.execute(alice, url, "edit_decision", {"deadline": f"{year}-07-01"})
+    assert _stored(app, alice, url).startswith(f"{year}-07-01T21:59:59")  # 23:59:59 in Paris, summer: UTC+2
+    # her home lists it in her zone too
+    assert f"deadline {year}-07-01T23:59+02:00 Europe/Paris" in ws.page(alice, "/").markdown
+    assert f"deadline {year}-07-01 21:59 UTC" in ws.page(bob, "/").markdown
+
+
+def test_the_web_app_shows_local_time(team):
+    from navmcp.web.html import render_page
+
+    app, alice, bob = team
+    ws = app.workspace
+    ws.execute(alice, "/whoami", "set_time_zone", {"zone": "Asia/Tokyo"})
+    alice = _user(app, alice)
+    soon = (datetime.now(UTC) + timedelta(days=40)).replace(hour=3, minute=30).strftime("%Y-%m-%dT%H:%M+00:00")
+    url = ws.execute(bob, "/studios/team", "create_decision", {"question": "When?", "options": ["Now"],
+                                                               "deadline": soon}).url
+    tokyo = datetime.fromisoformat(soon).astimezone(ZoneInfo("Asia/Tokyo"))
+    hers = render_page(ws.page(alice, url), csrf="", alternates={})
+    assert 'data-zone="Asia/Tokyo"' in hers and f"{tokyo:%H:%M} Asia/Tokyo" in hers
+    his = render_page(ws.page(bob, url), csrf="", alternates={})  # no zone: UTC, which app.js makes the browser's
+    assert '<time datetime="' in his and 'class="local" title=' in his and "data-zone" not in his
+    assert "03:30 UTC" in his
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"])
+def test_row_level_security_lets_a_person_set_only_their_own_zone(team, pg_database):
+    app, alice, bob = team
+
+    def as_(user, sql, params=()):
+        with app.store.write(user_id=user["id"]) as tx:
+            return tx.execute(sql, params)
+
+    assert as_(bob, "UPDATE users SET time_zone = 'Asia/Tokyo' WHERE id = ?", (alice["id"],)) == 0
+    assert as_(bob, "UPDATE users SET time_zone = 'Asia/Tokyo' WHERE id = ?", (bob["id"],)) == 1
+    assert _user(app, alice).get("time_zone") is None and _user(app, bob)["time_zone"] == "Asia/Tokyo"
