@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from navmcp.lean import skip_pydantic_plugin_discovery
@@ -38,6 +38,9 @@ class NoParams(Params):
 class Outcome:
     message: str
     url: str
+    # Run once the action's write is done, never inside its transaction (an e-mail: no network wait
+    # while the write holds its locks); what it returns is added to the message.
+    after: Callable[[], str | None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

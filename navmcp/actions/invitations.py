@@ -1,17 +1,20 @@
 """Invitations (navmcp.identity.invitations): on a studio's members page an admin creates a link a person
-opens in a browser to join, or an invitation for a person by a handle they made findable, and
-revokes one; on `/inbox` the person an invitation is for accepts it (in their browser) or declines it."""
+opens in a browser to join (shown, or e-mailed where the server sends e-mail), or an invitation for
+a person by a handle they made findable, and revokes one; on `/inbox` the person an invitation is for accepts it (in their browser) or declines it."""
 
 from __future__ import annotations
 
+import smtplib
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from navmcp.actions import rules
 from navmcp.actions.action import Action, Outcome, Params
 from navmcp.actions.fields import UserHandle
+from navmcp.actions.mail import ADDRESS
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
+from navmcp.feeds import mail
 from navmcp.identity import invitations, user_by_handle
 from navmcp.pages import Request
 
@@ -25,6 +28,15 @@ class CreateInvitation(Params):
     handle: UserHandle | None = Field(None, title="Person", description=(
         "a findable person's handle: the invitation waits in their inbox for them to accept or decline "
         "(no link; uses is 1)"))
+    email: str | None = Field(None, max_length=254, title="E-mail address", description=(
+        "send the link to this address instead of showing it (where this server sends e-mail; uses is 1)"))
+
+    @field_validator("email")
+    @classmethod
+    def _address(cls, value: str | None) -> str | None:
+        if value is not None and not ADDRESS.match(value):
+            raise ValueError("must be an e-mail address, e.g. ana@example.org")
+        return value
 
 
 def _nobody(handle: str) -> InvalidActionParams:
@@ -36,8 +48,13 @@ def _nobody(handle: str) -> InvalidActionParams:
 
 
 def create_invitation(req: Request, p: CreateInvitation) -> Outcome:
+    if p.handle is not None and p.email is not None:
+        raise InvalidActionParams("give handle or email, not both",
+                                  fields=(FieldError("email", "give handle or email, not both"),))
     if p.handle is not None:
         return _invite_person(req, p, p.handle)
+    if p.email is not None:
+        return _invite_by_email(req, p, p.email)
     token = invitations.create(req.tx, req.studio["id"], req.user["id"], p.role, p.uses, p.days)
     people = "one person" if p.uses == 1 else f"up to {p.uses} people"
     return Outcome(f"Invitation created: share the link `{invitations.PREFIX}{token}` (this server's address in "
@@ -57,6 +74,33 @@ def _invite_person(req: Request, p: CreateInvitation, handle: str) -> Outcome:
     invitations.invite(req.tx, req.studio["id"], req.user["id"], person, p.role, p.days)
     return Outcome(f"Invitation sent to @{handle} as {p.role}, valid {p.days} day(s): it waits in their inbox "
                    "until they accept it (in their browser) or decline it. Nobody is added without agreeing.", req.path)
+
+
+def _invite_by_email(req: Request, p: CreateInvitation, address: str) -> Outcome:
+    try:
+        smtp, base = mail.configured(), mail.site_url()
+    except ValueError as e:  # the operator's NAVMCP_SMTP_URL does not parse
+        raise ActionFailed(f"this server's e-mail settings are wrong ({e}): create a link and share it yourself",
+                           url=req.url) from None
+    if smtp is None or base is None:
+        raise ActionFailed("this server sends no e-mail (its operator sets NAVMCP_SMTP_URL and NAVMCP_BASE_URL): "
+                           "create a link and share it yourself", url=req.url)
+    token = invitations.create(req.tx, req.studio["id"], req.user["id"], p.role, 1, p.days)
+    made = req.tx.scalar("SELECT id FROM invitations WHERE token_hash = ?", (invitations.token_hash(token),))
+    studio_name, inviter = req.studio["name"], req.user["handle"]
+
+    def send() -> str | None:  # after the invitation is written: no network wait inside the write
+        try:
+            mail.send_invitation(smtp, address, f"{base}{invitations.PREFIX}{token}", studio_name, inviter, p.role,
+                                 p.days)
+        except (OSError, smtplib.SMTPException) as e:
+            return (f"But the e-mail could not be sent ({type(e).__name__}): revoke invitation {made} and create a "
+                    "link to share instead.")
+        return None
+
+    # The address is not kept: it is neither shown to anyone nor stored (the link is the invitation).
+    return Outcome(f"Invitation {made} e-mailed as a link to the address given: it lets one person join as {p.role} "
+                   f"within {p.days} day(s), in a browser. The link is not shown here.", req.path, after=send)
 
 
 class RevokeInvitation(Params):
