@@ -218,3 +218,25 @@ def test_an_invitation_by_e_mail_sends_a_link_that_works(any_app, team, monkeypa
     assert invitations.offered(any_app.store, token)["handle"] == "team"
     assert invitations.redeem(any_app.store, token, carol["id"]) == "team" and roles(ws, alice)["carol"] == "admin"
     assert invitations.offered(any_app.store, token) is None  # used
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"])
+def test_the_invitee_functions_act_on_ones_own_invitations_only(any_app, team):
+    """By SQL through the app role: nobody answers, lists or is told of another's invitation, and
+    only the admin who made one for a person writes its inbox entry."""
+    import psycopg
+
+    ws, alice, bob, carol = team
+    ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "carol"})
+    with any_app.store.read(user_id=carol["id"]) as tx:
+        [mine] = tx.all("SELECT * FROM navmcp.invitations_for_me('2000')")
+    with any_app.store.write(user_id=bob["id"]) as tx:  # a member, but not the invitee
+        assert tx.all("SELECT * FROM navmcp.invitations_for_me('2000')") == []
+        assert tx.scalar("SELECT navmcp.answer_invitation(?, true, '2000')", (mine["id"],)) is None
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # bob did not make it
+        with any_app.store.write(user_id=bob["id"]) as tx:
+            tx.execute("SELECT navmcp.note_invited(?, '2000', 'x')", (mine["id"],))
+    with any_app.store.write(user_id=carol["id"]) as tx:  # nor may carol write herself more entries
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            tx.execute("SELECT navmcp.note_invited(?, '2000', 'y')", (mine["id"],))
+    assert "carol" not in roles(ws, alice) and ws.page(carol, "/inbox").data["invitations"][0]["id"] == mine["id"]
