@@ -46,6 +46,9 @@ TARGETS = {
     "needs_me_today": {"calls": 4, "chars": 12_000},
     "weekly_review": {"calls": 10, "chars": 30_000},
     "tagged_open_everywhere": {"calls": 3, "chars": 10_000},
+    # a decision's page read once and watched: its votes and its closing are told by notifications,
+    # whose summaries spare the watcher a read per vote (the subscribe request counts as a call)
+    "watch_until_closed": {"calls": 3, "chars": 6_000},
 }
 
 
@@ -340,6 +343,81 @@ def task_tagged_open_everywhere(agent: Agent, truth: dict[str, Any]) -> dict[str
             f"{len(truth['tagged_open'])}", **agent.figures()}
 
 
+CHANGE = "io.github.navmcp/change"
+WATCH_BALLOTS = (("Lisbon", 7), ("Porto", 4))  # members voting for each option, then the decision closes
+
+
+def watched_decision(home: Path, truth: dict[str, Any]) -> tuple[str, Any]:
+    """A decision in the first studio, made by a member who is not the agent's person, and what its
+    members then do (`act`): WATCH_BALLOTS' votes, one member each, then its creator closes it.
+    They act through the workspace of this process, a second process on the server's file."""
+    from navmcp.app import App
+    from navmcp.config import Config
+
+    app = App(Config(home=home, database_url=None, token=None))
+    with app.store.read() as tx:
+        owner = tx.scalar("SELECT value FROM settings WHERE key = 'owner'")
+        members = tx.all("""SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id
+                             JOIN studios s ON s.id = m.studio_id WHERE s.handle = ? AND u.id <> ?
+                            ORDER BY u.handle LIMIT ?""",
+                         (truth["studio"].rsplit("/", 1)[1], owner, 1 + sum(n for _, n in WATCH_BALLOTS)))
+    creator, voters = members[0], members[1:]
+    url = app.workspace.execute(creator, truth["studio"], "create_decision", {
+        "question": "Where do we meet in spring?", "options": [o for o, _ in WATCH_BALLOTS]}).url
+
+    def act() -> int:
+        """The members' votes and the closing; how many changes they made."""
+        made = 0
+        ballots = [o for o, n in WATCH_BALLOTS for _ in range(n)]
+        for voter, option in zip(voters, ballots, strict=True):
+            app.workspace.execute(voter, url, "vote", {"votes": [{"option": option, "accept": True, "prefer": True}]})
+            made += 1
+        app.workspace.execute(creator, url, "close_decision", {})
+        app.store.close()
+        return made + 1
+
+    return url, act
+
+
+def task_watch_until_closed(agent: Agent, truth: dict[str, Any], home: Path) -> dict[str, Any]:
+    """Watch the decision at the URL given until it closes, and say its result. The agent reads the
+    page once and subscribes to it; each notification's `_meta` says what changed, so it reads the
+    page again only if a closing's summary does not say the result. Beside it, a watcher that reads
+    the page after every notification (as one without the summaries must) is measured on the same
+    notifications: `reads_every_time`."""
+    url, act = watched_decision(home, truth)
+    agent.navigate(url)
+    agent.server.request("resources/subscribe", {"uri": "navmcp://" + url})
+    agent.calls += 1
+    changes = act()
+    told: list[dict[str, Any]] = []
+    guard = __import__("threading").Timer(60, agent.server.proc.kill)  # a notification that never comes
+    guard.start()
+    try:
+        while len(told) < changes:
+            message = agent.server.read()
+            if message.get("method") == "notifications/resources/updated":
+                told.append((message["params"].get("_meta") or {}).get(CHANGE) or {})
+    finally:
+        guard.cancel()
+    closing = next((t for t in told if t.get("kind", "").startswith("close")), None)
+    said = (closing or {}).get("summary") or ""
+    result = said.split(": ", 1)[1] if ": " in said else None
+    if closing is None or result is None:  # no summary, or none with the result: the page says it
+        page = agent.navigate(url)
+        found = re.search(r"Result[^\n]*", page)
+        result = found.group(0) if found else None
+    every = Agent(agent.server, agent.count_tokens)
+    every.navigate(url)
+    every.calls += 1  # its subscribe, as the first watcher's
+    for _ in told:
+        every.navigate(url)
+    agent.server.request("resources/unsubscribe", {"uri": "navmcp://" + url})
+    expected = WATCH_BALLOTS[0][0]
+    return {"done": bool(result) and expected in result and len(told) == changes, "notifications": len(told),
+            "result": result, "reads_every_time": f"{every.calls} calls / {every.chars:,} chars", **agent.figures()}
+
+
 def task_home_page(agent: Agent, truth: dict[str, Any]) -> dict[str, Any]:
     agent.navigate("/")
     return {"done": True, **agent.figures()}
@@ -486,7 +564,8 @@ def run(items: int, workdir: Path) -> dict[str, Any]:
                  ("weekly_review", lambda a: task_weekly_review(a, truth, review)),
                  ("tagged_open_everywhere", lambda a: task_tagged_open_everywhere(a, truth)),
                  ("find_and_vote", lambda a: task_find_and_vote(a, truth)),
-                 ("join_closest", lambda a: task_join_closest(a, truth))]
+                 ("join_closest", lambda a: task_join_closest(a, truth)),
+                 ("watch_until_closed", lambda a: task_watch_until_closed(a, truth, home))]
         for name, task in order:
             tasks[name] = task(Agent(server, count_tokens))
         sizes = page_sizes(server, count_tokens, truth)

@@ -384,7 +384,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
     config = Config.from_env()
     if config.database_url:
-        print("navmcp: the PostgreSQL store is backed up with pg_dump (docs/operations.md)", file=sys.stderr)
+        print("navmcp: the PostgreSQL store is backed up with pg_dump (docs/hosting.md)", file=sys.stderr)
         return 1
     try:
         manifest = backup.backup(config.home, Path(args.path))
@@ -402,7 +402,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     config = Config.from_env()
     if config.database_url:
-        print("navmcp: the PostgreSQL store is restored with pg_restore (docs/operations.md)", file=sys.stderr)
+        print("navmcp: the PostgreSQL store is restored with pg_restore (docs/hosting.md)", file=sys.stderr)
         return 1
     try:
         manifest = backup.restore(Path(args.path), config.home)
@@ -417,11 +417,15 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from navmcp.archive import ArchiveError
     from navmcp.archive.export import export_studio
+    from navmcp.errors import NavError
 
     try:
         manifest = export_studio(_app().workspace, args.studio.lstrip("@"), Path(args.path))
     except ArchiveError as e:
         print(f"navmcp: {e}", file=sys.stderr)
+        return 1
+    except NavError as e:  # on PostgreSQL, a URL that is not the owner's
+        print(f"navmcp: {e.message}", file=sys.stderr)
         return 1
     counts = ", ".join(f"{n} {t}" for t, n in manifest["counts"].items() if n)
     print(f"exported @{manifest['studio']} to {args.path}: {counts}", file=sys.stderr)
@@ -554,12 +558,14 @@ def build_parser() -> argparse.ArgumentParser:
     rest.add_argument("path", help="a folder made by `navmcp backup`")
     rest.set_defaults(func=cmd_restore)
     exp = sub.add_parser("export", help="write a studio to a zip archive: its data as JSON lines, its files, every "
-                                        "item's page as markdown, a manifest with checksums")
+                                        "item's page as markdown, a manifest with checksums (PostgreSQL: with the "
+                                        "owner's URL, as migrate)")
     exp.add_argument("studio", help="the studio's handle")
     exp.add_argument("path", help="the archive to create, e.g. team.navmcp.zip")
     exp.set_defaults(func=cmd_export)
     imp = sub.add_parser("import", help="create a new studio from an archive (new ids; people matched by handle, "
-                                        "else placeholders); checked whole before anything is written")
+                                        "else placeholders); checked whole before anything is written, then one "
+                                        "transaction (PostgreSQL: with the owner's URL, as migrate)")
     imp.add_argument("archive", help="an archive made by `navmcp export`")
     imp.add_argument("--as", dest="as_handle", required=True, metavar="HANDLE", help="the new studio's handle")
     imp.set_defaults(func=cmd_import)

@@ -73,7 +73,9 @@ META_SERVER = "io.modelcontextprotocol/serverInfo"
 IDEMPOTENCY_KEY = META_KEY  # a tools/call's `_meta` key: a write applied at most once (navmcp.idempotency)
 # Streamable HTTP mirrors these body fields in headers (keys lower-case, as the web app keeps them).
 VERSION_HEADER, METHOD_HEADER, NAME_HEADER = "mcp-protocol-version", "mcp-method", "mcp-name"
-NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # what Mcp-Name mirrors
+NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",  # what Mcp-Name mirrors
+              "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # a held write is a task where the client declares it (navmcp.held.tasks)
 # Caching hints (server/utilities/caching) of the modern results that take them: milliseconds fresh,
 # and whether one user's answer may serve another ("public": the same for everyone).
 CACHE_HINTS: dict[str, tuple[int, str]] = {
@@ -101,10 +103,13 @@ class ToolHost(Protocol):
 
     def tool_definitions(self) -> list[dict[str, Any]]: ...
     def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None, *,
-                  views: bool = False, from_view: bool = False) -> dict[str, Any]:
+                  views: bool = False, from_view: bool = False, elicit: bool = False, tasks: bool = False,
+                  answer: tuple[Any, Any] | None = None) -> dict[str, Any]:
         """`idempotency_key`: the call's `_meta["io.github.navmcp/idempotencyKey"]`, if any.
         `views`: the client renders MCP Apps views (navmcp.mcp.views), so a result may carry one's data;
-        `from_view`: the view made the call (a person in it), not the model."""
+        `from_view`: the view made the call (a person in it), not the model. Modern era only, and
+        passed only when set: `elicit` (the client takes form elicitations), `tasks` (it declares the
+        Tasks extension), `answer` (a retry's inputResponses and requestState)."""
     def tool_names(self) -> frozenset[str]: ...
     def list_resources(self, cursor: Any) -> dict[str, Any]: ...
     def list_resource_templates(self) -> dict[str, Any]: ...
@@ -112,6 +117,8 @@ class ToolHost(Protocol):
     def list_prompts(self) -> dict[str, Any]: ...
     def get_prompt(self, name: Any, arguments: Any) -> dict[str, Any]: ...
     def complete(self, ref: Any, argument: Any, context: Any) -> dict[str, Any]: ...
+    def get_task(self, task_id: Any) -> dict[str, Any]: ...
+    def cancel_task(self, task_id: Any) -> None: ...
     def identify(self, client_info: dict[str, Any], protocol_version: str) -> None:
         """Who the client says it is: once per legacy session, with every modern request."""
     def group(self) -> AbstractContextManager[Any]:
@@ -128,6 +135,19 @@ class ToolHost(Protocol):
 
 def negotiate(requested: Any) -> str:
     return requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
+
+
+def declares_tasks(capabilities: Any) -> bool:
+    """Whether a request's client capabilities declare the Tasks extension."""
+    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
+
+
+def takes_forms(capabilities: Any) -> bool:
+    """Whether a client's capabilities declare form elicitation (an empty `elicitation` object
+    means form, as the spec reads it for clients that predate the modes)."""
+    declared = capabilities.get("elicitation") if isinstance(capabilities, dict) else None
+    return isinstance(declared, dict) and (not declared or isinstance(declared.get("form"), dict))
 
 
 @functools.lru_cache(maxsize=8)
@@ -337,7 +357,7 @@ class Connection:
         hint = CACHE_HINTS.get(method)
         if hint is not None:
             result["ttlMs"], result["cacheScope"] = hint
-        result["resultType"] = "complete"
+        result.setdefault("resultType", "complete")  # a held write asking the person: "input_required"
         own = result.get("_meta")  # a tool result's own (an MCP Apps view's page) goes beside the server's identity
         result["_meta"] = self._server_meta if own is None else {**self._server_meta, **own}
         return result
@@ -361,7 +381,9 @@ class Connection:
         }
 
     def _discover(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": self._capabilities(),
+        capabilities = self._capabilities()
+        capabilities = {**capabilities, "extensions": {**capabilities["extensions"], TASKS_EXTENSION: {}}}
+        return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": capabilities,
                 "instructions": self.instructions}
 
     def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -410,9 +432,17 @@ class Connection:
             raise InvalidParams('Invalid params: "arguments" must be an object')
         meta = params.get("_meta")
         key = meta.get(IDEMPOTENCY_KEY) if isinstance(meta, dict) else None
-        options = {"views": True} if self.views else {}
+        options: dict[str, Any] = {"views": True} if self.views else {}
         if self.views and isinstance(meta, dict) and meta.get(VIEW_CALL) is True:
             options["from_view"] = True
+        if self.era == MODERN:  # a held write may ask the client's person (multi round-trip), or be a task
+            capabilities = meta[META_CAPABILITIES] if isinstance(meta, dict) else None
+            if takes_forms(capabilities):
+                options["elicit"] = True
+            if declares_tasks(capabilities):
+                options["tasks"] = True
+            if params.get("inputResponses") is not None or params.get("requestState") is not None:
+                options["answer"] = (params.get("inputResponses"), params.get("requestState"))
         if key is None:
             return self.host.call_tool(name, arguments, **options)
         return self.host.call_tool(name, arguments, key, **options)
@@ -435,6 +465,17 @@ class Connection:
     def _complete(self, params: dict[str, Any]) -> dict[str, Any]:
         return self.host.complete(params.get("ref"), params.get("argument"), params.get("context"))
 
+    # The Tasks extension (modern era): a held write's task, read and withdrawn (navmcp.held.tasks).
+    def _tasks_get(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.host.get_task(params.get("taskId"))
+
+    def _tasks_update(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {}  # a held write's task never asks for input: an answer is acknowledged and ignored
+
+    def _tasks_cancel(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.host.cancel_task(params.get("taskId"))
+        return {}  # acknowledged whatever the id (SEP-2663)
+
     # The method tables, one per era: a method missing from an era's table is -32601 in it.
     _shared_methods: dict[str, Callable[[Connection, dict[str, Any]], Any]] = {
         "tools/list": _tools_list,
@@ -448,7 +489,8 @@ class Connection:
     }
     _legacy_methods = {"initialize": _initialize, "ping": _ping, "resources/subscribe": _subscribe,
                        "resources/unsubscribe": _unsubscribe, **_shared_methods}
-    _modern_methods = {"server/discover": _discover, "subscriptions/listen": _listen, **_shared_methods}
+    _modern_methods = {"server/discover": _discover, "subscriptions/listen": _listen, "tasks/get": _tasks_get,
+                       "tasks/update": _tasks_update, "tasks/cancel": _tasks_cancel, **_shared_methods}
     _notifications: dict[str, Callable[[Connection, dict[str, Any]], None]] = {
         "notifications/initialized": lambda self, params: None,
         # Calls run to completion, so only a subscription (a request that stays open) can be cancelled.

@@ -122,7 +122,7 @@ def record(store: Store, user: Row, client: str, tool: str, arguments: dict[str,
     url = url if isinstance(url, str) else ""
     action = action if tool == "execute_action" and isinstance(action, str) else tool
     m = _STUDIO_URL.match(url)
-    with store.write(user_id=user["id"]) as tx:  # as the user: the hosted store's audit policy checks it
+    with store.write(user_id=user["id"], client=client) as tx:  # as the user: the hosted store's audit policy checks it
         studio_id = m and tx.scalar(
             "SELECT s.id FROM studios s JOIN memberships m ON m.studio_id = s.id AND m.user_id = ? WHERE s.handle = ?",
             (user["id"], m.group(1)))

@@ -103,23 +103,25 @@ class Workspace:
         return req.facts["file"], data
 
     def execute(self, user: Row | Principal, url: str, name: str, params: dict[str, Any] | None,
-                client: str = "unknown", idempotency_key: str | None = None, browser: bool = False) -> Result:
+                client: str = "unknown", idempotency_key: str | None = None, browser: bool = False,
+                in_client: bool = False) -> Result:
         """Run one action on the page at `url`. Refusals raise typed `NavError`s; every attempt by a
         user who exists is audited. With `idempotency_key`, a repeat of the call is answered as the
         first was and applies nothing (`navmcp.idempotency`). `browser`: a person's browser session
         (hold rules are theirs to change, and rules for agents' writes pass them by). A write a hold
-        rule covers is stored, not applied (`navmcp.held`), and answered "not done yet"."""
+        rule covers is stored, not applied (`navmcp.held`), and answered "not done yet". `in_client`:
+        the person's own answer to an elicitation in their MCP client, verified (`navmcp.held.elicit`)."""
         started = time.perf_counter()
         studio_id, target, user_id = None, url, _user_id(user)
         key = idempotency.checked(idempotency_key)
         try:
-            with self.store.write(user_id=user_id) as tx:
+            with self.store.write(user_id=user_id, client=client) as tx:
                 if key is not None:
                     earlier = idempotency.claim(tx, user_id, key, name, url)
                     if earlier is not None:
                         return Result(**earlier)
                 user = _user_in(tx, user)
-                spec, req = make_request(tx, user, client, url, acting=True, browser=browser)
+                spec, req = make_request(tx, user, client, url, acting=True, browser=browser, in_client=in_client)
                 target = req.url
                 spec.resolve(req)
                 studio_id = req.studio["id"] if req.studio else None
@@ -141,16 +143,18 @@ class Workspace:
                     raise type(e)(f"{name} failed: {e.message.rstrip('.')}. {action_table.valid_here(valid)}",
                                   url=req.url, available=valid, fields=e.fields) from None
                 studio_id = req.studio["id"] if req.studio else changes.studio_of(tx, outcome.url)
-                changes.record(tx, user_id, studio_id,
-                               req.item["id"] if req.item else changes.item_of(outcome.url), name)
+                if outcome.changed:
+                    changes.record(tx, user_id, studio_id,
+                                   req.item["id"] if req.item else changes.item_of(outcome.url), name)
                 if outcome.url == req.path and not action.changes_facts:
                     after = valid  # judged by `check` on the very facts the action left as they were
                 else:
                     after = self._actions_after(spec, req, outcome.url)
-                write_audit(tx, user_id, client, studio_id, target, name, params, "ok", started,
-                            self.audit_retention_days)
-                if (ran := req.facts.get("held_run")) is not None:  # an approval ran a held action: its own line
-                    with tx.act_as(ran["user_id"]):  # in the requester's name ("bob via claude-ai, approved by alice")
+                write_audit(tx, user_id, client, studio_id, target, name, params,
+                            "ok" if outcome.changed else "unchanged", started, self.audit_retention_days)
+                if (ran := req.facts.get("held_run")) is not None:  # an approval ran a held action: its own line,
+                    # in the requester's name and client ("bob via claude-ai, approved by alice")
+                    with tx.act_as(ran["user_id"], ran["client"]):
                         write_audit(tx, ran["user_id"], ran["client"], studio_id, ran["url"], ran["action"],
                                     ran["params"], ran["outcome"], None, self.audit_retention_days)
                 result = Result(True, outcome.message, outcome.url, after)
@@ -182,7 +186,7 @@ class Workspace:
         kind = {ActionUnavailable: "refused", InvalidActionParams: "invalid params", ActionFailed: "failed"}.get(
             type(error), "error")
         try:
-            with self.store.write(user_id=user_id) as tx:
+            with self.store.write(user_id=user_id, client=client) as tx:
                 write_audit(tx, user_id, client, studio_id, url, name, params, f"{kind}: {error.message}", started,
                             self.audit_retention_days)
         except Exception:  # the audit must never turn a clear refusal into an internal error

@@ -32,4 +32,6 @@ def test_the_agent_tasks_meet_their_targets_at_a_small_size(tmp_path):
     assert tasks["join_closest"]["calls"] <= 3 and tasks["join_closest"]["proves_closest"]
     assert tasks["week_in_studio"]["rows_repeated"] == 0
     assert tasks["home_page"]["chars"] <= 2_000  # five rows of each list, however many items
+    # issue 42: the summaries tell a watcher each vote and the closing's result; the page is read once
+    assert tasks["watch_until_closed"]["calls"] <= 3 and tasks["watch_until_closed"]["notifications"] == 12
     assert set(results["page_sizes"]) >= {"home", "studio", "note", "decision", "commitment", "cycle", "search"}

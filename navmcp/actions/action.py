@@ -38,6 +38,10 @@ class NoParams(Params):
 class Outcome:
     message: str
     url: str
+    # False: the action found nothing to change (an edit to what is there already). Nobody watching
+    # is told of it, and its audit line says `unchanged`: no write stands behind it (on PostgreSQL
+    # an `ok` line needs one, migration 20261129000210).
+    changed: bool = True
     # Run once the action's write is done, never inside its transaction (an e-mail: no network wait
     # while the write holds its locks); what it returns is added to the message.
     after: Callable[[], str | None] | None = field(default=None, compare=False)

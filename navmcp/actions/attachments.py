@@ -14,7 +14,9 @@ from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
 from navmcp.pages import Request
 
 ITEM_PAGES = ("note", "decision", "commitment")
-_BASE64_CHARS = -(-attachments.MCP_MAX_BYTES // 3) * 4 + 4  # the largest file's base64, with slack for padding
+# The largest file's base64 (a browser's upload is the larger), with slack for padding; the file's
+# own limit, by where it came from, is the handler's.
+_BASE64_CHARS = -(-max(attachments.MCP_MAX_BYTES, attachments.WEB_MAX_BYTES) // 3) * 4 + 4
 
 
 class Attach(Params):
@@ -40,7 +42,7 @@ def attach(req: Request, p: Attach) -> Outcome:
                                       fields=(FieldError("comment", "no such comment here"),))
     try:
         file_id = attachments.add(req.tx, req.studio, req.item, req.user["id"], p.filename, p.content_type, data,
-                                  p.comment)
+                                  p.comment, attachments.WEB_MAX_BYTES if req.browser else attachments.MCP_MAX_BYTES)
     except attachments.Refused as e:
         raise InvalidActionParams(f"'{e.field}': {e}", fields=(FieldError(e.field, str(e)),)) from None
     domain.touch(req.tx, req.item["id"])

@@ -93,7 +93,7 @@ class SetOutcome(Params):
 def set_outcome(req: Request, p: SetOutcome) -> Outcome:
     old = req.item["outcome"]
     if p.outcome == old:
-        return Outcome("Nothing changed: the outcome already reads that way.", req.path)
+        return Outcome("Nothing changed: the outcome already reads that way.", req.path, changed=False)
     number = revisions.save(req, {"outcome": (old or "", p.outcome)}, outcome=p.outcome, updated_at=now())
     return Outcome(f"Outcome {'changed' if old else 'written'}: revision {number}.", req.path)
 

@@ -101,7 +101,8 @@ def edit_item(req: Request, p: Params) -> Outcome:
         changes["options"] = (options[0], options[1])
     kind = item["kind"]
     if not changes:  # an edit to what is there already is no edit: no revision, the Updated time stays
-        return Outcome(f"Nothing changed: the {kind} already reads that way (revision {item['revision']}).", req.path)
+        return Outcome(f"Nothing changed: the {kind} already reads that way (revision {item['revision']}).", req.path,
+                       changed=False)
     number = revisions.save(req, changes, **columns, updated_at=now())
     if options is not None:
         _write_option_edits(req, options[2], options[3])
@@ -227,7 +228,7 @@ def edit_comment(req: Request, p: EditComment) -> Outcome:
     revisions.check_base(req, p.base, comment)
     if p.body == comment["body"]:
         return Outcome(f"Nothing changed: the comment already reads that way (revision {comment['revision']}).",
-                       f"{req.path}?comment={comment['id']}")
+                       f"{req.path}?comment={comment['id']}", changed=False)
     number = revisions.save(req, {"body": (comment["body"], p.body)}, comment, body=p.body)
     _tell_newly_mentioned(req, comment["body"], p.body)
     domain.link_mentions(req.tx, req.studio, req.item["id"], p.body)

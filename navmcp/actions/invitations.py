@@ -1,6 +1,7 @@
 """Invitations (navmcp.identity.invitations): on a studio's members page an admin creates a link a person
 opens in a browser to join (shown, or e-mailed where the server sends e-mail), or an invitation for
-a person by a handle they made findable, and revokes one; on `/inbox` the person an invitation is for accepts it (in their browser) or declines it."""
+a person by a handle they made findable, and revokes one; on `/inbox` the person an invitation is
+for accepts it (in their browser) or declines it."""
 
 from __future__ import annotations
 

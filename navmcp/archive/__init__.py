@@ -48,12 +48,16 @@ TABLES: list[tuple[str, str, dict[str, str], tuple[str, ...]]] = [
     ("attachments", "studio_id = ?", {"id": "file", "studio_id": "studio", "item_id": "item", "comment_id": "comment",
                                       "created_by": "user"}, ("data",)),
 ]
+# Columns one store keeps of its own, derived from the others: neither exported nor written back
+# (PostgreSQL's full-text vectors).
+STORE_OWN = ("fts",)
 # The text columns whose navmcp URLs an import rewrites to the new studio's handle and ids.
 TEXT = {"items": ("title", "body", "outcome"), "comments": ("body",), "options": ("title",),
         "revisions": ("changes",), "proposal_versions": ("body", "note")}
-# Row order within a table: rows that refer to rows of the same table after them (a reply after its
-# thread), and an order that ids renumbered in their own order keep (navmcp.archive.importer), so
-# that an archive exported again after an import lists its rows as the first did.
+# Row order within a table, sorted by navmcp in Python's order (both stores then write the same):
+# rows that refer to rows of the same table after them (a reply after its thread), and an order
+# that ids renumbered in their own order keep (navmcp.archive.importer), so that an archive
+# exported again after an import lists its rows as the first did.
 ORDER = {"studios": "id", "memberships": "created_at, user_id", "items": "seq", "item_tags": "item_id, tag",
          "options": "decision_id, created_at, id", "votes": "option_id, user_id", "participants": "commitment_id, user_id",
          "comments": "seq", "reads": "note_id, user_id", "links": "from_item, to_item", "revisions": "seq",

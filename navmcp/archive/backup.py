@@ -10,7 +10,7 @@ A restore checks the folder first (its checksums, then `PRAGMA integrity_check` 
 refuses to replace the store of an instance that is running: no process may hold the store open
 (an exclusive lock is tried) and no `navmcp web` may be recorded as serving the home. The store it
 replaces is kept beside it (`navmcp.db.before-restore`). The PostgreSQL store is backed up with
-`pg_dump`/`pg_restore` (docs/operations.md), not here.
+`pg_dump`/`pg_restore` (docs/hosting.md), not here.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """An archive read back as a new studio (navmcp.archive): checked whole before anything is
-written, then written in one transaction, announced on no change feed."""
+written, then written in one transaction as the database's owner, announced on no change feed
+(nothing here notes a change; the store's triggers keep only their counts and copies)."""
 
 from __future__ import annotations
 
@@ -91,7 +92,10 @@ def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
         return item_url.sub(one, text)
 
     matched, placeholders = [], []
-    with store.write() as tx:
+    # As the database's owner (navmcp.store.seam.Store.owner): it writes people and every member's
+    # rows, which no one user may. What it writes is only the archive's, under new ids: every
+    # reference is one of the archive's own rows, renumbered, or a person found by handle.
+    with store.owner() as tx:
         if tx.one("SELECT 1 FROM studios WHERE handle = ?", (handle,)):
             raise ArchiveError(f"a studio @{handle} exists already: an import makes a new studio, never merges")
         for old_id, person in people.items():

@@ -28,6 +28,9 @@ MIB = 1024 * 1024
 # of file is ~1.34 MiB of message, under the HTTP body bound (2 MiB, web/request.MAX_BODY) and
 # the stdio line bound (4 MiB). 5 MiB, as proposed, would be refused by both transports first.
 MCP_MAX_BYTES = 1 * MIB
+# From a person's browser a file comes as itself (multipart/form-data, navmcp.web.uploads), in a
+# request allowed this much more than others.
+WEB_MAX_BYTES = 10 * MIB
 STUDIO_QUOTA_BYTES = 500 * MIB
 IMAGE_BLOCK_MAX_BYTES = 1 * MIB  # an image file also read as an MCP image block up to this size
 TEXT_SHOWN_CHARS = 20_000  # a text file's page shows this much of it; its resource reads it all
@@ -76,6 +79,12 @@ TYPES: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "text/csv": ("text", _text),
 }
 ACCEPTED = ", ".join(TYPES)
+# A filename's extension → the accepted type it names: a browser's upload of a type it does not know
+# (application/octet-stream) is read as this (navmcp.web.uploads), then checked as any file is.
+EXTENSIONS = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
+              "pdf": "application/pdf", "txt": "text/plain", "text": "text/plain", "md": "text/markdown",
+              "markdown": "text/markdown", "csv": "text/csv"}
+assert set(EXTENSIONS.values()) == set(TYPES), "every accepted type has an extension"
 
 
 class Refused(ValueError):

@@ -24,6 +24,12 @@ A database fault never ends the feed: the round is read again, with backoff, unt
 answers; watchers stay, and hear of what committed meanwhile. Who a change concerns is asked of the
 database before anyone is told, so a fault half-way tells nobody twice.
 
+Time changes pages too: a held action waiting for approval expires when nobody approved it in
+time, which no write records (its page reads "expired" from then on). While anyone watches, the
+feed asks every EXPIRY_SECONDS which holds expired since it last asked, and hands each on as a
+change of its studio (`HOLD_EXPIRED`), so the held page's watchers hear of it when it happens.
+A watcher that reconnects after that moment is not told by `missed` (no row records it).
+
 Whether a change concerns a watcher is judged in two steps: `Interest.may_concern` on ids alone
 (cheap, on every change), then `Feed.verdict` as the watcher, against the database (still a member?
 newly a member?). A watcher that may no longer see its page is ended with a reason, never notified.
@@ -39,7 +45,7 @@ import select
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -53,6 +59,8 @@ QUIET_SECONDS = 1.0  # a wait for changes returns empty after this long, so the 
 BATCH = 500
 BACKOFF_SECONDS = (0.05, 1.0)  # after a database fault, the first pause before reading again, and the longest
 MISSED_MOST = 2000  # a reconnecting watcher's catch-up reads this many changes at most (more: "changed")
+EXPIRY_SECONDS = 1.0  # how often a watched feed asks which held actions expired meanwhile
+HOLD_EXPIRED = "hold_expired"  # the action name of a hold's expiry, a change no write records
 
 _STUDIO_PATH = re.compile(r"/studios/([a-z0-9][a-z0-9-]{0,31})(?:/([ndc])/([A-Za-z0-9_-]{1,64}))?(?:[/?]|$)")
 
@@ -91,16 +99,23 @@ _WORDS = {
 }
 _UNSIGNED = frozenset({"pin", "unpin"})
 _BALLOTS = frozenset({"vote", "consent", "object", "allocate", "answer"})
+# Closings whose summary says the result, as the decision's page states it ("closed by @alice:
+# 'Lisbon'"), so a watcher waiting for the result need not read the page.
+_RESULTS = frozenset({"close_decision", "close_poll"})
+RESULT_MOST = 200  # characters of a result in a summary (a tie of many long titles is cut)
 
 
-def summary(action: str | None, handle: str | None, anonymous: bool) -> str | None:
-    """What a change's watchers are told it was, or None where its kind is not one of the table's."""
+def summary(action: str | None, handle: str | None, anonymous: bool, result: str | None = None) -> str | None:
+    """What a change's watchers are told it was, or None where its kind is not one of the table's.
+    `result`: a closed decision's result, for a closing."""
     words = _WORDS.get(action or "")
     if words is None:
         return None
-    if handle is None or action in _UNSIGNED or (anonymous and action in _BALLOTS):
-        return words
-    return f"{words} by @{handle}"
+    if not (handle is None or action in _UNSIGNED or (anonymous and action in _BALLOTS)):
+        words = f"{words} by @{handle}"
+    if result and action in _RESULTS:
+        words += ": " + (result if len(result) <= RESULT_MOST else result[:RESULT_MOST - 1] + "…")
+    return words
 
 
 def studio_of(tx, url: str) -> str | None:
@@ -166,15 +181,20 @@ class Watcher:
 
 
 class Feed:
-    """New changes, handed to the watchers they may concern. Thread-safe; one per store."""
+    """New changes, handed to the watchers they may concern. Thread-safe; one per store.
+    `result(tx, change)`: a closed decision's result in words (`navmcp.kinds.told_result`), read
+    as the actor when a closing is described; None: closings go without it."""
 
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, result: Callable[[Any, Change], str | None] | None = None):
         self.source = source
+        self.result = result
         self._watchers: set[Watcher] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.faults = 0  # database faults the feed has read through (in a row; 0 when it reads well)
+        self._expired_until = ""  # holds that expired until this time were handed on (`_expiries`)
+        self._expiry_due = 0.0  # when (monotonic) to ask again
 
     def __len__(self) -> int:
         return len(self._watchers)
@@ -191,6 +211,7 @@ class Feed:
                     self._watchers.discard(watcher)
                     raise
                 self._stop.clear()
+                self._expired_until = now()  # nobody watched before: earlier expiries concern nobody now
                 self._thread = threading.Thread(target=self._run, args=(position,), name="navmcp-feed", daemon=True)
                 self._thread.start()
 
@@ -235,6 +256,7 @@ class Feed:
                     self.dispatch(pending[0])
                     pending.pop(0)
                 position = after
+                self._expiries(position)
                 if self.faults:
                     log.warning("the change feed reads again after %d database faults", self.faults)
                     self.faults = 0
@@ -247,6 +269,18 @@ class Feed:
                 self.source.reset()
                 first, longest = BACKOFF_SECONDS
                 self._stop.wait(min(longest, first * 2 ** (self.faults - 1)))
+
+    def _expiries(self, position: Any) -> None:
+        """Hand on, as changes of their studios, the held actions that expired since the last ask."""
+        tick = time.monotonic()
+        if tick < self._expiry_due:
+            return
+        self._expiry_due = tick + EXPIRY_SECONDS
+        until = now()
+        token = self.source.token(position)
+        for held_id, studio_id in self.source.expired(self._expired_until, until):
+            self.dispatch(Change(0, studio_id, "held-" + held_id, None, token, HOLD_EXPIRED, "held action expired"))
+        self._expired_until = until
 
     def dispatch(self, change: Change) -> None:
         with self._lock:
@@ -270,10 +304,15 @@ class Feed:
             return change
         try:
             handle, anonymous = self.source.actor_facts(change)
+            result = None
+            if self.result is not None and change.action in _RESULTS and change.item_id is not None:
+                # Every watcher told of it is a member of the studio, whose page shows this result.
+                with self.source.reading(change.user_id) as tx:
+                    result = self.result(tx, change)
         except Exception:  # a fault here costs the summary, not the notification
             log.warning("the change feed could not describe a change", exc_info=True)
             return change
-        return replace(change, summary=summary(change.action, handle, anonymous))
+        return replace(change, summary=summary(change.action, handle, anonymous, result))
 
     def members(self, change: Change, users: set[str]) -> dict[str, bool]:
         """Which of `users` are members of the change's studio: asked once for all of them (as the
@@ -338,6 +377,10 @@ class Source:
     def is_member(self, studio_id: str | None, user_id: str) -> bool:
         raise NotImplementedError
 
+    def expired(self, after: str, until: str) -> list[tuple[str, str]]:
+        """(held action id, studio id) of every hold still pending whose expiry is in (after, until]."""
+        raise NotImplementedError
+
     def interrupt(self) -> None:
         """Cut short a `wait` in progress (the feed is closing)."""
 
@@ -367,6 +410,10 @@ class Source:
         return (row[0], bool(row[1])) if row else (None, False)
 
     def _one(self, sql: str, params: tuple, as_user: str | None) -> tuple | None:
+        raise NotImplementedError
+
+    def reading(self, as_user: str | None) -> contextlib.AbstractContextManager[Any]:
+        """A read transaction (a store's `Tx`) as `as_user`, for what describing a change reads."""
         raise NotImplementedError
 
     def close(self) -> None: ...
@@ -409,6 +456,10 @@ class SqliteSource(Source):
 
     def _members(self, studio_id: str, chunk: list[str], as_user: str, sql: str) -> list[str]:
         return [row[0] for row in self.conn.execute(sql, (studio_id, *chunk)).fetchall()]
+
+    def expired(self, after: str, until: str) -> list[tuple[str, str]]:
+        return self.conn.execute("SELECT id, studio_id FROM held_actions WHERE status = 'pending' AND expires_at > ?"
+                                 " AND expires_at <= ? ORDER BY expires_at, id", (after, until)).fetchall()
 
     def wait(self, position: int, stop: threading.Event) -> tuple[list[Change], int]:
         rows = self._wait(position, stop)
@@ -477,6 +528,19 @@ class SqliteSource(Source):
 
     def _one(self, sql: str, params: tuple, as_user: str | None) -> tuple | None:
         return self.conn.execute(sql, params).fetchone()
+
+    @contextlib.contextmanager
+    def reading(self, as_user: str | None) -> Iterator[Any]:
+        from navmcp.store.sqlite_tx import SqliteTx
+
+        conn = self.conn  # the feed's own (the store's connections belong to other threads)
+        conn.execute("BEGIN")
+        try:
+            cursor = conn.cursor()
+            yield SqliteTx(conn, cursor)
+            cursor.close()
+        finally:
+            conn.execute("ROLLBACK")  # only read
 
     def reset(self) -> None:
         if self._conn is not None:
@@ -575,10 +639,17 @@ class PostgresSource(Source):
         with self.store.read(user_id=as_user) as tx:
             return [row["user_id"] for row in tx.all(sql, (studio_id, *chunk))]
 
+    def expired(self, after: str, until: str) -> list[tuple[str, str]]:
+        with self.store.read() as tx:  # ids only, past row-level security (migration 20261129000172)
+            return [(r["id"], r["studio_id"]) for r in tx.all("SELECT * FROM navmcp.held_expired(?, ?)", (after, until))]
+
     def _one(self, sql: str, params: tuple, as_user: str | None) -> tuple | None:
         with self.store.read(user_id=as_user) as tx:  # as the actor: what they may read (row-level security)
             row = tx.one(sql, params)
         return None if row is None else tuple(row.values())
+
+    def reading(self, as_user: str | None) -> contextlib.AbstractContextManager[Any]:
+        return self.store.read(user_id=as_user)
 
     def wait(self, position: tuple[str, str | None, int],
              stop: threading.Event) -> tuple[list[Change], tuple[str, str | None, int]]:

@@ -40,12 +40,13 @@ KINDS: dict[str, bool] = {
     "approval_requested": True,  # an agent's write waits for your approval (navmcp.held)
     "approval_decided": False,  # your agent's held write was approved and run, rejected or failed
 }
-_HELD = ("approval_requested", "approval_decided")  # about a studio's held actions: they link its queue
 
 
-def notify(req: Request, kind: str, user_ids: Iterable[str], item_id: str | None = None) -> list[str]:
-    """Write an entry of `kind` about `item_id` (or the studio itself) in the acting request's studio
-    for each of `user_ids` who is a member of it, the actor left out. Returns the ids written for."""
+def notify(req: Request, kind: str, user_ids: Iterable[str], item_id: str | None = None,
+           held_id: str | None = None) -> list[str]:
+    """Write an entry of `kind` about `item_id` (or the studio itself; or the held action `held_id`)
+    in the acting request's studio for each of `user_ids` who is a member of it, the actor left out.
+    Returns the ids written for."""
     if kind not in KINDS:
         raise ValueError(f"unknown inbox entry kind {kind!r}")
     actor = req.user["id"]
@@ -58,7 +59,7 @@ def notify(req: Request, kind: str, user_ids: Iterable[str], item_id: str | None
         " ORDER BY user_id", (studio_id, *wanted))]
     if members:
         req.tx.note_inbox(now(), kind, studio_id, item_id, actor, (req.client or "")[:100], members, KINDS[kind],
-                          ago(KEEP_DAYS * 86400))
+                          ago(KEEP_DAYS * 86400), held_id)
     return members
 
 
@@ -84,7 +85,7 @@ def participants(tx: Tx, commitment_id: str) -> list[str]:
 # A user's entries in the studios they are in (and any outside a studio), not dismissed.
 _MINE = ("e.user_id = ? AND e.dismissed_at IS NULL"
          " AND (e.studio_id IS NULL OR e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?))")
-_COLUMNS = """e.id, e.kind, e.count, e.client, e.created_at, e.updated_at, e.read_at, e.item_id,
+_COLUMNS = """e.id, e.kind, e.count, e.client, e.created_at, e.updated_at, e.read_at, e.item_id, e.held_id,
               s.handle AS studio, s.name AS studio_name, i.kind AS item_kind, i.title,
               i.closed_at AS item_closed_at, i.deadline AS item_deadline, i.participant_count, i.critical_mass,
               a.handle AS actor"""
@@ -133,7 +134,8 @@ def _rows(tx: Tx, sql: str, args: tuple) -> list[dict[str, Any]]:
     for row in rows:
         studio = f"/studios/{row['studio']}" if row["studio"] else "/"
         row["url"] = (f"{studio}/{_LETTER[row['item_kind']]}/{row['item_id']}" if row["item_kind"]
-                      else f"{studio}/held" if row["kind"] in _HELD else "/inbox" if row["kind"] == "invited" else studio)
+                      else f"{studio}/held/{row['held_id']}" if row["held_id"] else "/inbox" if row["kind"] == "invited"
+                      else studio)
         row["unread"] = row["read_at"] is None
         # what it is about: user text (an invitation's studio is named where it is answered, on /inbox)
         row["name"] = (row["title"] if row["item_kind"] else "the invitations for you" if row["kind"] == "invited"
@@ -143,8 +145,8 @@ def _rows(tx: Tx, sql: str, args: tuple) -> list[dict[str, Any]]:
         row["result"] = None
         closed = row["item_closed_at"] or (row["item_deadline"] and row["item_deadline"] <= now())
         row["closed_decision"] = row["item_id"] if row["kind"] == "decision_closed" and closed else None
-        for key in ("item_id", "item_kind", "title", "studio_name", "item_closed_at", "item_deadline", "participant_count",
-                    "critical_mass"):  # the page needs them said once, above
+        for key in ("item_id", "held_id", "item_kind", "title", "studio_name", "item_closed_at", "item_deadline",
+                    "participant_count", "critical_mass"):  # the page needs them said once, above
             del row[key]
     return rows
 

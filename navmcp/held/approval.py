@@ -22,7 +22,7 @@ from navmcp.actions.action import Action, Outcome, Params
 from navmcp.clock import now
 from navmcp.errors import ActionFailed, NavError
 from navmcp.feeds import changes, inbox
-from navmcp.held import rules
+from navmcp.held import rules, staleness
 from navmcp.identity import new_id
 from navmcp.pages import make_request
 from navmcp.pages.request import Request
@@ -82,13 +82,13 @@ def _pending(req: Request) -> str | None:
 
 
 # A held action is decided by a person in their browser session: over MCP or a token, an agent
-# (anyone's) could otherwise approve what an agent asked. Approval in the MCP client (elicitation,
-# for rules with in_client) is not built yet.
+# (anyone's) could otherwise approve what an agent asked. The one exception is the person's own
+# answer in their MCP client to a signed elicitation (navmcp.held.elicit), where the rule allowed it.
 IN_BROWSER = "a held action is decided in a person's browser session, never over MCP or with a token"
 
 
 def _may_decide(req: Request) -> str | None:
-    if not req.browser:
+    if not req.browser and not (req.in_client and _held(req)["in_client"]):
         return IN_BROWSER
     return rules.eligible(req.tx, _held(req), req.user["id"]) or (
         "you approved it already" if req.facts.get("approved_by_you") else None)
@@ -120,12 +120,11 @@ def _lock(req: Request) -> Row:
     return fresh
 
 
-def _end(req: Request, held: Row, status: str, reason: str = "", message: str = "", url: str = "") -> None:
-    req.tx.execute("UPDATE held_actions SET status = ?, reason = ?, result_message = ?, result_url = ?,"
-                   " decided_at = ?, decided_by = ? WHERE id = ?",
-                   (status, reason[:1000], message[:2000], url[:500], now(), req.user["id"], held["id"]))
+def _end(req: Request, held: Row, status: str, reason: str = "") -> None:
+    req.tx.execute("UPDATE held_actions SET status = ?, reason = ?, decided_at = ?, decided_by = ? WHERE id = ?",
+                   (status, reason[:1000], now(), req.user["id"], held["id"]))
     if status != "withdrawn":  # the requester hears of a decision not theirs (notify leaves the actor out)
-        inbox.notify(req, "approval_decided", [held["requester_id"]])
+        inbox.notify(req, "approval_decided", [held["requester_id"]], held_id=held["id"])
 
 
 def approve(req: Request, p: ApproveParams) -> Outcome:
@@ -146,25 +145,30 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
     tx = req.tx
     tx.execute("SAVEPOINT held_run")
     try:
+        # The decision first, while the approver is surely a member: the action may take them out of
+        # the studio (an admin's agent's remove_member of the member approving it), and PostgreSQL
+        # judges a decision by who its maker is when it is written (migration 20261129000170). A
+        # refusal below rolls it back with the action.
+        _end(req, held, "executed")
         with tx.act_as(held["requester_id"]):
             requester = tx.one("SELECT * FROM users WHERE id = ? AND deleted_at IS NULL", (held["requester_id"],))
             if requester is None:
                 raise ActionFailed("the person who asked for it has no account any more")
             spec, as_them = make_request(tx, requester, held["client"], held["url"], acting=True)
             spec.resolve(as_them)
-            if held["target_version"] and as_them.item and as_them.item["updated_at"] != held["target_version"] \
-                    and not anyway:
-                raise _Changed()
+            if not anyway and (what := staleness.changed(tx, held, as_them.item)) is not None:
+                raise _Changed(what)
             action, valid = _judge[0](spec.name, held["action"], as_them)
             parsed = action.parse(json.loads(held["params"]), as_them, valid)
             outcome = action.run(as_them, parsed)
-            changes.record(tx, held["requester_id"], held["studio_id"],
-                           as_them.item["id"] if as_them.item else changes.item_of(outcome.url), held["action"])
-    except _Changed:
+            if outcome.changed:
+                changes.record(tx, held["requester_id"], held["studio_id"],
+                               as_them.item["id"] if as_them.item else changes.item_of(outcome.url), held["action"])
+    except _Changed as e:
         tx.execute("ROLLBACK TO SAVEPOINT held_run")
         tx.execute("RELEASE SAVEPOINT held_run")
-        raise ActionFailed(f"{held['url']} changed since the request: read it, then approve with anyway=true "
-                           "if it should still run", url=req.url) from None
+        raise ActionFailed(f"{held['url']} changed since the request ({e.args[0]}): read it, then approve with "
+                           "anyway=true if it should still run", url=req.url) from None
     except NavError as e:
         tx.execute("ROLLBACK TO SAVEPOINT held_run")
         tx.execute("RELEASE SAVEPOINT held_run")
@@ -172,10 +176,12 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
         return Outcome(f"Approved, but {held['action']} could not run now: {e.message} The held action ended as "
                        "failed; nothing of it was written.", req.path)
     tx.execute("RELEASE SAVEPOINT held_run")
-    _end(req, held, "executed", message=outcome.message, url=outcome.url)
+    # What it did, written once by the one who ran it (an empty message would leave it writable).
+    tx.execute("UPDATE held_actions SET result_message = ?, result_url = ? WHERE id = ?",
+               ((outcome.message or "done")[:2000], outcome.url[:500], held["id"]))
     req.facts["held_run"] = {"user_id": held["requester_id"], "client": held["client"], "url": held["url"],
                              "action": held["action"], "params": json.loads(held["params"]),
-                             "outcome": f"ok, approved by @{req.user['handle']}"
+                             "outcome": f"{'ok' if outcome.changed else 'unchanged'}, approved by @{req.user['handle']}"
                                         f"{' (browser)' if req.browser else ' via ' + req.client}"}
     # The action may have taken the approver out of the studio (remove_member): then home is where they are.
     still = tx.scalar("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?", (held["studio_id"], req.user["id"]))

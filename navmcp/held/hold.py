@@ -52,13 +52,18 @@ def hold(req: Request, action: Action, raw: dict[str, Any] | None, parsed: Param
         raise ActionFailed(f"{action.name} is held by a rule of this studio, and you already have {waiting} held "
                            f"actions waiting here (at most {PENDING_CAP}): withdraw one at /studios/{studio['handle']}"
                            "/held, or wait until they are decided", url=req.url)
+    # The target as the agent read it, before the preview runs (an edit's handler updates the row
+    # the request holds, as well as the table the savepoint rolls back).
+    version, revision = (req.item["updated_at"], req.item.get("revision")) if req.item else (None, None)
     preview = _preview(req, action, parsed)
     row = {
         "id": new_id(10), "studio_id": studio["id"], "requester_id": req.user["id"], "client": (req.client or "")[:100],
         "url": req.url, "action": action.name, "params": json.dumps(params, sort_keys=True, ensure_ascii=False),
-        "digest": key, "preview": preview[:2000], "target_version": req.item["updated_at"] if req.item else None,
+        "digest": key, "preview": preview[:2000], "target_version": version,
+        "target_revision": revision,
         "rule_id": rule["id"], "rule_text": rules.describe(rule)[:1000], "approvers": rule["approvers"],
-        "approvals": rule["approvals"], "own_counts": rule["own_counts"], "created_at": at,
+        "approvals": rule["approvals"], "own_counts": rule["own_counts"], "in_client": rule["in_client"],
+        "created_at": at,
         "expires_at": from_now(timedelta(hours=rule["expires_hours"])),
     }
     req.tx.execute(f"INSERT INTO held_actions ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
@@ -66,7 +71,7 @@ def hold(req: Request, action: Action, raw: dict[str, Any] | None, parsed: Param
     changes.record(req.tx, req.user["id"], studio["id"], "held-" + row["id"])
     held = req.tx.one("SELECT * FROM held_actions WHERE id = ?", (row["id"],))
     assert held is not None
-    inbox.notify(req, "approval_requested", rules.candidates(req.tx, held))
+    inbox.notify(req, "approval_requested", rules.candidates(req.tx, held), held_id=held["id"])
     return summary(req, held, again=False)
 
 

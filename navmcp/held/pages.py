@@ -14,7 +14,7 @@ from typing import Any
 
 from navmcp.clock import now
 from navmcp.errors import NotFound
-from navmcp.held import rules
+from navmcp.held import rules, staleness
 from navmcp.pages.request import PAGE_SIZE, Request, paginate
 from navmcp.pages.studio import crumbs, resolve_studio
 from navmcp.store import Row, Tx
@@ -81,7 +81,7 @@ def view_held(req: Request) -> dict[str, Any]:
     assert studio is not None
     held = req.facts["held"]
     base = f"/studios/{studio['handle']}/held"
-    target = _target_version(req.tx, held)
+    changed = staleness.changed(req.tx, held, _target(req.tx, held))
     handles = _handles(req.tx, studio["id"])
     approvals = req.tx.all("""SELECT a.note, a.created_at, u.handle FROM held_approvals a JOIN users u ON u.id = a.user_id
                                WHERE a.held_id = ? ORDER BY a.created_at""", (held["id"],))
@@ -92,15 +92,16 @@ def view_held(req: Request) -> dict[str, Any]:
         "held": held, "status": req.facts["status"], "reason": req.facts["reason"],
         "params": json.dumps(json.loads(held["params"]), indent=2, sort_keys=True, ensure_ascii=False),
         "needs": rules.approver_words(held["approvers"], held["approvals"], bool(held["own_counts"]), handles),
-        "changed": target is not None and held["target_version"] is not None and target != held["target_version"],
+        "changed": changed,
         "approvals": approvals, "decided_by": decided_by,
     }
 
 
-def _target_version(tx: Tx, held: Row) -> str | None:
+def _target(tx: Tx, held: Row) -> Row | None:
+    """The held action's target item as it is now (its id and time), or None."""
     parts = held["url"].split("?", 1)[0].split("/")
     if len(parts) == 5 and parts[3] in ("n", "d", "c"):
-        return tx.scalar("SELECT updated_at FROM items WHERE id = ? AND studio_id = ?", (parts[4], held["studio_id"]))
+        return tx.one("SELECT id, updated_at FROM items WHERE id = ? AND studio_id = ?", (parts[4], held["studio_id"]))
     return None
 
 

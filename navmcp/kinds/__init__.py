@@ -201,6 +201,25 @@ def verdict_of(req: Request, item: Row) -> Verdict:
     return quorum_result(item, data["responded"], data["members"], kind.result(sub, data))
 
 
+def told_result(tx, change) -> str | None:
+    """A closed decision's result as its page states it, for the change feed's summary of its
+    closing (`navmcp.feeds.changes`): `change` names the decision and who closed it; `tx` reads as them.
+    None if the decision is open again, or gone from what they may read."""
+    import navmcp.actions  # noqa: F401 — registers the kinds, in a process that has not run an action yet
+    from navmcp.pages.request import Request
+
+    item = tx.one("SELECT * FROM items WHERE id = ? AND kind = 'decision' AND closed_at IS NOT NULL",
+                  (change.item_id,))
+    if item is None:
+        return None
+    studio = tx.one("SELECT * FROM studios WHERE id = ?", (item["studio_id"],))
+    user = tx.one("SELECT * FROM users WHERE id = ?", (change.user_id,))
+    if studio is None or user is None:
+        return None
+    req = Request(tx=tx, user=user, client="", path="", query={}, args={}, studio=studio)
+    return verdict_of(req, item).text
+
+
 def list_results(req: Request, rows: list[dict[str, Any]]) -> None:
     """A list's closed decisions' results (`result`, `verdict_of`) and their closers' outcome
     statements (`outcome`), so "what did we decide" is answered from the list. Rows carry `id`,

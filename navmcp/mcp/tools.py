@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from navmcp import __version__, ratelimit
 from navmcp.errors import AuthError, NavError, echo
+from navmcp.held import elicit as held_elicit, tasks as held_tasks
+from navmcp.held.hold import held_url
 from navmcp.mcp.views import HTML_META, TOOL_META
 from navmcp.state import NavigationState, NoCurrentPage
 
@@ -189,9 +191,13 @@ class Session:
         return store.group() if store is not None else nullcontext()
 
     def call_tool(self, name: str, arguments: dict[str, Any], idempotency_key: Any = None, *,
-                  views: bool = False, from_view: bool = False) -> dict[str, Any]:
+                  views: bool = False, from_view: bool = False, elicit: bool = False, tasks: bool = False,
+                  answer: tuple[Any, Any] | None = None) -> dict[str, Any]:
         """`views`: the client renders MCP Apps views, so `navigate` adds the page's HTML for one;
-        `from_view`: the call comes from a view, whose navigating moves no current page (navmcp.mcp.views)."""
+        `from_view`: the call comes from a view, whose navigating moves no current page (navmcp.mcp.views).
+        `elicit`: the client takes form elicitations (2026-07-28), so a held write its person may
+        approve asks them; `answer`: a retry's (inputResponses, requestState) (navmcp.held.elicit).
+        `tasks`: the client takes tasks (Tasks extension), so a held write is one (navmcp.held.tasks)."""
         problem = check_arguments(name, arguments)
         if problem:
             return tool_error(problem)
@@ -199,8 +205,10 @@ class Session:
             user = self._acting_user(name, arguments)
             if name == "navigate":
                 return self._navigate(user, arguments["url"], views, moves=not from_view)
+            if answer is not None:
+                return self._answered(user, arguments, answer, idempotency_key)
             return self._execute(user, arguments["action"], arguments.get("params"), arguments.get("url"),
-                                 idempotency_key)
+                                 idempotency_key, elicit, tasks)
         except AuthError as e:
             return tool_error(f"authentication failed: {e.message}")
         except NoCurrentPage as e:
@@ -332,16 +340,78 @@ class Session:
         return self.app.workspace.file(self.user(), url, self.client)
 
     def _execute(self, user, action: str, params: dict[str, Any] | None, url: str | None,
-                 idempotency_key: Any = None) -> dict[str, Any]:
+                 idempotency_key: Any = None, elicit: bool = False, tasks: bool = False,
+                 said: str = "") -> dict[str, Any]:
         # Only navigate moves the current page: an action's outcome names its own URL, and the page
         # the model read last stays the one a url-less call means.
         result = self.app.workspace.execute(user, self.state.target(url), action, params, self.client,
                                             idempotency_key=idempotency_key)
-        actions = ", ".join(result.actions) or "none"
-        mark = "⏸" if result.held is not None else "✓"  # held: not done yet, and it says so
-        text = f"{mark} {result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
-        return {"content": [{"type": "text", "text": text}], "structuredContent": result.structured(),
-                "isError": False}
+        if (elicit or tasks) and result.held is not None:
+            user_id = user.user_id if hasattr(user, "user_id") else user["id"]
+            with self.app.store.read(user_id=user_id) as tx:
+                held = held_elicit.offer(tx, result.held["id"], user_id) if elicit else None
+                found = held_tasks.find(tx, result.held["id"], user_id) if tasks and held is None else None
+            if held is not None:  # the person can say yes at once: better than a task that waits
+                state = held_elicit.sign(self.app.secret, user_id, held["id"], result.held["url"],
+                                         held_elicit.call_digest(action, params, url))
+                return held_elicit.input_required(held, state)
+            if found is not None:
+                return held_tasks.created(*found)
+        return _outcome(result, said)
+
+    def get_task(self, task_id: Any) -> dict[str, Any]:
+        """A held write's task as of now (navmcp.held.tasks); one this user may not read is unknown."""
+        from navmcp.protocol import InvalidParams
+
+        user_id = self.user_id()
+        with self.app.store.read(user_id=user_id) as tx:
+            found = held_tasks.find(tx, task_id, user_id)
+            if found is None:
+                raise InvalidParams(f"Invalid params: no task {echo(str(task_id))[:80]!r} here")
+            return held_tasks.detailed(tx, *found)
+
+    def cancel_task(self, task_id: Any) -> None:
+        """Withdraw the held write a task is, where this user asked for it and it still waits."""
+        user = self.user()
+        user_id = user.user_id if hasattr(user, "user_id") else user["id"]
+        with self.app.store.read(user_id=user_id) as tx:
+            found = held_tasks.find(tx, task_id, user_id)
+        if found is None or found[0]["requester_id"] != user_id or found[0]["status"] != "pending":
+            return
+        try:
+            self.app.workspace.execute(user, held_url(found[1], found[0]["id"]), "withdraw", {}, self.client)
+        except NavError:
+            pass  # decided or expired meanwhile: cancellation is cooperative, and the task says what became of it
+
+    def _answered(self, user, arguments: dict[str, Any], answer: tuple[Any, Any],
+                  idempotency_key: Any) -> dict[str, Any]:
+        """A retry carrying the person's answer to a held action's elicitation: approve or withdraw
+        it as they said, in the held page's own actions. A state this server did not sign for this
+        person and call, or signed too long ago, decides nothing: the call is answered as at first
+        (the same hold, still pending), and no question is asked again."""
+        responses, state = answer
+        action, params, url = arguments["action"], arguments.get("params"), arguments.get("url")
+        user_id = user.user_id if hasattr(user, "user_id") else user["id"]
+        try:
+            _, held_url = held_elicit.verify(self.app.secret, state, user_id,
+                                             held_elicit.call_digest(action, params, url))
+        except held_elicit.BadState as e:
+            return self._execute(user, action, params, url, idempotency_key,
+                                 said=f"Your answer was not used ({e}); nothing was approved.")
+        decision, note = held_elicit.read(responses)
+        if decision == "wait":
+            return self._execute(user, action, params, url, idempotency_key,
+                                 said="No answer was given; nothing was approved.")
+        result = self.app.workspace.execute(user, held_url, decision, {"note": note} if decision == "approve" else {},
+                                            self.client, in_client=True)
+        return _outcome(result)
+
+
+def _outcome(result, said: str = "") -> dict[str, Any]:
+    actions = ", ".join(result.actions) or "none"
+    mark = "⏸" if result.held is not None else "✓"  # held: not done yet, and it says so
+    text = f"{mark} {said + ' ' if said else ''}{result.message}\nURL: {result.url}\nAvailable there now: {actions}\n"
+    return {"content": [{"type": "text", "text": text}], "structuredContent": result.structured(), "isError": False}
 
 
 def connection(session: Session, **options: Any) -> Connection:

@@ -38,8 +38,9 @@ TOOL_META: dict[str, Any] = {"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": 
 # The resource's: no outside domain at all (the default CSP holds), a border around it.
 RESOURCE_META: dict[str, Any] = {"ui": {"csp": {}, "prefersBorder": True}}
 # Actions a person does in navmcp itself, never in the view (issue 46's held actions: approving one
-# with the agent's own token would let the agent approve itself).
-BROWSER_ONLY = frozenset({"approve", "reject"})
+# with the agent's own token would let the agent approve itself; a file, which the view's JSON
+# calls cannot carry from a file input).
+BROWSER_ONLY = frozenset({"approve", "reject", "attach"})
 
 
 def renders_views(capabilities: Any) -> bool:

@@ -149,10 +149,10 @@ def locate(url: str) -> tuple[PageSpec, str, dict[str, str], dict[str, str]]:
 
 
 def make_request(tx: Tx, user: Row, client: str, url: str, acting: bool = False,
-                 browser: bool = False) -> tuple[PageSpec, Request]:
+                 browser: bool = False, in_client: bool = False) -> tuple[PageSpec, Request]:
     spec, path, query, args = _locate(url) if type(url) is str else _locate.__wrapped__(url)
     return spec, Request(tx=tx, user=user, client=client, path=path, query=dict(query), args=args, acting=acting,
-                         browser=browser)
+                         browser=browser, in_client=in_client)
 
 
 @functools.lru_cache(maxsize=256)

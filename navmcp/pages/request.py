@@ -33,6 +33,9 @@ class Request:
     # A person in their browser session (cookie + CSRF), not an agent's token: hold rules are
     # changed only there, and rules for agents' writes pass it by (navmcp.held).
     browser: bool = False
+    # The person's own answer in their MCP client to a signed elicitation (navmcp.held.elicit): it
+    # approves a held action whose rule allows approval in the client, as the browser does.
+    in_client: bool = False
 
     @property
     def url(self) -> str:

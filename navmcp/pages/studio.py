@@ -163,7 +163,9 @@ def view_members(req: Request) -> dict[str, Any]:
     return {"title": f"Members of {req.studio['name']}",
             "breadcrumb": crumbs(req, ("Members", f"/studios/{req.studio['handle']}/members")),
             "members": members, "pager": pager,
-            "invitations": invitations.listing(req.tx, req.studio["id"]) if req.role == "admin" else []}
+            "invitations": invitations.listing(req.tx, req.studio["id"]) if req.role == "admin" else [],
+            # the studio's archive, for its admins in their browser (navmcp.web.exports)
+            "export": f"/studios/{req.studio['handle']}/export" if req.role == "admin" and req.browser else None}
 
 
 def resolve_cycle(req: Request) -> None:

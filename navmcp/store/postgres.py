@@ -102,6 +102,13 @@ def _dict_rows(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
     return row_maker(tuple([c.name for c in cursor.description]))
 
 
+# Whether the connection's role is beyond row-level security: a superuser, a BYPASSRLS role, or the
+# owner of the tables (their policies are not FORCEd: migrations and the owner's tools rely on it).
+_BEYOND_RLS = """SELECT current_user AS name,
+                          (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user)
+                          OR (SELECT tableowner = current_user FROM pg_tables
+                               WHERE schemaname = 'public' AND tablename = 'items') AS beyond"""
+
 _LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for table in ("items", "studios")}
 
 
@@ -152,10 +159,10 @@ class PostgresTx:
             self.conn.execute(_LOCKABLE[table], (row_id,))
 
     @contextlib.contextmanager
-    def act_as(self, user_id: str) -> Iterator[None]:
+    def act_as(self, user_id: str, client: str | None = None) -> Iterator[None]:
         row = self.conn.execute("SELECT current_setting('request.jwt.claims', true) AS c").fetchone()
         before = row["c"] if row else ""
-        claims = json.dumps({"sub": user_id, "role": "authenticated"})
+        claims = _claims(user_id, client)
         self.conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
         try:
             yield
@@ -197,11 +204,11 @@ class PostgresTx:
         self.conn.execute("SELECT navmcp.note_change(%s, %s, %s, %s)", (at, studio_id, item_id, action))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
         # As the owner (migration 20261128000050): nobody writes another's entries directly; the
         # function records the acting user itself and writes only for members of the studio.
-        self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s)",
-                          (at, kind, studio_id, item_id, client, list(user_ids), fold, expired))
+        self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                          (at, kind, studio_id, item_id, client, list(user_ids), fold, expired, held_id))
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         # As the owner (migration 20261124000019): the votes and participants policies would scan
@@ -319,8 +326,8 @@ class PostgresStore:
                                     f"(NAVMCP_DATABASE_URL={_redact(self.url)})")
 
     @contextlib.contextmanager
-    def _transaction(self, user_id: str | None, readonly: bool) -> Iterator[PostgresTx]:
-        claims = json.dumps({"sub": user_id, "role": "authenticated"} if user_id else {"role": "anon"})
+    def _transaction(self, user_id: str | None, readonly: bool, client: str | None = None) -> Iterator[PostgresTx]:
+        claims = _claims(user_id, client)
         begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if readonly else "BEGIN"
         lease, conn = self._begin(begin, claims)
         try:
@@ -399,9 +406,35 @@ class PostgresStore:
         """One consistent snapshot (REPEATABLE READ, READ ONLY) as `user_id`."""
         return self._transaction(user_id, readonly=True)
 
-    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[PostgresTx]:
-        """One READ COMMITTED write transaction as `user_id`; items are locked as they are acted on."""
-        return self._transaction(user_id, readonly=False)
+    def write(self, user_id: str | None = None, client: str | None = None) -> contextlib.AbstractContextManager[PostgresTx]:
+        """One READ COMMITTED write transaction as `user_id` (come through `client`, which its audit
+        lines name); items are locked as they are acted on."""
+        return self._transaction(user_id, readonly=False, client=client)
+
+    @contextlib.contextmanager
+    def owner(self, readonly: bool = False) -> Iterator[PostgresTx]:
+        """One transaction on a connection of its own as the URL's role, not `navmcp_app`: the
+        database's owner, whom row-level security does not bind. Refused (nothing done) when the
+        URL's role is bound by it: an import writes people and rows no user may write."""
+        try:
+            conn = psycopg.connect(self.url, connect_timeout=10, autocommit=True, row_factory=_dict_rows,
+                                   prepare_threshold=None)
+        except psycopg.Error as e:
+            raise Unavailable(f"cannot connect to PostgreSQL at {_redact(self.url)}: {str(e).strip()[:300]}") from None
+        with conn:
+            role = conn.execute(_BEYOND_RLS).fetchall()[0]
+            if not role["beyond"]:
+                raise NavError(f"this needs the database owner (as `navmcp migrate` does): NAVMCP_DATABASE_URL "
+                               f"connects as {role['name']}, whom row-level security binds; run it with the "
+                               f"owner's URL, e.g. postgresql://postgres@…")
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if readonly else "BEGIN")
+            try:
+                yield PostgresTx(conn, readonly)
+            except BaseException:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("ROLLBACK" if readonly else "COMMIT")
 
     def group(self) -> contextlib.AbstractContextManager[None]:
         """No group commit here: each transaction carries its own user's claims, and commits alone."""
@@ -458,3 +491,11 @@ def migrate(url: str, say: Callable[[str], object] = lambda line: None) -> list[
             return [str(v) for v in run(postgres_migrations(), applied, apply)]
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('navmcp migrate'))")
+
+
+def _claims(user_id: str | None, client: str | None = None) -> str:
+    """A transaction's `request.jwt.claims`, as Supabase sets them: who acts (row-level security
+    judges them) and, for a write, the client they came through (stamped on its audit lines)."""
+    if not user_id:
+        return json.dumps({"role": "anon"})
+    return json.dumps({"sub": user_id, "role": "authenticated", **({"client": client[:100]} if client else {})})

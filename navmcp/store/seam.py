@@ -58,9 +58,10 @@ class Tx(Protocol):
     def hold_membership(self, studio_handle: str) -> None:
         """Keep the acting user's role in a studio from changing until this transaction ends."""
         ...
-    def act_as(self, user_id: str) -> contextlib.AbstractContextManager[None]:
-        """Run what follows in this transaction as `user_id` (row-level security judges that user), then
-        as before: an approved held action runs as the person who asked for it (navmcp.held)."""
+    def act_as(self, user_id: str, client: str | None = None) -> contextlib.AbstractContextManager[None]:
+        """Run what follows in this transaction as `user_id` (row-level security judges that user; its
+        audit lines name `client`), then as before: an approved held action runs as the person who
+        asked for it (navmcp.held)."""
         ...
     def prune_audit(self, days: int, most: int) -> None:
         """Delete audit lines older than `days` (at least 1), oldest first, at most `most`."""
@@ -71,10 +72,11 @@ class Tx(Protocol):
         commits: a change its transaction holds already need not be written again."""
         ...
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
         """Write an inbox entry (`navmcp.feeds.inbox`) for each of `user_ids`, members of `studio_id` other
         than the actor; with `fold`, count an unread entry of the same item and kind once more
-        instead. Their entries last changed before `expired` are deleted."""
+        instead. An entry about a held action names it (`held_id`). Their entries last changed before
+        `expired` are deleted."""
         ...
 
 
@@ -87,7 +89,13 @@ class Store(Protocol):
     hosted: bool
 
     def read(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
-    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    # `client`: the client the acting user came through, which the transaction's audit lines name
+    # (PostgreSQL stamps it on them from the transaction's claims: navmcp.audit_stamp).
+    def write(self, user_id: str | None = None, client: str | None = None) -> contextlib.AbstractContextManager[Tx]: ...
+    # One transaction as the database's owner, beyond row-level security (read-only with
+    # `readonly`): for an operator's command on the server's machine (`navmcp import`, `navmcp
+    # export`), never for a request. On PostgreSQL it needs the owner's URL, as `navmcp migrate` does.
+    def owner(self, readonly: bool = False) -> contextlib.AbstractContextManager[Tx]: ...
     # The transactions opened inside share one, committed at its end (pipelined requests; may be a no-op):
     def group(self) -> contextlib.AbstractContextManager[Any]: ...
     # One statement as its own transaction, for a per-request hot path (the /mcp session row):

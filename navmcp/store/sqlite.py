@@ -149,9 +149,13 @@ class SqliteStore:
         local = self._local
         return _Read(self, local) if local.group is None else _GroupedRead(self, local)
 
-    def write(self, user_id: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
+    def write(self, user_id: str | None = None, client: str | None = None) -> contextlib.AbstractContextManager[SqliteTx]:
         local = self._local
         return _Write(self, local) if local.group is None else _GroupedWrite(self, local)
+
+    def owner(self, readonly: bool = False) -> contextlib.AbstractContextManager[SqliteTx]:
+        """One file, one owner: a read or a write like any other."""
+        return self.read() if readonly else self.write()
 
     @staticmethod
     def _rollback(local: _Local) -> None:

@@ -123,7 +123,7 @@ class SqliteTx:
             self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str) -> None:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
         # A statement for many of them each way, not one per user; chunks keep a statement's
         # variables under SQLite's limit (32,766) for `@everyone` in a big studio. The pages each
         # write touches are what it costs (migration 0191): ids that grow with time append to the
@@ -141,10 +141,10 @@ class SqliteTx:
             new = [u for u in chunk if u not in folded]
             if new:
                 self.cursor.execute(
-                    "INSERT INTO inbox (id, user_id, kind, studio_id, item_id, actor_id, client, created_at, updated_at)"
-                    " VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(new)),
-                    [v for n, u in enumerate(new, start) for v in (f"{base}{n:04x}", u, kind, studio_id, item_id, actor_id,
-                                                                   client, at, at)])
+                    "INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, actor_id, client, created_at,"
+                    " updated_at) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(new)),
+                    [v for n, u in enumerate(new, start) for v in (f"{base}{n:04x}", u, kind, studio_id, item_id, held_id,
+                                                                   actor_id, client, at, at)])
         # Everyone's entries past KEEP_DAYS, oldest first, a few per write: the walk stops at the first kept.
         self.cursor.execute("DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE updated_at < ?"
                             " ORDER BY updated_at LIMIT ?)", (expired, INBOX_PRUNE_MOST))
@@ -165,7 +165,7 @@ class SqliteTx:
         """Keep the acting user's role in a studio from changing until this transaction ends.
         Nothing to do here either, for the same reason."""
 
-    def act_as(self, user_id: str) -> contextlib.AbstractContextManager[None]:
+    def act_as(self, user_id: str, client: str | None = None) -> contextlib.AbstractContextManager[None]:
         """No row-level security here: the app's own checks are the whole judgement."""
         return contextlib.nullcontext()
 

@@ -13,7 +13,7 @@ from navmcp import actions as action_table, idempotency
 from navmcp.errors import Busy, NavError
 from navmcp.mcp.codec import decode
 from navmcp.mcp.jsonrpc import ParseError
-from navmcp.web import auth, forms
+from navmcp.web import auth, forms, uploads
 from navmcp.web.pages import show
 from navmcp.web.renditions import Target, error_response, retry_after
 from navmcp.web.request import Request
@@ -36,7 +36,7 @@ def list_actions(site: Site, caller: Caller, url: str) -> Response:
 async def run_action(site: Site, req: Request, caller: Caller, target: Target) -> Response:
     url, name, answer = target.page, target.action, target.rendition
     assert url is not None and name
-    is_form = (req.header("content-type") or "").startswith(FORM)
+    is_form = (req.header("content-type") or "").startswith((FORM, uploads.MULTIPART))
     app = site.app
     if caller.session is not None:  # cookie sessions prove the form is ours; Bearer callers need not
         form = await req.form() if is_form else {}
@@ -69,6 +69,8 @@ async def run_action(site: Site, req: Request, caller: Caller, target: Target) -
             forms.check_fresh(action_info(known), await req.form(),
                              lambda: app.workspace.page(caller.user, url, caller.client,
                                                         browser=caller.session is not None))
+        if is_form:  # a file sent with the form goes where an agent's base64 would
+            params = uploads.with_file(name, params, req.files)
         result = app.workspace.execute(caller.user, url, name, params, caller.client,
                                        idempotency_key=req.header(idempotency.HEADER),
                                        browser=caller.session is not None)

@@ -17,7 +17,7 @@ from navmcp.app import App
 from navmcp.errors import Busy
 from navmcp.feeds.due import Sweeper
 from navmcp.protocol import ParseError
-from navmcp.web import live, mcp_http, routing
+from navmcp.web import live, mcp_http, routing, uploads
 from navmcp.web.at_once import READ
 from navmcp.web.events import open_events
 from navmcp.web.renditions import refused, retry_after, target
@@ -53,10 +53,11 @@ class WebApp:
             return
         request_headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         req = Request(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), request_headers,
-                      scope.get("scheme", "http"), receive, self.max_body,
+                      scope.get("scheme", "http"), receive,
+                      uploads.body_limit(scope["path"], request_headers.get("content-type", ""), self.max_body),
                       client_ip=(scope.get("client") or ("",))[0] or "", deadlines=self._deadlines)
         read = scope.get(READ)  # the body and its JSON, read whole by the server (at_once.AtOnce)
-        if read is not None and len(read[0]) <= self.max_body:
+        if read is not None and len(read[0]) <= req.max_body:
             req._body, req._message = read
         handler = routing.fixed(req.path)
         req.target = target(req, handler is not None, req.path in routing.JSON_ONLY)
@@ -68,7 +69,7 @@ class WebApp:
             else:
                 response = await self._handle(req, handler)
         except BodyTooLarge:
-            response = self.refuse(req, Refusal(413, f"request body larger than {self.max_body} bytes"))
+            response = self.refuse(req, Refusal(413, f"request body larger than {req.max_body:,} bytes"))
         except BodyTimeout:
             response = self.refuse(req, Refusal(408, f"request body not received within {req.body_timeout:g} "
                                                      "seconds", (("connection", "close"),)))

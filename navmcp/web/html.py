@@ -16,6 +16,7 @@ from typing import Any
 
 from navmcp.page import Page
 from navmcp.render import excerpt, filesize, plain, templates_dir, utc
+from navmcp.web import uploads
 from navmcp.web.assets import asset_url
 from navmcp.web.forms import form_fields, mark_invalid, pick_people
 from navmcp.web.markdown import NO_HOSTS, NO_MENTIONS, Mentions, OwnHosts, to_html
@@ -89,7 +90,7 @@ def render_page(page: Page, *, csrf: str, alternates: dict[str, str], flash: str
     refused = (error or {}).get("action")
     forms = {}
     for a in page.actions:
-        fields = form_fields(a, page, submitted if a.name == refused else None)
+        fields = uploads.form_fields(a.name, form_fields(a, page, submitted if a.name == refused else None))
         if a.name == refused:
             mark_invalid(fields, (error or {}).get("fields", []), submitted or {})
         pick_people(a.name, fields, page, people or [])

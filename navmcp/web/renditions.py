@@ -26,7 +26,7 @@ from navmcp.web.response import HTML_CSP, Refusal, Response, json_response, reas
 RENDITIONS = {name: renderer.media_type for name, renderer in RENDERERS.items()}  # rendition → content type
 JSON_RPC_PATH = "/mcp"  # answers in JSON-RPC, refusals included
 _ACTION_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
-_FORM = "application/x-www-form-urlencoded"
+_FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")  # an HTML form's (navmcp.web.uploads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def target(req: Request, fixed: bool, json_only: bool = False) -> Target:
     if page_path is None:
         spec, missing, costly = _locate(path + query)
         return Target(negotiated, negotiated, path, path + query, None, spec, missing, costly)
-    is_form = (req.header("content-type") or "").startswith(_FORM)
+    is_form = (req.header("content-type") or "").startswith(_FORMS)
     # The action API answers in JSON (for `*/*` too); a page only to an HTML form's POST from a browser.
     rendition = "html" if is_form and req.method == "POST" and negotiated == "html" else "json"
     spec, missing, _ = _locate(page_path + query)

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs
 
 from navmcp.mcp.codec import decode
 from navmcp.mcp.jsonrpc import ParseError
+from navmcp.web import uploads
 
 # Bytes. The biggest valid request: a 100,000-character body of 4-byte characters, form-encoded
 # (%F0%9F%99%82) or JSON-escaped (\ud83d\ude42), is 12 bytes a character: 1.2 MB with its title.
@@ -100,6 +101,8 @@ class Request:
     unproven_link: bool = False  # a login link from an address over its bad-token limit (WebLimits.before)
     target: Any = None  # what the request names and in which rendition it is answered (renditions.target)
     prepared: Any = None  # what its route's prepare step fetched on the loop for the handler (routing.PREPARE)
+    files: dict[str, Any] | None = None  # a multipart form's files, once `form` has read it (web.uploads)
+    _form: dict[str, list[str]] | None = None
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -143,4 +146,15 @@ class Request:
         return self._message
 
     async def form(self) -> dict[str, list[str]]:
-        return parse_qs((await self.body()).decode("utf-8", "replace"), keep_blank_values=True)
+        """A form's fields, urlencoded or multipart (its files then in `files`); a multipart body
+        that is not one gives no fields."""
+        if self._form is None:
+            content_type = self.header("content-type") or ""
+            if content_type.startswith(uploads.MULTIPART):
+                try:
+                    self._form, self.files = uploads.parse(await self.body(), content_type)
+                except uploads.BadUpload:
+                    self._form, self.files = {}, {}
+            else:
+                self._form = parse_qs((await self.body()).decode("utf-8", "replace"), keep_blank_values=True)
+        return self._form

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from navmcp.errors import AuthError
 from navmcp.oauth.metadata import WELL_KNOWN
-from navmcp.web import compose, files, invite, mcp_http, signin, static
+from navmcp.web import compose, exports, files, invite, mcp_http, signin, static
 from navmcp.web.actions import list_actions, run_action
 from navmcp.web.pages import show
 from navmcp.web.renditions import error_response, refused
@@ -119,5 +119,5 @@ def fixed(path: str) -> Handler | None:
         for prefix, handler in PREFIXES:
             if path.startswith(prefix):
                 return handler
-        return None
+        return exports.route(path)  # a studio's export, or yours: for people in their browser only
     return handler

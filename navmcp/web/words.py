@@ -138,6 +138,7 @@ AUDIT_DONE = {
     "close_commitment": "closed", "create_invitation": "made an invitation", "revoke_invitation": "revoked an invitation",
     "consent": "consented", "object": "objected", "amend": "amended the proposal", "allocate": "gave dots",
     "add_time": "added a time", "answer": "answered", "close_poll": "closed the poll",
+    "attach": "attached a file", "remove_attachment": "removed a file", "export_studio": "exported the studio",
 }
 _AUDIT_WHERE = re.compile(r"^/studios/[^/]+(?:/(?:(?P<kind>[ndc])/[^/?]+|(?P<page>members|audit)))?/?$")
 _AUDIT_KINDS = {"n": "a note", "d": "a decision", "c": "a commitment"}
@@ -162,7 +163,7 @@ def audit_line(entry: dict[str, Any]) -> dict[str, str]:
     outcome = entry["outcome"] or ""
     return {"done": done, "where": where, "url": url,
             "via": _CLIENTS.get(client) or f"through {client}",
-            "refused": "" if outcome == "ok" else _refusal_words(action, outcome.split(": ", 1)[-1])}
+            "refused": "" if outcome in ("ok", "unchanged") else _refusal_words(action, outcome.split(": ", 1)[-1])}
 
 
 def _refusal_words(action: str, message: str) -> str:

@@ -3,6 +3,9 @@ outsider with a studio of their own (`other`), plus one item of each kind writte
 
 `build(home)` creates it through the real workspace (the same code path agents use) and returns
 the URLs and tokens; `copy(world, dest)` clones it (database and secret) for a test that writes.
+On PostgreSQL, `build(home, database=(app URL, owner URL))` writes it there, as the app role under
+row-level security, and `copy(world, dest, database)` points the clone at a copy of that database
+(the caller makes it, from the first as a template).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from navmcp.app import App
 from navmcp.config import Config
-from navmcp.identity import create_user, ensure_owner, mint_token
+from navmcp.identity import add_user, create_user, ensure_owner, mint_token
 
 ROLES = ("admin", "author", "member", "outsider")
 
@@ -25,9 +28,11 @@ class World:
     tokens: dict[str, str]
     users: dict[str, dict[str, Any]]
     urls: dict[str, str] = field(default_factory=dict)
+    database: tuple[str, str] | None = None  # PostgreSQL: (app URL, owner URL); None: SQLite in `home`
 
     def app(self, **config: Any) -> App:
-        return App(Config(home=self.home, database_url=None, token=None, **config))
+        return App(Config(home=self.home, database_url=self.database[0] if self.database else None, token=None,
+                          **config))
 
     def env(self, role: str | None) -> dict[str, str | None]:
         return {"NAVMCP_HOME": str(self.home), "NAVMCP_TOKEN": self.tokens.get(role) if role else None,
@@ -38,17 +43,21 @@ def act(app: App, user, url: str, action: str, **params: Any) -> str:
     return app.workspace.execute(user, url, action, params, "world-builder").url
 
 
-def build(home: Path, extra_users: int = 0) -> World:
-    app = App(Config(home=home, database_url=None, token=None))
-    ensure_owner(app.store)
+def build(home: Path, extra_users: int = 0, database: tuple[str, str] | None = None) -> World:
+    app = App(Config(home=home, database_url=database[0] if database else None, token=None))
     users = {}
-    with app.store.write() as tx:
-        for role in ROLES:
-            users[role] = create_user(tx, role, findable=True)
-        for n in range(extra_users):
-            users[f"user{n}"] = create_user(tx, f"user{n}", findable=True)
+    if database is None:
+        ensure_owner(app.store)
+        with app.store.write() as tx:
+            for role in ROLES:
+                users[role] = create_user(tx, role, findable=True)
+            for n in range(extra_users):
+                users[f"user{n}"] = create_user(tx, f"user{n}", findable=True)
+    else:  # each user inserts only themselves there
+        for name in (*ROLES, *[f"user{n}" for n in range(extra_users)]):
+            users[name] = add_user(app.store, name)
     tokens = {name: mint_token(app.secret, u["id"]) for name, u in users.items()}
-    w = World(home=home, tokens=tokens, users=users)
+    w = World(home=home, tokens=tokens, users=users, database=database)
     admin, author = users["admin"], users["author"]
     w.urls["studio"] = act(app, admin, "/", "create_studio", handle="adv", name="Adversarial", description="a studio")
     for handle in ["author", "member", *[f"user{n}" for n in range(extra_users)]]:
@@ -66,7 +75,7 @@ def build(home: Path, extra_users: int = 0) -> World:
                                limit=1000)
     for kind in ("note", "decision", "commitment"):  # the author's comment on each: edit_comment's to edit
         act(app, author, w.urls[kind], "add_comment", body=f"the author on the {kind}")
-        with app.store.read() as tx:
+        with app.store.read(user_id=author["id"]) as tx:
             w.urls[f"{kind}_comment"] = tx.scalar("SELECT id FROM comments WHERE item_id = ?",
                                                   (w.urls[kind].rsplit("/", 1)[1],))  # an id, not a URL
         # the author's file on each: remove_attachment's to remove, and a file's page
@@ -81,22 +90,35 @@ def build(home: Path, extra_users: int = 0) -> World:
     w.urls["poll"] = act(app, author, "/studios/adv", "create_decision", question="When?", kind="times",
                          options=["2100-01-01 10:00"])
     act(app, admin, "/studios/adv/members", "create_invitation")
-    with app.store.write() as tx:  # an open invitation whose id the tests know
-        tx.execute("UPDATE invitations SET id = 'w0rld1nv'")
+    owner_sql(w, app, "UPDATE invitations SET id = 'w0rld1nv'")  # an open invitation whose id the tests know
     # a held action (navmcp/held): the author's agent's remind, waiting for an admin; the rule that
     # held it is removed again, so no other write of the world's is held
     ws = app.workspace
     ws.execute(admin, "/studios/adv/held", "set_hold_rule", {"actions": "remind", "approvers": "admins"}, browser=True)
     w.urls["held"] = act(app, author, w.urls["decision"], "remind")
-    with app.store.write() as tx:
-        tx.execute("DELETE FROM hold_rules")
+    owner_sql(w, app, "DELETE FROM hold_rules")
     app.store.close()
     return w
 
 
-def copy(world: World, dest: Path) -> World:
+def owner_sql(w: World, app: App, sql: str, params: tuple = ()) -> list[tuple]:
+    """A statement past any row-level security (the world's own set-up and a test's checks): on
+    SQLite through the app's store, on PostgreSQL as the database's owner. `?` placeholders."""
+    if w.database is None:
+        with app.store.write() as tx:
+            cursor = tx.cursor.execute(sql, params)
+            return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+    import psycopg
+
+    with psycopg.connect(w.database[1], autocommit=True) as conn:
+        cur = conn.execute(sql.replace("%", "%%").replace("?", "%s"), params)
+        return cur.fetchall() if cur.description else []
+
+
+def copy(world: World, dest: Path, database: tuple[str, str] | None = None) -> World:
     shutil.copytree(world.home, dest)
-    return World(home=dest, tokens=dict(world.tokens), users=dict(world.users), urls=dict(world.urls))
+    return World(home=dest, tokens=dict(world.tokens), users=dict(world.users), urls=dict(world.urls),
+                 database=database)
 
 
 def build_crowd(home: Path, agents: int, limit: int) -> tuple[World, App]:

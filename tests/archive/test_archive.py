@@ -1,10 +1,13 @@
-"""Export and import of a studio (navmcp/archive/), on the embedded store: the round trip gives the
-same archive apart from ids and dates; a wrong checksum, an unknown format or an archive over the
-limit is refused before anything is written; people are matched by handle or made placeholders;
-nothing of what an archive must never hold is in it, and nothing is told on the change feed."""
+"""Export and import of a studio (navmcp/archive/), on both stores and from SQLite into PostgreSQL:
+the round trip gives the same archive apart from ids and dates; a wrong checksum, an unknown format
+or an archive over the limit is refused before anything is written; people are matched by handle or
+made placeholders; nothing of what an archive must never hold is in it, and nothing is told on the
+change feed. On PostgreSQL an import runs as the database's owner: with the app role's URL it is
+refused, nothing written."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import zipfile
@@ -18,14 +21,15 @@ from navmcp.archive.export import export_studio
 from navmcp.archive.importer import import_studio
 from navmcp.cli import main
 from navmcp.config import Config
+from navmcp.errors import NavError
 from navmcp.identity import add_user
 
 DATES = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?( UTC)?")
 
 
-@pytest.fixture
-def team(tmp_path):
-    app = App(Config(home=tmp_path / "home", database_url=None, token=None))
+def make_team(app):
+    """A studio `team` with a note, a decision, a commitment, comments, a reply, an edit, a read
+    and a file whose URL a comment names; and a studio `elsewhere` that is not in its archive."""
     alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
@@ -44,6 +48,19 @@ def team(tmp_path):
     csv = ws.execute(bob, note, "attach", {"filename": "a.csv", "content_type": "text/csv", "data": "YSxi"}).url
     ws.execute(bob, decision, "add_comment", {"body": f"the numbers: {csv}"})  # a file's URL, rewritten too
     ws.execute(bob, "/", "create_studio", {"handle": "elsewhere", "name": "E"})
+    return alice, bob
+
+
+@pytest.fixture
+def team(store_kind, tmp_path, request):
+    """`make_team` on either store; on PostgreSQL through the owner's URL, as the operator runs
+    `navmcp import` (the app still works as navmcp_app: navmcp.store.postgres)."""
+    url = None
+    if store_kind == "postgres":
+        request.getfixturevalue("pg_url")  # emptied
+        url = request.getfixturevalue("pg_database").admin_url
+    app = App(Config(home=tmp_path / "home", database_url=url, token=None))
+    alice, bob = make_team(app)
     yield app, alice, bob
     app.store.close()
 
@@ -53,7 +70,10 @@ def canonical(path) -> dict:
     what must be equal after a round trip."""
     z = zipfile.ZipFile(path)
     manifest = json.loads(z.read("manifest.json"))
-    ids: dict[str, str] = {}
+    ids: dict[str, str] = {}  # people by handle: an account's id is the store's, not the studio's
+    for line in z.read("people.jsonl").decode().splitlines():
+        person = json.loads(line)
+        ids[person["id"]] = f"<@{person['handle']}>"
     for table, _where, refs, _ in archive.TABLES:
         for line in z.read(f"data/{table}.jsonl").decode().splitlines():
             row = json.loads(line)
@@ -83,11 +103,13 @@ def test_export_import_export_is_the_same_apart_from_ids_and_dates(team, tmp_pat
     app, alice, bob = team
     first = export_studio(app.workspace, "team", tmp_path / "team.zip")
     assert first["counts"]["items"] == 3 and first["counts"]["comments"] == 3 and first["counts"]["attachments"] == 1
-    with app.store.read() as tx:
+    with app.store.owner(readonly=True) as tx:
         feed = tx.scalar("SELECT count(*) FROM changes")
-    made = import_studio(app.store, tmp_path / "team.zip", "team-copy")
+    with listening(app) as heard:
+        made = import_studio(app.store, tmp_path / "team.zip", "team-copy")
+    assert heard == []  # no NOTIFY either (PostgreSQL)
     assert made["matched"] == ["alice", "bob"] and made["placeholders"] == []
-    with app.store.read() as tx:
+    with app.store.owner(readonly=True) as tx:
         assert tx.scalar("SELECT count(*) FROM changes") == feed  # nothing announced
         old_ids = {r["id"] for r in tx.all("SELECT i.id FROM items i JOIN studios s ON s.id = i.studio_id"
                                            " WHERE s.handle = 'team'")}
@@ -107,6 +129,22 @@ def test_export_import_export_is_the_same_apart_from_ids_and_dates(team, tmp_pat
     assert linked.startswith(note + "/files/") and app.workspace.file(bob, linked)[1] == b"a,b"
 
 
+@contextlib.contextmanager
+def listening(app):
+    """What the change feed's channel carried meanwhile, on PostgreSQL (a list, filled at the end);
+    on SQLite the feed is its table alone."""
+    heard: list[str] = []
+    if not app.store.hosted:
+        yield heard
+        return
+    import psycopg
+
+    with psycopg.connect(app.config.database_url, autocommit=True) as conn:
+        conn.execute("LISTEN navmcp_changes")
+        yield heard
+        heard += [n.payload for n in conn.notifies(timeout=0.5, stop_after=1)]
+
+
 def _exists(app, user, url) -> bool:
     try:
         app.workspace.page(user, url)
@@ -115,6 +153,7 @@ def _exists(app, user, url) -> bool:
     return True
 
 
+@pytest.mark.parametrize("store_kind", ["sqlite"])
 def test_people_unknown_here_become_named_placeholders(team, tmp_path):
     app, alice, bob = team
     export_studio(app.workspace, "team", tmp_path / "team.zip")
@@ -139,7 +178,7 @@ def _rewrite(src, dst, change):
 
 
 def _table_counts(app) -> dict:
-    with app.store.read() as tx:
+    with app.store.owner(readonly=True) as tx:
         return {t: tx.scalar(f"SELECT count(*) FROM {t}") for t, *_ in archive.TABLES} | {
             "users": tx.scalar("SELECT count(*) FROM users")}
 
@@ -189,10 +228,83 @@ def test_an_archive_holds_the_studio_and_never_sessions_tokens_audit_or_inbox(te
 def test_the_commands(team, tmp_path, monkeypatch, capsys):
     app, alice, bob = team
     monkeypatch.setenv("NAVMCP_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("NAVMCP_DATABASE_URL", raising=False)
+    if app.config.database_url:
+        monkeypatch.setenv("NAVMCP_DATABASE_URL", app.config.database_url)
+    else:
+        monkeypatch.delenv("NAVMCP_DATABASE_URL", raising=False)
     assert main(["export", "team", str(tmp_path / "t.zip")]) == 0
     assert "exported @team" in capsys.readouterr().err
     assert main(["import", str(tmp_path / "t.zip"), "--as", "team-two"]) == 0
     assert "imported @team as /studios/team-two" in capsys.readouterr().err
     assert main(["import", str(tmp_path / "t.zip"), "--as", "team-two"]) == 1
     assert "nothing imported" in capsys.readouterr().err
+
+
+def test_a_sqlite_studio_moves_into_postgresql_and_reads_back_the_same(tmp_path, pg_database, pg_url):
+    embedded = App(Config(home=tmp_path / "home", database_url=None, token=None))
+    try:
+        make_team(embedded)
+        export_studio(embedded.workspace, "team", tmp_path / "team.zip")
+    finally:
+        embedded.store.close()
+    hosted = App(Config(home=tmp_path / "hosted", database_url=pg_database.admin_url, token=None))
+    try:
+        alice = add_user(hosted.store, "alice")  # bob has no account here: a placeholder
+        with listening(hosted) as heard:
+            made = import_studio(hosted.store, tmp_path / "team.zip", "moved")
+        assert heard == [] and made["matched"] == ["alice"] and made["placeholders"] == ["bob"]
+        export_studio(hosted.workspace, "moved", tmp_path / "moved.zip")
+        before, after = canonical(tmp_path / "team.zip"), canonical(tmp_path / "moved.zip")
+        # the same apart from ids and dates, and the placeholder's name, which says so
+        assert after.pop("people.jsonl") == before.pop("people.jsonl").replace('"bob"}', '"bob (imported)"}')
+        assert before == after
+        # what row-level security shows alice is the whole studio, files too
+        home = hosted.workspace.page(alice, "/studios/moved")
+        assert home.data["studio"]["name"] == "Team"
+        note = next(i["url"] for i in home.data["recent"] if i["kind"] == "note")
+        files = hosted.workspace.page(alice, note).data["files"]
+        assert hosted.workspace.file(alice, files[0]["url"])[1] == b"a,b"
+        found = hosted.workspace.page(alice, "/studios/moved/search?q=edited").data["results"]  # PostgreSQL's own index
+        assert [r["url"] for r in found] == [note]
+    finally:
+        hosted.store.close()
+
+
+def test_on_postgresql_an_import_through_the_app_roles_url_is_refused_with_nothing_written(tmp_path, pg_database,
+                                                                                           pg_url):
+    owner = App(Config(home=tmp_path / "home", database_url=pg_database.admin_url, token=None))
+    try:
+        make_team(owner)
+        export_studio(owner.workspace, "team", tmp_path / "team.zip")
+        before = _table_counts(owner)
+    finally:
+        owner.store.close()
+    bound = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))  # navmcp_app
+    try:
+        with pytest.raises(NavError, match="needs the database owner.*connects as navmcp_app"):
+            import_studio(bound.store, tmp_path / "team.zip", "copy")
+        with pytest.raises(NavError, match="needs the database owner"):
+            export_studio(bound.workspace, "team", tmp_path / "again.zip")
+        assert not (tmp_path / "again.zip").exists()
+    finally:
+        bound.store.close()
+    owner = App(Config(home=tmp_path / "home", database_url=pg_database.admin_url, token=None))
+    try:
+        assert _table_counts(owner) == before
+    finally:
+        owner.store.close()
+
+
+def test_an_admin_exports_under_row_level_security_what_the_owner_exports_and_a_member_nothing(team, tmp_path):
+    app, alice, bob = team
+    export_studio(app.workspace, "team", tmp_path / "owner.zip")
+    export_studio(app.workspace, "team", tmp_path / "alice.zip", by=alice)  # alice made it: its admin
+    with zipfile.ZipFile(tmp_path / "owner.zip") as a, zipfile.ZipFile(tmp_path / "alice.zip") as b:
+        data = [n for n in a.namelist() if not n.startswith("pages/") and n != "manifest.json"]
+        assert data == [n for n in b.namelist() if not n.startswith("pages/") and n != "manifest.json"]
+        assert all(a.read(n) == b.read(n) for n in data)  # every row and file, people included
+    with pytest.raises(ArchiveError, match="no studio @team"):  # a member, not an admin
+        export_studio(app.workspace, "team", tmp_path / "bob.zip", by=bob)
+    with pytest.raises(ArchiveError, match="no studio @elsewhere"):  # not a member
+        export_studio(app.workspace, "elsewhere", tmp_path / "alice2.zip", by=alice)
+    assert not (tmp_path / "bob.zip").exists() and not (tmp_path / "alice2.zip").exists()

@@ -97,12 +97,60 @@ def test_a_change_says_what_it_was_naming_only_whom_the_page_names(any_app, team
     ws.execute(alice, note, "pin", {})
     assert _told(studio) == ("pin", "pinned")  # who pins is the admins' audit log's to say
     ws.execute(alice, decision, "close_decision", {})
-    assert _told(events) == ("close_decision", "closed by @alice")
+    assert _told(events) == ("close_decision", "closed by @alice: 'Pizza'")  # the result, as the page says it
     events = watching(bob, secret)
     ws.execute(alice, secret, "vote", {"votes": [{"option": "a"}]})
     assert _told(events) == ("vote", "vote")  # an anonymous decision's ballots name nobody
     ws.execute(alice, secret, "add_comment", {"body": "hm"})
     assert _told(events) == ("add_comment", "comment by @alice")  # a comment is signed on the page
+
+
+def test_a_closing_says_the_result_its_page_shows_and_nothing_more(any_app, team, watching):
+    """Issue 42: a watcher waiting for a decision to close learns its result from the notification
+    ("closed: Lisbon"), as every member reads it on the page; an anonymous decision's closing names
+    no voter, a tie names the tied options, and a closing below the quorum says so."""
+    ws, alice, bob, carol, decision = team
+    new = lambda params: ws.execute(alice, "/studios/team", "create_decision", params).url  # noqa: E731
+    made = new({"question": "Where?", "options": ["Lisbon", "Porto"], "anonymous": True})
+    tie = new({"question": "When?", "options": ["Mon", "Tue"]})
+    few = new({"question": "Cake?", "options": ["Yes"], "quorum": "2"})
+    events = {url: watching(bob, url) for url in (made, tie, few)}
+
+    def told(url):  # what the watcher of `url` hears next, past the creations made before it watched
+        while (heard := _told(events[url]))[0] == "create_decision":
+            pass
+        return heard
+
+    for who, place in ((alice, "Lisbon"), (bob, "Lisbon")):
+        ws.execute(who, made, "vote", {"votes": [{"option": place, "accept": True}]})
+    assert [told(made), told(made)] == [("vote", "vote")] * 2
+    ws.execute(alice, made, "close_decision", {})
+    assert told(made) == ("close_decision", "closed by @alice: 'Lisbon'")
+    assert "Lisbon" in str(ws.page(bob, made).data)  # what the page shows every member
+    ws.execute(alice, tie, "vote", {"votes": [{"option": "Mon"}, {"option": "Tue"}]})
+    ws.execute(alice, tie, "close_decision", {})
+    assert told(tie) == ("vote", "vote by @alice")
+    assert told(tie) == ("close_decision", "closed by @alice: 'Mon' / tie with 'Tue'")
+    ws.execute(alice, few, "close_decision", {})
+    assert told(few) == ("close_decision", "closed by @alice: no quorum (0 of the 2 needed responded)")
+
+
+def test_a_closing_reopened_before_it_is_told_says_no_result(any_app, team, watching):
+    """The result is read when the closing is told: a decision open again by then has none to tell."""
+    from navmcp.feeds.changes import Change
+    from navmcp.kinds import told_result
+
+    ws, alice, bob, carol, decision = team
+    ws.execute(alice, decision, "vote", {"votes": [{"option": "Soup", "accept": True}]})
+    ws.execute(alice, decision, "close_decision", {})
+    change = Change(0, None, decision.rsplit("/", 1)[1], alice["id"], action="close_decision")
+    with any_app.store.read(user_id=alice["id"]) as tx:
+        assert told_result(tx, change) == "'Soup'"
+    ws.execute(alice, decision, "reopen_decision", {})
+    with any_app.store.read(user_id=alice["id"]) as tx:
+        assert told_result(tx, change) is None
+    with any_app.store.read(user_id=carol["id"]) as tx:  # not a member: on PostgreSQL she reads nothing of it
+        assert told_result(tx, change) is None or not any_app.config.database_url
 
 
 def test_a_kind_the_feed_has_no_words_for_is_told_without_a_summary(any_app, team, watching):
@@ -122,6 +170,10 @@ def test_summaries_in_words():
     assert summary("unpin", "bob", anonymous=False) == "unpinned"
     assert summary("add_comment", None, anonymous=False) == "comment"  # an actor nobody may read
     assert summary("drop_tables", "bob", anonymous=False) is None and summary(None, "bob", False) is None
+    assert summary("close_decision", "bob", False, "'Lisbon'") == "closed by @bob: 'Lisbon'"
+    assert summary("vote", "bob", False, "'Lisbon'") == "vote by @bob"  # only a closing tells a result
+    long = summary("close_poll", None, False, "x" * 500)
+    assert long is not None and len(long) == len("closed: ") + 200 and long.endswith("…")
 
 
 def test_a_refused_action_announces_nothing(any_app, team, watching):

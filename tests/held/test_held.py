@@ -67,12 +67,12 @@ def test_an_agents_write_is_held_then_approved_and_run_as_asked(team):
     assert again.url == result.url and "already waiting" in again.message  # a retry joins the same hold
     with app.store.read(user_id=app.alice) as tx:
         assert tx.scalar("SELECT count(*) FROM held_actions") == 1
-    # approvers are told: home and the app shell count it, the inbox links the queue
+    # approvers are told: home and the app shell count it, the inbox links the hold itself
     for who, n in (("alice", 1), ("erin", 1), ("bob", 0), ("carol", 0)):
         assert ws.page(u[who], "/").data["approvals_count"] == n, who
     assert "## Approvals awaiting you (1)" in ws.page(u["alice"], "/").markdown
     entry = ws.page(u["erin"], "/inbox").data["entries"][0]
-    assert entry["before"] == "@bob's agent asks for your approval in" and entry["url"] == QUEUE
+    assert entry["before"] == "@bob's agent asks for your approval in" and entry["url"] == result.url
     assert names(ws, u["alice"], result.url) == set()  # no agent decides it, not even an admin's
     with pytest.raises(ActionUnavailable, match="browser session"):
         ws.execute(u["alice"], result.url, "approve", {})
@@ -89,7 +89,8 @@ def test_an_agents_write_is_held_then_approved_and_run_as_asked(team):
     assert row["status"] == "executed" and row["decided_by"] == u["alice"]["id"]
     assert names(ws, u["alice"], result.url, browser=True) == set()
     assert ws.page(u["erin"], "/").data["approvals_count"] == 0  # decided: nothing awaits anyone
-    assert ws.page(u["bob"], "/inbox").data["entries"][0]["before"] == "@alice decided your agent's held action in"
+    told = ws.page(u["bob"], "/inbox").data["entries"][0]
+    assert (told["before"], told["url"]) == ("@alice decided your agent's held action in", result.url)
     with app.store.read(user_id=app.alice) as tx:
         audit = tx.one("SELECT * FROM audit WHERE action = 'close_decision' AND outcome LIKE 'ok%'")
     assert audit["user_id"] == u["bob"]["id"] and audit["client"] == "claude-ai"
@@ -189,6 +190,29 @@ def test_changed_target_needs_approve_anyway(team):
     assert decision_closed(app, decision)
 
 
+def test_an_edit_is_stale_only_where_a_field_it_sets_changed(team):
+    """Field-level staleness: a held edit of the question is still as asked after a comment and an
+    edit of the description (the item's time moved); an edit of the question since makes it stale,
+    named by the field. Other actions count any change, as before."""
+    app, u, decision = team
+    ws = app.workspace
+    rule(ws, u["alice"], approvers="admins", actions="edit_decision,close_decision")
+    held = ws.execute(u["bob"], decision, "edit_decision", {"question": "Where in March?"})
+    ws.execute(u["carol"], decision, "add_comment", {"body": "Porto?"}, browser=True)
+    ws.execute(u["bob"], decision, "edit_decision", {"description": "the spring trip"}, browser=True)
+    assert "unchanged since it was requested" in ws.page(u["alice"], held.url).markdown
+    ws.execute(u["alice"], held.url, "approve", {}, browser=True)  # no anyway needed
+    assert ws.page(u["bob"], decision).title.endswith("Where in March?")
+    again = ws.execute(u["bob"], decision, "edit_decision", {"question": "Where in April?", "tags": ["trip"]})
+    ws.execute(u["bob"], decision, "edit_decision", {"question": "Where, really?"}, browser=True)
+    assert "changed since it was requested (its question)" in ws.page(u["alice"], again.url).markdown
+    with pytest.raises(ActionFailed, match=r"\(its question\).*anyway=true"):
+        ws.execute(u["alice"], again.url, "approve", {}, browser=True)
+    closing = ws.execute(u["bob"], decision, "close_decision", {})
+    ws.execute(u["carol"], decision, "add_comment", {"body": "one more"}, browser=True)
+    assert "changed since it was requested (the item)" in ws.page(u["alice"], closing.url).markdown
+
+
 def test_concurrent_approvals_run_it_once(team):
     app, u, decision = team
     ws = app.workspace
@@ -246,6 +270,40 @@ def test_reject_withdraw_expiry_and_nobody_left(team, store_kind, request):
     assert "| failed |" in page and "nobody can approve it any more" in page
     with pytest.raises(NotFound):
         ws.page(u["carol"], d.url)  # she left: the studio's held pages are gone for her
+
+
+def test_the_held_pages_watchers_hear_when_it_expires(team, store_kind, request):
+    """Expiry is pushed, not only judged on read: nobody writes when a hold expires, so the watched
+    feed asks for expiries every second and tells the held page's watchers (and the studio's), as
+    members; a watcher of another studio's page hears nothing."""
+    import queue
+    from datetime import timedelta
+
+    from navmcp.clock import from_now
+    from navmcp.feeds.changes import HOLD_EXPIRED, Watcher, interest
+
+    app, u, decision = team
+    ws = app.workspace
+    rule(ws, u["alice"], approvers="admins", actions="add_option")
+    held = ws.execute(u["bob"], decision, "add_option", {"title": "Soon"})
+    ws.execute(u["carol"], "/", "create_studio", {"handle": "elsewhere", "name": "Elsewhere"})
+    heard: dict[str, queue.Queue] = {}
+    for who, url in (("bob", held.url), ("alice", QUEUE), ("carol", "/studios/elsewhere")):
+        heard[who] = queue.Queue()
+        with app.store.read(user_id=u[who]["id"]) as tx:
+            app.feed.add(Watcher(interest(tx, u[who]["id"], url), heard[who].put, heard[who].put))
+    try:
+        # as the owner: nobody rewrites a held request through the app role (20261128000071)
+        _as_owner(app, store_kind, request, "UPDATE held_actions SET expires_at = ? WHERE id = ?",
+                  (from_now(timedelta(seconds=1.5)), held.held["id"]))
+        for who in ("bob", "alice"):
+            change = heard[who].get(timeout=15)
+            assert (change.action, change.item_id, change.summary) == (
+                HOLD_EXPIRED, "held-" + held.held["id"], "held action expired"), who
+        assert heard["carol"].empty()
+        assert "| expired |" in ws.page(u["bob"], held.url).markdown
+    finally:
+        app.feed.close()
 
 
 def test_pending_cap(team, monkeypatch):

@@ -182,6 +182,7 @@ def test_an_invitation_by_e_mail_sends_a_link_that_works(any_app, team, monkeypa
 
     from aiosmtpd.controller import Controller
     from aiosmtpd.handlers import Message
+
     from webproc import free_port
 
     ws, alice, bob, carol = team

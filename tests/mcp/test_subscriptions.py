@@ -300,7 +300,8 @@ def test_a_modern_notification_says_what_changed(app, owner):
         told = sent.get(timeout=HANG)["params"]
         assert told["uri"] == "navmcp://" + decision
         assert told["_meta"][SUBSCRIPTION_ID] == 7 and told["_meta"][POSITION]
-        assert told["_meta"][CHANGE] == {"kind": "close_decision", "summary": f"closed by @{owner['handle']}"}
+        assert told["_meta"][CHANGE] == {"kind": "close_decision",
+                                         "summary": f"closed by @{owner['handle']}: no option was accepted"}
     finally:
         connection.close()
 

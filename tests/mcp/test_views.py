@@ -45,7 +45,8 @@ def test_negotiation_reads_the_mime_type():
 
 def test_both_eras_declare_the_extension(any_app, team):
     discovered = Rpc(any_app, team["alice"], "modern").call("server/discover")
-    assert discovered["capabilities"]["extensions"] == {"io.modelcontextprotocol/ui": {}}
+    assert discovered["capabilities"]["extensions"] == {"io.modelcontextprotocol/ui": {},
+                                                        "io.modelcontextprotocol/tasks": {}}  # tasks: modern only
     rpc = Rpc(any_app, team["alice"], "modern")
     rpc.era = "raw"  # send initialize as a legacy client would
     initialized = Rpc(any_app, team["alice"], "legacy")
@@ -150,4 +151,10 @@ def test_an_action_for_the_browser_only_is_a_link_to_navmcp(any_app, team):
     assert f'<a class="button secondary" href="{team["decision"]}" data-browser-only="close_decision">' \
            "Close voting in navmcp</a>" in shown
     assert 'action="' + team["decision"] + '/actions/close_decision"' not in shown
-    assert views.BROWSER_ONLY == {"approve", "reject"}
+    assert views.BROWSER_ONLY == {"approve", "reject", "attach"}  # a file input can't go through the view
+
+
+def test_attach_in_the_view_is_a_link_to_navmcp_where_a_file_is_chosen(any_app, team):
+    page = any_app.workspace.page(any_app.authenticate(team["alice"]), team["decision"], "test")
+    shown = views.fragment(page)
+    assert 'data-browser-only="attach">Attach in navmcp</a>' in shown and 'type="file"' not in shown

@@ -592,7 +592,7 @@ def _as_old_member(tmp_path, app_url: str):
 # Later migrations without which today's app cannot write a test's rows into an older schema.
 TODAYS_APP_NEEDS = ("participant_count", "hold_membership", "changes", "findable", "storage_bounds", "inbox",
                     "invitations", "who_voted", "mail", "issue44_columns", "change_order", "change_kind",
-                    "attachments", "decision_kinds", "invitee")
+                    "attachments", "decision_kinds", "held_actions", "inbox_held", "invitee")
 
 
 def todays_app_needs() -> tuple[str, ...]:
@@ -817,7 +817,7 @@ def test_audit_lines_go_only_to_a_studio_of_ones_own(team, pg_database):
     team_id, solo_id = (_owner_one(pg_database, "SELECT id FROM studios WHERE handle = %s", (h,))[0]
                         for h in ("team", "solo"))
     line = ("INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
-            " VALUES ('now', ?, 'forged', ?, '/', ?, '[]', 'ok', 0)")
+            " VALUES ('now', ?, 'forged', ?, '/', ?, '[]', 'refused: x', 0)")  # an "ok" needs its write (below)
     _refused(app, carol, line, (carol["id"], solo_id, "create_note"))  # alice's studio: carol was never in it
     _refused(app, carol, line, (alice["id"], team_id, "create_note"))  # in another's name
     assert _as(app, carol, line, (carol["id"], team_id, "create_note")) == 1
@@ -948,13 +948,13 @@ def test_audit_lines_are_stamped_by_the_database_and_never_changed(team, pg_data
     carol = u["carol"]
     team_id = _owner_one(pg_database, "SELECT id FROM studios WHERE handle = 'team'")[0]
     _as(app, carol, "INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome,"
-                    " duration_ms) VALUES ('2001-01-01T00:00:00.000000Z', ?, 'dated', ?, '/', 'x', '[]', 'ok', -5)",
+                    " duration_ms) VALUES ('2001-01-01T00:00:00.000000Z', ?, 'dated', ?, '/', 'x', '[]', 'refused: x', -5)",
         (carol["id"], team_id))
     (at, duration), = _owner_all(pg_database, "SELECT at, duration_ms FROM audit WHERE client = 'dated'")
     assert at > "2026" and duration == 0
     with pytest.raises(psycopg.errors.GeneratedAlways):
         _as(app, carol, "INSERT INTO audit (id, at, user_id, client, studio_id, url, action, param_names, outcome,"
-                        " duration_ms) VALUES (1, 'now', ?, 'x', ?, '/', 'x', '[]', 'ok', 0)", (carol["id"], team_id))
+                        " duration_ms) VALUES (1, 'now', ?, 'x', ?, '/', 'x', '[]', 'refused: x', 0)", (carol["id"], team_id))
     for sql in ("UPDATE audit SET outcome = 'changed' WHERE user_id = ?", "DELETE FROM audit WHERE user_id = ?"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             _as(app, carol, sql, (carol["id"],))
@@ -963,6 +963,85 @@ def test_audit_lines_are_stamped_by_the_database_and_never_changed(team, pg_data
     (before,) = _owner_one(pg_database, count, (carol["id"],))
     app.workspace.execute(carol, urls["note"], "add_comment", {"body": "still audited"})
     assert _owner_one(pg_database, count, (carol["id"],)) == (before + 1,)
+
+
+def test_an_audit_line_records_a_write_of_its_own_transaction(team, pg_database):
+    """Issue 40 item 12: a member could write, by SQL through the app role, a line of any action,
+    outcome and client in their own studio ("carol: delete_studio, ok", which never happened).
+    Now "ok" claims one change of its own transaction, of that action, which needs that action's
+    write; anything else is a refusal's line; the client is the transaction's own."""
+    from navmcp.feeds import changes
+
+    app, urls, ids, u = team
+    alice, bob, carol = u["alice"], u["bob"], u["carol"]
+    team_id = _owner_one(pg_database, "SELECT id FROM studios WHERE handle = 'team'")[0]
+    line = ("INSERT INTO audit (at, user_id, client, studio_id, url, action, param_names, outcome, duration_ms)"
+            " VALUES ('now', ?, 'claude-code', ?, '/studios/team', ?, '[]', ?, 0)")
+    forged = "SELECT count(*) FROM audit WHERE user_id = %s AND url = '/studios/team' AND param_names = '[]'"
+    without = lambda: pytest.raises(psycopg.errors.InsufficientPrivilege, match="without the write")  # noqa: E731
+    with without():  # nothing written at all
+        _as(app, carol, line, (carol["id"], team_id, "delete_studio", "ok"))
+    with without(), app.store.write(user_id=carol["id"]) as tx:  # a change of an admin's action, without its write
+        changes.record(tx, carol["id"], team_id, None, "delete_studio")
+        tx.execute(line, (carol["id"], team_id, "delete_studio", "ok"))
+    with without(), app.store.write(user_id=carol["id"]) as tx:  # a write of hers, told as another action
+        tx.execute("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, 'now')", (ids["note"], carol["id"]))
+        changes.record(tx, carol["id"], team_id, ids["note"], "pin")
+        tx.execute(line, (carol["id"], team_id, "pin", "ok"))
+    with without(), app.store.write(user_id=carol["id"]) as tx:  # an approval nobody gave
+        tx.execute("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, 'now')", (ids["note"], carol["id"]))
+        changes.record(tx, carol["id"], team_id, ids["note"], "confirm_read")
+        tx.execute(line, (carol["id"], team_id, "confirm_read", "ok, approved by @alice via web"))
+    with without(), app.store.write(user_id=carol["id"]) as tx:  # a write she undid
+        tx.execute("SAVEPOINT undone")
+        tx.execute("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, 'now')", (ids["note"], carol["id"]))
+        tx.execute("ROLLBACK TO SAVEPOINT undone")
+        changes.record(tx, carol["id"], team_id, ids["note"], "confirm_read")
+        tx.execute(line, (carol["id"], team_id, "confirm_read", "ok"))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="without the hold"):
+        _as(app, carol, line, (carol["id"], team_id, "close_decision", "held: /studios/team/held/x"))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="a refusal"):
+        _as(app, carol, line, (carol["id"], team_id, "delete_studio", "done"))
+    # One write, one line: the write she may make is hers to record, once, in her client's name.
+    with app.store.write(user_id=carol["id"], client="web") as tx:
+        tx.execute("INSERT INTO reads (note_id, user_id, confirmed_at) VALUES (?, ?, 'now')", (ids["note"], carol["id"]))
+        changes.record(tx, carol["id"], team_id, ids["note"], "confirm_read")
+        tx.execute(line, (carol["id"], team_id, "confirm_read", "ok"))
+        with without():
+            tx.execute("SAVEPOINT again")
+            tx.execute(line, (carol["id"], team_id, "confirm_read", "ok"))
+        tx.execute("ROLLBACK TO SAVEPOINT again")
+    assert _owner_all(pg_database, forged.replace("count(*)", "action, outcome, client"), (carol["id"],)) == [
+        ("confirm_read", "ok", "web")]
+    _as(app, carol, line, (carol["id"], team_id, "delete_studio", "refused: only admins"))  # an attempt's line
+    assert _owner_one(pg_database, forged, (carol["id"],)) == (2,)
+    # The app's own lines pass, each tied to its change, in the client the call came through; an
+    # approved hold's line names its approver.
+    app.workspace.execute(bob, urls["note"], "add_comment", {"body": "audited"}, client="claude-code")
+    app.workspace.execute(alice, "/studios/team/held", "set_hold_rule", {"actions": "add_option",
+                                                                        "approvers": "admins"}, "web", browser=True)
+    held = app.workspace.execute(bob, urls["decision"], "add_option", {"title": "Tue"}, client="claude-ai")
+    app.workspace.execute(alice, held.url, "approve", {}, client="web", browser=True)
+    app.workspace.execute(bob, urls["note"], "edit_note", {"title": "Bob's plan"}, client="claude-code")  # no write
+    got = _owner_all(pg_database, "SELECT u.handle, a.action, a.outcome, a.client, a.change_seq IS NOT NULL"
+                     " FROM audit a JOIN users u ON u.id = a.user_id WHERE a.user_id IN (%s, %s) ORDER BY a.id DESC"
+                     " LIMIT 6", (alice["id"], bob["id"]))
+    assert got[::-1] == [("bob", "add_comment", "ok", "claude-code", True), ("alice", "set_hold_rule", "ok", "web", True),
+                         ("bob", "add_option", f"held: {held.url}", "claude-ai", False),
+                         ("alice", "approve", "ok", "web", True),
+                         ("bob", "add_option", "ok, approved by @alice (browser)", "claude-ai", True),
+                         ("bob", "edit_note", "unchanged", "claude-code", False)]
+
+
+def test_every_studio_action_names_the_tables_it_writes(pg_database):
+    """navmcp.action_writes (migration 20261129000210) lists each action that acts in a studio: one
+    not listed is judged by any write of the transaction, a looser tie."""
+    from navmcp.actions import ACTIONS
+
+    personal = {"mark_read", "dismiss", "make_findable", "make_unfindable", "set_time_zone", "set_email",
+                "digest_on", "digest_off"}  # outside any studio: no studio's audit shows them
+    listed = {a for (a,) in _owner_all(pg_database, "SELECT action FROM navmcp.action_writes")}
+    assert {a.name for a in ACTIONS} - personal == listed
 
 
 def test_a_revoked_grant_stays_revoked_and_a_grant_changes_only_its_use(team, pg_database):
@@ -1010,3 +1089,52 @@ def test_a_held_request_is_never_rewritten_and_a_decided_one_stays_decided(team,
     assert _as(app, bob, "UPDATE held_actions SET status = 'pending', decided_by = NULL WHERE id = ?", (held_id,)) == 0
     status, params = _owner_one(pg_database, "SELECT status, params FROM held_actions WHERE id = %s", (held_id,))
     assert (status, json.loads(params)) == ("withdrawn", {"title": "Held", "body": "b"})
+
+
+def test_only_an_eligible_approver_approves_or_decides_a_hold(team, pg_database):
+    """Issue 46: a member could insert an approval in their own name for a hold they may not approve,
+    mark a pending hold decided in their own name, or insert a hold already decided, by SQL through
+    the app role (the app recounted eligibility; the database did not). Now the policies judge who
+    may approve as the app does (migration 20261129000170), and the app's own decisions still pass."""
+    app, urls, ids, u = team
+    ws, alice, bob, carol = app.workspace, u["alice"], u["bob"], u["carol"]
+    rule_url = "/studios/team/held"
+    ws.execute(alice, rule_url, "set_hold_rule", {"actions": "create_note", "approvers": "admins"}, browser=True)
+    held = ws.execute(bob, "/studios/team", "create_note", {"title": "Held", "body": "b"}).url
+    held_id = held.rsplit("/", 1)[1]
+    approve = "INSERT INTO held_approvals (held_id, user_id, note, created_at) VALUES (?, ?, '', 'now')"
+    _refused(app, carol, approve, (held_id, carol["id"]))  # a member, not an admin
+    _refused(app, bob, approve, (held_id, bob["id"]))  # the requester: their own approval does not count
+    decide = "UPDATE held_actions SET status = ?, decided_by = ?, decided_at = 'now' WHERE id = ?"
+    for status in ("rejected", "executed", "failed", "expired", "withdrawn"):
+        _refused(app, carol, decide, (status, carol["id"], held_id))
+    for status in ("executed", "failed", "rejected"):
+        _refused(app, bob, decide, (status, bob["id"], held_id))
+    _refused(app, alice, decide, ("executed", alice["id"], held_id))  # eligible, but nobody approved it
+    _refused(app, carol, "UPDATE held_actions SET reason = 'approved' WHERE id = ?", (held_id,))  # still pending
+    team_id, rule_id, row = _owner_one(
+        pg_database, "SELECT studio_id, rule_id, row_to_json(held_actions)::text FROM held_actions WHERE id = %s",
+        (held_id,))
+    row = json.loads(row)
+    columns = ("id", "studio_id", "requester_id", "client", "url", "action", "params", "digest", "preview",
+               "rule_id", "rule_text", "approvers", "approvals", "own_counts", "created_at", "expires_at")
+    insert = (f"INSERT INTO held_actions ({', '.join(columns)}, status, decided_by) VALUES"
+              f" ({', '.join('?' * len(columns))}, ?, ?)")
+    forged = lambda **over: tuple({**row, "id": "forged" + secrets.token_hex(2), **over}[c]  # noqa: E731
+                                  for c in columns)
+    _refused(app, bob, insert, (*forged(), "executed", bob["id"]))  # born decided
+    _refused(app, bob, insert, (*forged(approvers="self", own_counts=1), "pending", None))  # not its rule's approvers
+    _refused(app, bob, insert, (*forged(rule_id="nosuchrule"), "pending", None))
+    assert _as(app, bob, insert, (*forged(), "pending", None)) == 1  # as the app holds one, it passes
+    assert _owner_one(pg_database, "SELECT status, decided_by FROM held_actions WHERE id = %s", (held_id,)) == (
+        "pending", None)
+    assert _owner_one(pg_database, "SELECT count(*) FROM held_approvals WHERE held_id = %s", (held_id,)) == (0,)
+    # The app's own decisions pass: alice approves in her browser, and the note is written.
+    assert ws.execute(alice, held, "approve", {}, browser=True).message.startswith("Approved")
+    assert _owner_one(pg_database, "SELECT status, decided_by FROM held_actions WHERE id = %s", (held_id,)) == (
+        "executed", alice["id"])
+    for who in (alice, carol):  # what it did is written once, by the one who ran it, and stays
+        assert _as(app, who, "UPDATE held_actions SET result_message = 'forged' WHERE id = ?", (held_id,)) == 0
+    assert (team_id, rule_id) == (row["studio_id"], row["rule_id"])
+    second = ws.execute(bob, "/studios/team", "create_note", {"title": "Held too", "body": "b"}).url
+    assert ws.execute(alice, second, "reject", {"note": "no"}, browser=True).message.startswith("Rejected")

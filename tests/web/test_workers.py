@@ -50,6 +50,47 @@ def test_senders_are_served_in_turn_not_in_order_of_arrival():
     pool.shutdown()
 
 
+def test_one_sender_never_holds_every_thread_so_another_is_served_at_once():
+    """Issue 40 item 3: with two costly threads, one user's searches ran on both, and another
+    user's search waited for one of them to end (0.5–1.4 s on a 100k-item studio). A sender now
+    runs on all threads but one: the other's job starts while hers are all still running."""
+    pool = FairPool(2, "test-fair")
+    gate, started = threading.Event(), []
+
+    def job(name: str) -> str:
+        started.append(name)
+        if name.startswith("a"):
+            gate.wait(HANG)
+        return name
+
+    flood = [pool.submit("a", job, f"a{n}") for n in range(4)]
+    _until(lambda: started, "her first job started")
+    mine = pool.submit("b", job, "b0")
+    assert mine.result(HANG) == "b0"  # served while hers still run: the second thread was kept free
+    assert not flood[0].done() and started == ["a0", "b0"] and _waiting(pool) == 3
+    gate.set()
+    assert [f.result(HANG) for f in flood] == ["a0", "a1", "a2", "a3"]
+    pool.shutdown()
+
+
+def test_a_sender_alone_still_runs_on_all_threads_but_one():
+    """The room kept is one thread: with three, one sender runs two at once."""
+    pool = FairPool(3, "test-fair")
+    gate, started = threading.Event(), []
+
+    def job(n: int) -> int:
+        started.append(n)
+        gate.wait(HANG)
+        return n
+
+    flood = [pool.submit("a", job, n) for n in range(5)]
+    _until(lambda: len(started) >= 2, "two of her jobs started")
+    assert _waiting(pool) == 3 and len(started) == 2
+    gate.set()
+    assert [f.result(HANG) for f in flood] == list(range(5))
+    pool.shutdown()
+
+
 def test_a_failing_job_fails_only_its_own_future():
     pool = FairPool(2, "test-fair")
     bad = pool.submit("a", lambda: 1 / 0)
