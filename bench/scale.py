@@ -34,6 +34,7 @@ PAGES = [
     "/studios/bench",
     "/studios/bench/search?q=plan",
     "/studios/bench/search?q=launch review",
+    "/studios/bench/search?q=zebra",  # a word no item has (a typo): every source finds nothing
     "/search?q=plan",
     "/search?q=plan type:decision status:open",
     "/search?q=type:decision status:open tag:planning",

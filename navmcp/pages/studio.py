@@ -180,7 +180,9 @@ def resolve_cycle(req: Request) -> None:
 # half cut at its limit by time alone could keep different ones of them for different pages.
 CLOSED_BY_HAND = "FROM items i WHERE i.studio_id = ? AND i.closed_at >= ? AND i.closed_at < ?"
 CLOSED_BY_DEADLINE = "FROM items i WHERE i.studio_id = ? AND i.closed_at IS NULL AND i.deadline >= ? AND i.deadline < ?"
-CLOSED_COUNT = f"SELECT (SELECT count(*) {CLOSED_BY_HAND}) + (SELECT count(*) {CLOSED_BY_DEADLINE})"
+# Counted from the index of open items with a deadline; those closed by hand come from the
+# per-day counts of `cycle_activity` (migration 0200), as does the number created.
+CLOSED_BY_DEADLINE_COUNT = f"SELECT count(*) {CLOSED_BY_DEADLINE}"
 CLOSED_LIST = f"""
     SELECT * FROM (SELECT {ITEM_COLUMNS}, i.closed_at AS ended {CLOSED_BY_HAND} ORDER BY i.closed_at DESC, i.id LIMIT ?) AS h
     UNION ALL
@@ -197,7 +199,9 @@ def view_cycle(req: Request) -> dict[str, Any]:
     window = (sid, start, end)
     show_created = req.page_number("closed") == 1 or req.page_number() > 1
     show_closed = req.page_number() == 1 or req.page_number("closed") > 1
-    total = tx.scalar("SELECT count(*) FROM items WHERE studio_id = ? AND created_at >= ? AND created_at < ?", window)
+    # Counts per UTC day (a cycle is whole days): a few rows however busy the month was.
+    activity = tx.cycle_activity(*window)
+    total = activity["created"]
     created = []
     pos = after(req)
     if show_created:
@@ -210,7 +214,7 @@ def view_cycle(req: Request) -> dict[str, Any]:
         )
     pager = paginate(req, total, position(created, "created_at"), drop=("after", "closed"))
     passed = (sid, start, min(end, now()))  # a deadline still to come closes nothing yet
-    closed_count = tx.scalar(CLOSED_COUNT, (*window, *passed))
+    closed_count = activity["closed"] + tx.scalar(CLOSED_BY_DEADLINE_COUNT, passed)
     closed_pager = paginate(req, closed_count, drop=("after", "page"), key="closed")
     closed = []
     if show_closed:
@@ -218,7 +222,6 @@ def view_cycle(req: Request) -> dict[str, Any]:
         reach = closed_pager["offset"] + PAGE_SIZE
         closed = tx.all(CLOSED_LIST, (*window, reach, *passed, reach, PAGE_SIZE, closed_pager["offset"]))
     first = req.page_number() == 1 and req.page_number("closed") == 1
-    activity = tx.cycle_activity(*window)
     base = f"/studios/{req.studio['handle']}"
     return {"title": f"{req.studio['name']}: {cycle.replace('-', ' ')}",
             "breadcrumb": crumbs(req, (cycle, f"{base}/cycles/{cycle}")),
@@ -231,10 +234,10 @@ def view_cycle(req: Request) -> dict[str, Any]:
 def view_tag(req: Request) -> dict[str, Any]:
     tag = req.args["tag"]
     args = (req.studio["id"], tag)
-    # The tag rows carry their item's studio, time and seq (migration 0008): the count and the page
-    # are both a walk of one index, however many items the studio holds, and an offset (?page=N
-    # without its `after`) is skipped in that index before any item is read.
-    total = req.tx.scalar("SELECT count(*) FROM item_tags WHERE studio_id = ? AND tag = ?", args)
+    # The count is kept per studio and tag by triggers (migration 0202): one row at any size. The
+    # tag rows carry their item's studio, time and seq (migration 0008): the page is a walk of one
+    # index, and an offset (?page=N without its `after`) is skipped in it before any item is read.
+    total = req.tx.scalar("SELECT coalesce((SELECT n FROM tag_counts WHERE studio_id = ? AND tag = ?), 0)", args)
     start = after(req)
     items = req.tx.all(
         f"""SELECT {ITEM_COLUMNS}, i.seq FROM (

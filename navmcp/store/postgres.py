@@ -211,8 +211,8 @@ class PostgresTx:
                           (at, kind, studio_id, item_id, client, list(user_ids), fold, expired, held_id))
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
-        # As the owner (migration 20261124000019): the votes and participants policies would scan
-        # every item of the user's studios for each count.
+        # As the owner (migrations 20261124000019, 20261129000200): the day rows are nobody's to
+        # read directly, and the function answers only for a studio of the acting user's.
         (counts,) = self.conn.execute("SELECT * FROM navmcp.cycle_activity(%s, %s, %s)", (studio_id, since, till)).fetchall()
         return counts
 

@@ -45,8 +45,10 @@ class Tx(Protocol):
         was cut at `search.SEARCH_WINDOW` (there may be more)."""
         ...
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
-        """What happened in a studio in a window of time: comments written, ballots cast (one per
-        voter and decision), commitments joined."""
+        """What happened in a studio in a window of whole UTC days (`since` and `till` are the starts
+        of days, as `domain.cycle_window` gives them): items `created`, items `closed` by hand (not
+        by a deadline), `comments` written, `votes` (ballots: one per voter and decision), commitments
+        joined (`joins`). Kept per day by the stores (migration 0200), so never a count of rows."""
         ...
     def find_user(self, handle: str, deleted: bool = False) -> Row | None:
         """A user by handle, whatever studios they are in (adding a member needs it); with

@@ -148,3 +148,21 @@ def test_the_parser():
     assert (q.excluded, q.kind, q.status, q.tag) == (("draft",), "decision", "open", "q4")
     assert parse("   ") is None and parse('"x y"').prefix is False
     assert parse("10:30").terms == (("10",), ("30",))  # digits before a colon are no filter's name
+
+
+def test_a_word_beyond_the_newest_rows_is_found_as_one_in_them_is(team, monkeypatch):
+    """PostgreSQL walks each source's newest rows (20 windows) before it reads the index for a rarer
+    word (migration 20261129000201); both ways give the newest matches, on both stores: a word found
+    only in old items and once in a new one, and a word in every item."""
+    from navmcp.content import search as search_module
+
+    ws, alice, bob = team
+    monkeypatch.setattr(search_module, "SEARCH_WINDOW", 3)  # a walk of 60 rows
+    for n in range(75):
+        note(ws, alice, f"Common {n:02d}", body=f"rare{'word' if n in (0, 1, 2, 70) else 'none'} step")
+    assert titles(ws, alice, "rareword") == ["Common 70", "Common 02", "Common 01"]
+    found = search(ws, alice, "rareword").data
+    assert found["pager"]["total"] == 3 and found["windowed"]  # the newest three of four
+    assert titles(ws, alice, "common") == ["Common 74", "Common 73", "Common 72"]
+    monkeypatch.setattr(search_module, "SEARCH_WINDOW", 1000)
+    assert len(search(ws, alice, "rareword").data["results"]) == 4

@@ -72,9 +72,10 @@ def test_unfiltered_queries_as_alice_see_nothing_of_bobs_studio(two_studios, pg_
         assert tx.search([bob_studio], parse("type:note"), now(), 20, 0) == ([], 0, False)  # nor listed by a filter
         # ...nor counted in a cycle's activity (a function that runs as the owner), while bob's are.
         window = ("2000-01-01", "9999-12-31")
-        assert tx.cycle_activity(bob_studio, *window) == {"comments": 0, "votes": 0, "joins": 0}
+        assert tx.cycle_activity(bob_studio, *window) == {"created": 0, "closed": 0, "comments": 0, "votes": 0, "joins": 0}
     with app.store.read(user_id=bob["id"]) as tx:
-        assert tx.cycle_activity(bob_studio, *window) == {"comments": 1, "votes": 1, "joins": 1}
+        assert {k: v for k, v in tx.cycle_activity(bob_studio, *window).items() if k not in ("created", "closed")} \
+            == {"comments": 1, "votes": 1, "joins": 1}
 
 
 def test_without_a_user_nothing_is_visible(two_studios):
@@ -218,6 +219,30 @@ def test_studio_people_is_written_by_the_membership_trigger_only(former_member, 
             with app.store.write(user_id=carol["id"]) as tx:
                 tx.execute(statement, params)
     assert _visible(app, carol, "SELECT id FROM users") == {carol["id"]}
+
+
+def test_the_day_and_tag_counts_are_the_triggers_to_write_and_the_members_to_read(former_member):
+    """`cycle_days` (read only through navmcp.cycle_activity) and `tag_counts` (members read their
+    studios' rows) are written by triggers as the owner: a member could otherwise make a cycle or a
+    tag page state any number."""
+    app, alice, bob, carol, dave = former_member
+    ws = app.workspace
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Tagged", "body": "x", "tags": ["q1"]})
+    with app.store.read(user_id=alice["id"]) as tx:
+        team = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+    assert _visible(app, alice, "SELECT tag FROM tag_counts") == {"q1"}
+    assert _visible(app, carol, "SELECT tag FROM tag_counts") == _visible(app, bob, "SELECT tag FROM tag_counts") == set()
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # the function's to read
+        _visible(app, alice, "SELECT day FROM cycle_days")
+    for statement, params in (("UPDATE tag_counts SET n = 99", ()),
+                              ("INSERT INTO tag_counts (studio_id, tag, n) VALUES (?, 'x', 5)", (team,)),
+                              ("UPDATE cycle_days SET ballots = 99", ()),
+                              ("INSERT INTO cycle_days (studio_id, day, created) VALUES (?, '2026-01-01', 5)", (team,))):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            with app.store.write(user_id=alice["id"]) as tx:
+                tx.execute(statement, params)
+    with app.store.read(user_id=carol["id"]) as tx:  # not hers: nothing, as for a studio with no activity
+        assert set(tx.cycle_activity(team, "2000-01-01", "9999-12-31").values()) == {0}
 
 
 def test_the_app_role_cannot_write_the_counts_the_triggers_keep(two_studios, pg_database):
