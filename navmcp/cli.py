@@ -445,8 +445,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     except NavError as e:
         print(f"navmcp: nothing imported: {e.message}", file=sys.stderr)
         return 1
-    print(f"imported @{made['from']} as {made['url']}: {made['counts']['items']} items; people matched by handle: "
-          f"{', '.join(made['matched']) or 'none'}; placeholders made: {', '.join(made['placeholders']) or 'none'}",
+    by_email = f" (by e-mail: {', '.join(made['by_email'])})" if made["by_email"] else ""
+    print(f"imported @{made['from']} as {made['url']}: {made['counts']['items']} items; people matched: "
+          f"{', '.join(made['matched']) or 'none'}{by_email}"
+          f"; placeholders made: {', '.join(made['placeholders']) or 'none'}",
           file=sys.stderr)
     return 0
 
@@ -564,7 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("path", help="the archive to create, e.g. team.navmcp.zip")
     exp.set_defaults(func=cmd_export)
     imp = sub.add_parser("import", help="create a new studio from an archive (new ids; people matched by handle, "
-                                        "else placeholders); checked whole before anything is written, then one "
+                                        "or e-mail with Supabase Auth, else placeholders); checked whole before "
+                                        "anything is written, then one "
                                         "transaction (PostgreSQL: with the owner's URL, as migrate)")
     imp.add_argument("archive", help="an archive made by `navmcp export`")
     imp.add_argument("--as", dest="as_handle", required=True, metavar="HANDLE", help="the new studio's handle")

@@ -3,14 +3,15 @@ studio's, readable without navmcp.
 
 The archive: `manifest.json` (format `FORMAT`, navmcp's version, when, the count of rows per table,
 the SHA-256 of every other file), `data/{table}.jsonl` (one row a line, in the order they are
-written back), `people.jsonl` (the handle and name of everyone its rows name), `files/{id}` (the
+written back), `people.jsonl` (the handle and name of everyone its rows name, and in the operator's export
+with Supabase Auth their verified e-mail: navmcp.archive.people), `files/{id}` (the
 attachments' bytes) and `pages/{n|d|c}-{id}.md` (every item's markdown page as it read on export
 day). Never in it: sessions, tokens, login links, OAuth grants, invitations, the audit, the inbox,
 the change feed, idempotency keys.
 
 `TABLES` says which rows are the studio's and what each column of them refers to, once for both
 directions: an import gives every studio, item, option, comment and file a new id, finds each
-person by handle (a placeholder account when the handle is unknown here), and rewrites the
+person here (navmcp.archive.people; a placeholder account when nobody here is them), and rewrites the
 navmcp URLs in the text.
 """
 

@@ -12,14 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from navmcp.archive import FORMAT, MAX_ARCHIVE_BYTES, MAX_ENTRIES, TABLES, TEXT, ArchiveError
+from navmcp.archive.people import find_person, knows_emails
 from navmcp.clock import now
 from navmcp.identity import check_handle, new_id
 from navmcp.store import Store
 
+CHUNK = 1024 * 1024  # an entry is read and checked this much at a time
+
 
 def read_archive(path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The manifest and entries of the archive at `path`, when it is within the limits, of this
-    format, and every file is as the manifest says; ArchiveError before anything is written."""
+    format, and every file is as the manifest says; ArchiveError before anything is written.
+    The attachments' bytes (`files/…`) are checked a part at a time and left out: the import reads
+    each again when it writes it (memory holds one file, not up to MAX_ARCHIVE_BYTES of them)."""
     size = path.stat().st_size
     if size > MAX_ARCHIVE_BYTES:
         raise ArchiveError(f"{path} is {size:,} bytes: archives of at most {MAX_ARCHIVE_BYTES:,} bytes are read")
@@ -46,10 +51,15 @@ def read_archive(path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
             raise ArchiveError(f"{path}: its files are not those its manifest lists")
         entries = {}
         for name in sorted(names):
-            data = z.read(name)
-            if hashlib.sha256(data).hexdigest() != listed[name]:
+            digest, kept = hashlib.sha256(), []
+            with z.open(name) as f:
+                while part := f.read(CHUNK):
+                    digest.update(part)
+                    if not name.startswith("files/"):
+                        kept.append(part)
+            if digest.hexdigest() != listed[name]:
                 raise ArchiveError(f"{path}: {name} is not the file exported (its SHA-256 differs)")
-            entries[name] = data
+            entries[name] = b"".join(kept)
     return manifest, entries
 
 
@@ -91,18 +101,20 @@ def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
             return f"/studios/{handle}" + (m.group(1) or "")
         return item_url.sub(one, text)
 
-    matched, placeholders = [], []
+    matched, placeholders, by_email = [], [], []
     # As the database's owner (navmcp.store.seam.Store.owner): it writes people and every member's
     # rows, which no one user may. What it writes is only the archive's, under new ids: every
     # reference is one of the archive's own rows, renumbered, or a person found by handle.
-    with store.owner() as tx:
+    with zipfile.ZipFile(path) as z, store.owner() as tx:
         if tx.one("SELECT 1 FROM studios WHERE handle = ?", (handle,)):
             raise ArchiveError(f"a studio @{handle} exists already: an import makes a new studio, never merges")
+        emails = knows_emails(tx, store.hosted)
         for old_id, person in people.items():
-            found = tx.one("SELECT id FROM users WHERE handle = ? AND deleted_at IS NULL", (person["handle"],))
+            found = find_person(tx, emails, person)
             if found:
-                ids["user"][old_id] = found["id"]
+                ids["user"][old_id] = found[0]
                 matched.append(person["handle"])
+                by_email += [person["handle"]] if found[1] == "email" else []
                 continue
             placeholder = _free_handle(tx, person["handle"])
             ids["user"][old_id] = new_id(10)
@@ -125,17 +137,18 @@ def import_studio(store: Store, path: Path, handle: str) -> dict[str, Any]:
                     row["handle"] = handle
                 if table == "item_tags":
                     row.update(seq=0, updated_at="")  # the item's, copied by the store's trigger
-                if table == "attachments":
+                if table == "attachments":  # its bytes read now, one file at a time (checked again)
                     name = f"files/{row['id']}"
                     old = next(k for k, v in ids["file"].items() if v == row["id"])
-                    row["data"] = entries.get(f"files/{old}", b"")
+                    row["data"] = z.read(f"files/{old}") if f"files/{old}" in entries else b""
                     if hashlib.sha256(row["data"]).hexdigest() != row["sha256"]:
                         raise ArchiveError(f"{name}: not the file its row describes")
                 columns = list(row)
                 tx.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                            [row[c] for c in columns])
     return {"url": f"/studios/{handle}", "counts": {t: len(r) for t, r in data.items()},
-            "matched": sorted(matched), "placeholders": sorted(placeholders), "from": manifest.get("studio")}
+            "matched": sorted(matched), "by_email": sorted(by_email), "placeholders": sorted(placeholders),
+            "from": manifest.get("studio")}
 
 
 def _free_handle(tx, wanted: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from navmcp.archive import STORE_OWN, TABLES, ArchiveError
-from navmcp.archive.export import jsonl, sort_rows, write_archive
+from navmcp.archive.export import ArchiveWriter, file_row, jsonl, sort_rows
 from navmcp.content.domain import KIND_LETTER
 from navmcp.store import Row
 from navmcp.workspace import Workspace
@@ -31,38 +31,40 @@ MINE = {"items": "created_by", "options": "created_by", "votes": "user_id", "par
 
 
 def export_person(workspace: Workspace, user: Row, out: Path) -> dict[str, Any]:
-    """Write everything `user` wrote in the studios they are in to the new zip `out`; its manifest."""
+    """Write everything `user` wrote in the studios they are in to the new zip `out`; its manifest.
+    Their files go in one at a time as they are read (navmcp.archive.export.ArchiveWriter)."""
     if out.exists():
         raise ArchiveError(f"{out} exists: name a new file")
     tables: dict[str, list[Row]] = {table: [] for table in MINE}
-    files: dict[str, bytes] = {}
-    with workspace.store.read(user["id"]) as tx:
-        me = tx.one("SELECT handle, name, created_at, time_zone FROM users WHERE id = ?", (user["id"],))
-        studios = tx.all("SELECT s.id, s.handle, s.name, m.role FROM memberships m JOIN studios s ON s.id = m.studio_id"
-                         " WHERE m.user_id = ?", (user["id"],))
-        studios.sort(key=lambda s: s["handle"])
-        for studio in studios:
-            for table, where, _refs, dropped in TABLES:
-                if table not in MINE:
-                    continue
-                rows = tx.all(f"SELECT * FROM {table} WHERE {where} AND {MINE[table]} = ?", (studio["id"], user["id"]))
-                for r in sort_rows(table, rows):
-                    if table == "attachments":
-                        files[r["id"]] = bytes(r["data"])
-                    for column in (*dropped, *STORE_OWN):
-                        r.pop(column, None)
-                tables[table] += rows
-    handles = {s["id"]: s["handle"] for s in studios}
-    entries: dict[str, bytes] = {"me.json": (json.dumps(me, ensure_ascii=False, indent=2) + "\n").encode(),
-                                 "studios.jsonl": jsonl(studios)}
-    for table, rows in tables.items():
-        entries[f"data/{table}.jsonl"] = jsonl(rows)
-    for file_id, data in files.items():
-        entries[f"files/{file_id}"] = data
-    for item in tables["items"]:
-        letter = KIND_LETTER[item["kind"]]
-        url = f"/studios/{handles[item['studio_id']]}/{letter}/{item['id']}"
-        entries[f"pages/{handles[item['studio_id']]}/{letter}-{item['id']}.md"] = workspace.page(
-            user, url, "navmcp-export").markdown.encode()
-    return write_archive(out, {"format": PERSONAL_FORMAT, "person": user["handle"],
-                               "counts": {t: len(r) for t, r in tables.items()} | {"studios": len(studios)}}, entries)
+    with ArchiveWriter(out) as archive:
+        with workspace.store.read(user["id"]) as tx:
+            me = tx.one("SELECT handle, name, created_at, time_zone FROM users WHERE id = ?", (user["id"],))
+            studios = tx.all("SELECT s.id, s.handle, s.name, m.role FROM memberships m"
+                             " JOIN studios s ON s.id = m.studio_id WHERE m.user_id = ?", (user["id"],))
+            studios.sort(key=lambda s: s["handle"])
+            for studio in studios:
+                for table, where, _refs, dropped in TABLES:
+                    if table not in MINE:
+                        continue
+                    mine = f"SELECT {{}} FROM {table} WHERE {where} AND {MINE[table]} = ?"
+                    if table == "attachments":  # a row at a time, its bytes written and let go
+                        ids = tx.all(mine.format("id"), (studio["id"], user["id"]))
+                        rows = [file_row(tx, archive, r["id"]) for r in sorted(ids, key=lambda r: r["id"])]
+                    else:
+                        rows = tx.all(mine.format("*"), (studio["id"], user["id"]))
+                    for r in sort_rows(table, rows):
+                        for column in (*dropped, *STORE_OWN):
+                            r.pop(column, None)
+                    tables[table] += rows
+        handles = {s["id"]: s["handle"] for s in studios}
+        archive.add("me.json", (json.dumps(me, ensure_ascii=False, indent=2) + "\n").encode())
+        archive.add("studios.jsonl", jsonl(studios))
+        for table, rows in tables.items():
+            archive.add(f"data/{table}.jsonl", jsonl(rows))
+        for item in tables["items"]:
+            letter = KIND_LETTER[item["kind"]]
+            url = f"/studios/{handles[item['studio_id']]}/{letter}/{item['id']}"
+            archive.add(f"pages/{handles[item['studio_id']]}/{letter}-{item['id']}.md", workspace.page(
+                user, url, "navmcp-export").markdown.encode())
+        return archive.finish({"format": PERSONAL_FORMAT, "person": user["handle"],
+                               "counts": {t: len(r) for t, r in tables.items()} | {"studios": len(studios)}})

@@ -17,12 +17,12 @@ from navmcp.app import App
 from navmcp.errors import Busy
 from navmcp.feeds.due import Sweeper
 from navmcp.protocol import ParseError
-from navmcp.web import live, mcp_http, routing, uploads
+from navmcp.web import exports, live, mcp_http, routing, uploads
 from navmcp.web.at_once import READ
 from navmcp.web.events import open_events
 from navmcp.web.renditions import refused, retry_after, target
 from navmcp.web.request import MAX_BODY, BodyDeadlines, BodyTimeout, BodyTooLarge, Request
-from navmcp.web.response import SECURITY_HEADERS, Refusal, Response
+from navmcp.web.response import SECURITY_HEADERS, Download, Refusal, Response
 from navmcp.web.site import Site
 from navmcp.web.sse import EventStream
 from navmcp.web.workers import Workers
@@ -87,6 +87,8 @@ class WebApp:
             response = self.refuse(req, Refusal(500, INTERNAL_ERROR))
             headers = response.header_list()
         await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        if isinstance(response, Download):  # a file sent a part at a time (an export)
+            return await response.send_body(send, req.method == "HEAD")
         await send({"type": "http.response.body", "body": b"" if req.method == "HEAD" else response.body})
 
     def refuse(self, req: Request, refusal: Refusal) -> Response:
@@ -125,7 +127,8 @@ class WebApp:
 
     async def _is_costly(self, req: Request) -> bool:
         if req.target.rendition != "jsonrpc":
-            return req.target.costly
+            # an export's download reads a whole studio (up to 500 MiB of files): never on the loop
+            return req.target.costly or (req.method == "POST" and exports.route(req.path) is not None)
         if req.method != "POST":
             return False
         try:

@@ -2,8 +2,8 @@
 is a person's act, not an agent's): a studio's admin downloads the studio's archive
 (`/studios/{h}/export`, navmcp.archive.export), and anyone everything they wrote (`/whoami/export`,
 navmcp.archive.personal). GET shows what the archive holds, with a button; its POST (the form's
-CSRF token, from this site's page) answers the zip as a download. A studio's export is a line of
-its audit.
+CSRF token, from this site's page) answers the zip as a download, sent from a temporary file. A
+studio's export is a line of its audit; a person's, a line of theirs in no studio.
 
 Anyone else — a token's caller, a member who is not an admin, a stranger — gets the page that does
 not exist, as for any page they may not see."""
@@ -11,6 +11,7 @@ not exist, as for any page they may not see."""
 from __future__ import annotations
 
 import re
+import secrets
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from navmcp.clock import now
 from navmcp.web import auth, html
 from navmcp.web.renditions import RENDITIONS, error_response
 from navmcp.web.request import Request
-from navmcp.web.response import HTML_CSP, Response, redirect, text
+from navmcp.web.response import HTML_CSP, Download, Response, redirect, text
 from navmcp.web.signin import posted_from_this_site
 from navmcp.web.site import Site
 from navmcp.workspace import write_audit
@@ -81,8 +82,16 @@ async def personal(site: Site, req: Request) -> Response:
     page = {"title": "Export what you wrote", "back": "/whoami", "back_label": "Who am I",
             "lede": "One zip archive of everything you wrote here. It holds:", "holds": PERSONAL_HOLDS,
             "never": "Never in it: other people's writing, sessions, tokens, the audit, your inbox."}
-    return await _export(site, req, page, lambda user: True,
-                         lambda user, out: export_person(site.app.workspace, user, out), None)
+
+    def write(user: dict[str, Any], out: Path) -> None:
+        started = time.perf_counter()
+        export_person(site.app.workspace, user, out)
+        # A line of the person's own, in no studio: it is about their own writing, which they could
+        # read already, so no studio's admins are told; the operator's audit keeps it.
+        with site.app.store.write(user["id"], "web") as tx:
+            write_audit(tx, user["id"], "web", None, req.path, "export_person", {}, "unchanged", started)
+
+    return await _export(site, req, page, lambda user: True, write, None)
 
 
 async def _export(site: Site, req: Request, page: dict[str, Any], allowed: Callable[[dict[str, Any]], bool],
@@ -111,13 +120,16 @@ async def _export(site: Site, req: Request, page: dict[str, Any], allowed: Calla
         return error_response("html", 403, "the form's CSRF token is missing or wrong: reload the page and press "
                                            "its button again")
     name = f"{handle or user['handle']}-{now()[:10]}.navmcp.zip"
-    with tempfile.TemporaryDirectory(prefix="navmcp-export-") as folder:
-        out = Path(folder) / name
-        try:
-            write(user, out)
-        except ArchiveError:  # the studio went, or its admin stopped being one, since the page
-            return error_response("html", 404, NOT_FOUND)
-        data = out.read_bytes()
-    return Response(200, data, "application/zip", [
+    # Written to a file of its own and sent from it a part at a time (response.Download), which
+    # deletes it once sent: memory holds a part of the archive, never the whole of it.
+    out = Path(tempfile.gettempdir()) / f"navmcp-export-{secrets.token_hex(8)}.zip"
+    try:
+        write(user, out)
+    except ArchiveError:  # the studio went, or its admin stopped being one, since the page
+        return error_response("html", 404, NOT_FOUND)
+    except BaseException:
+        out.unlink(missing_ok=True)
+        raise
+    return Download(200, b"", "application/zip", [
         ("content-disposition", f'attachment; filename="{name}"'), ("cache-control", "no-store"),
-        ("content-security-policy", "sandbox; default-src 'none'")])
+        ("content-security-policy", "sandbox; default-src 'none'")], path=out)

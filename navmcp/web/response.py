@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 SECURITY_HEADERS = [  # on every response, already encoded for the ASGI message
     (b"x-content-type-options", b"nosniff"),
@@ -27,6 +28,9 @@ class Response:
     content_type: str | None = None
     headers: list[tuple[str, str]] = field(default_factory=list)
 
+    def length(self) -> int:
+        return len(self.body)
+
     def header_list(self) -> list[tuple[bytes, bytes]]:
         """The ASGI header list: ours, the content type and length, and the security headers.
         ValueError for a value that can't be sent: not Latin-1 (UnicodeEncodeError), or holding a
@@ -36,9 +40,33 @@ class Response:
             raise ValueError(f"a header value holds a line break or NUL: {self.headers!r:.300}")
         if self.content_type:
             headers.append((b"content-type", self.content_type.encode("latin-1")))
-        headers.append((b"content-length", b"%d" % len(self.body)))
+        headers.append((b"content-length", b"%d" % self.length()))
         headers += SECURITY_HEADERS
         return headers
+
+
+@dataclass(slots=True)
+class Download(Response):
+    """An answer whose body is the file at `path`, sent a part at a time (an export: up to a
+    studio's 500 MiB of files, never read into memory whole); the file is deleted once sent, or
+    once the client is gone."""
+
+    path: Path | None = None
+    CHUNK: ClassVar[int] = 1024 * 1024
+
+    def length(self) -> int:
+        assert self.path is not None
+        return self.path.stat().st_size
+
+    async def send_body(self, send: Any, head_only: bool) -> None:
+        assert self.path is not None
+        try:
+            with self.path.open("rb") as f:
+                while not head_only and (part := f.read(self.CHUNK)):
+                    await send({"type": "http.response.body", "body": part, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            self.path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True, slots=True)

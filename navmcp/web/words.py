@@ -139,6 +139,7 @@ AUDIT_DONE = {
     "consent": "consented", "object": "objected", "amend": "amended the proposal", "allocate": "gave dots",
     "add_time": "added a time", "answer": "answered", "close_poll": "closed the poll",
     "attach": "attached a file", "remove_attachment": "removed a file", "export_studio": "exported the studio",
+    "export_person": "exported what they wrote",
 }
 _AUDIT_WHERE = re.compile(r"^/studios/[^/]+(?:/(?:(?P<kind>[ndc])/[^/?]+|(?P<page>members|audit)))?/?$")
 _AUDIT_KINDS = {"n": "a note", "d": "a decision", "c": "a commitment"}

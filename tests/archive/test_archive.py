@@ -1,15 +1,20 @@
 """Export and import of a studio (navmcp/archive/), on both stores and from SQLite into PostgreSQL:
 the round trip gives the same archive apart from ids and dates; a wrong checksum, an unknown format
-or an archive over the limit is refused before anything is written; people are matched by handle or
-made placeholders; nothing of what an archive must never hold is in it, and nothing is told on the
-change feed. On PostgreSQL an import runs as the database's owner: with the app role's URL it is
-refused, nothing written."""
+or an archive over the limit is refused before anything is written; people are matched by handle
+(or by verified e-mail on Supabase) or made placeholders; nothing of what an archive must never
+hold is in it, and nothing is told on the change feed; files go in and out one at a time. On
+PostgreSQL an import runs as the database's owner: with the app role's URL it is refused, nothing
+written."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import re
+import secrets
+import tracemalloc
+import uuid
 import zipfile
 
 import pytest
@@ -308,3 +313,118 @@ def test_an_admin_exports_under_row_level_security_what_the_owner_exports_and_a_
     with pytest.raises(ArchiveError, match="no studio @elsewhere"):  # not a member
         export_studio(app.workspace, "elsewhere", tmp_path / "alice2.zip", by=alice)
     assert not (tmp_path / "bob.zip").exists() and not (tmp_path / "alice2.zip").exists()
+
+
+def test_files_go_into_and_out_of_an_archive_one_at_a_time_not_all_at_once(team, tmp_path):
+    """Memory holds one file at a time while a studio is exported or imported, not all of them (a
+    studio holds up to 500 MiB): the Python memory traced at its peak stays under a third of the
+    files' bytes."""
+    app, alice, bob = team
+    note = app.workspace.page(alice, "/studios/team").data["recent"][-1]["url"]
+    size, count = 900_000, 16
+    for n in range(count):  # text that deflate cannot shrink much: ~5.5 bits a character
+        data = base64.b64encode(secrets.token_bytes(size * 3 // 4))[:size]
+        app.workspace.execute(alice, note, "attach", {"filename": f"f{n}.txt", "content_type": "text/plain",
+                                                      "data": base64.b64encode(data).decode()})
+    tracemalloc.start()
+    try:
+        manifest = export_studio(app.workspace, "team", tmp_path / "team.zip")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert manifest["counts"]["attachments"] == count + 1
+    assert peak < size * count / 3, f"export: {peak:,} bytes traced at the peak for {size * count:,} bytes of files"
+    tracemalloc.start()  # and back: checked, then written, a file at a time
+    try:
+        made = import_studio(app.store, tmp_path / "team.zip", "copy")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert made["counts"]["attachments"] == count + 1
+    assert peak < size * count / 3, f"import: {peak:,} bytes traced at the peak for {size * count:,} bytes of files"
+    with app.store.owner(readonly=True) as tx:
+        data = {h: sorted(bytes(r["data"]) for r in tx.all("SELECT a.data FROM attachments a JOIN studios s"
+                                                             " ON s.id = a.studio_id WHERE s.handle = ?", (h,)))
+                for h in ("team", "copy")}
+    assert data["copy"] == data["team"] and len(data["team"]) == count + 1
+
+
+def test_a_failed_export_leaves_no_file(team, tmp_path):
+    app, alice, bob = team
+    with pytest.raises(ArchiveError, match="no studio @nowhere"):
+        export_studio(app.workspace, "nowhere", tmp_path / "x.zip")
+    assert list(tmp_path.glob("x.zip*")) == []
+
+
+@contextlib.contextmanager
+def supabase_accounts(db):
+    """Supabase Auth's `auth.users` (the columns navmcp reads, as a Supabase project has them) in
+    the test database, for as long as the test runs."""
+    import psycopg
+
+    with psycopg.connect(db.admin_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE auth.users (id uuid PRIMARY KEY, email varchar(255))")
+    try:
+        yield
+    finally:
+        with psycopg.connect(db.admin_url, autocommit=True) as conn:
+            conn.execute("DROP TABLE auth.users")
+
+
+def test_on_supabase_people_are_found_by_their_verified_email_and_a_namesake_is_not_them(tmp_path, pg_database,
+                                                                                          pg_url):
+    """On PostgreSQL with Supabase Auth, the operator's export carries the addresses Supabase
+    verified, a studio admin's never; an import finds each person by address first (bob, who is
+    @robert here), by handle only if the handle's holder has no other address (dave, made by
+    `navmcp user add`), and makes a placeholder of carol, whose handle here is someone else's."""
+    from test_supabase_auth import SECRET, supabase_token
+
+    with supabase_accounts(pg_database):
+        app = App(Config(home=tmp_path / "home", database_url=pg_database.admin_url, token=None,
+                         supabase_jwt_secret=SECRET))
+        try:
+            people = {}
+            for handle in ("alice", "bob", "carol"):  # signed in through Supabase: their ids are its uuids
+                sub = str(uuid.uuid4())
+                people[handle] = app.authenticate(supabase_token(SECRET, sub=sub, email=f"{handle}@example.com",
+                                                                 user_metadata={"user_name": handle}))
+                with app.store.owner() as tx:
+                    tx.execute("INSERT INTO auth.users (id, email) VALUES (?, ?)", (sub, f"{handle.title()}@Example.com"))
+            dave = add_user(app.store, "dave")  # an operator's account: no address
+            ws, alice = app.workspace, people["alice"]
+            ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+            for handle in ("bob", "carol", "dave"):
+                with app.store.owner() as tx:  # not findable until they choose: the operator adds them
+                    tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) SELECT id, ?, 'member', "
+                               "created_at FROM studios WHERE handle = 'team'", (people.get(handle, dave)["id"],))
+            note = ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "the plan"}).url
+            for person in (people["bob"], people["carol"], dave):
+                ws.execute(person, note, "add_comment", {"body": f"{person['handle']} agrees"})
+            export_studio(ws, "team", tmp_path / "operator.zip")
+            export_studio(ws, "team", tmp_path / "admin.zip", by=alice)
+            listed = {p["handle"]: p.get("email") for p in _people(tmp_path / "operator.zip")}
+            assert listed == {"alice": "alice@example.com", "bob": "bob@example.com", "carol": "carol@example.com",
+                              "dave": None}
+            assert all("email" not in p for p in _people(tmp_path / "admin.zip"))  # an admin sees no address
+            # Here and now: bob has become @robert; the carol here is another person, with another address.
+            with app.store.owner() as tx:
+                tx.execute("UPDATE users SET handle = 'robert' WHERE id = ?", (people["bob"]["id"],))
+                tx.execute("UPDATE auth.users SET email = 'carol@elsewhere.example' WHERE id::text = ?",
+                           (people["carol"]["id"],))
+            made = import_studio(app.store, tmp_path / "operator.zip", "moved")
+            assert made["by_email"] == ["alice", "bob"] and made["matched"] == ["alice", "bob", "dave"]
+            assert made["placeholders"] == ["carol-1"]
+            with app.store.owner(readonly=True) as tx:
+                wrote = dict(tx.tuples("SELECT c.body, u.handle FROM comments c JOIN users u ON u.id = c.created_by"
+                                       " JOIN studios s ON s.id = c.studio_id WHERE s.handle = 'moved'"))
+            assert wrote == {"bob agrees": "robert", "carol agrees": "carol-1", "dave agrees": "dave"}
+            # the admin's archive, without addresses: by handle, as anywhere else
+            made = import_studio(app.store, tmp_path / "admin.zip", "moved-again")
+            assert made["by_email"] == [] and made["matched"] == ["alice", "carol", "dave"]
+            assert made["placeholders"] == ["bob"]
+        finally:
+            app.store.close()
+
+
+def _people(path) -> list[dict]:
+    return [json.loads(line) for line in zipfile.ZipFile(path).read("people.jsonl").decode().splitlines()]

@@ -7,18 +7,25 @@ a member cannot."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import subprocess
 import sys
+import tempfile
+import threading
 import zipfile
 from pathlib import Path
 
 import httpx
 import pytest
 
+from navmcp.app import App
 from navmcp.archive.importer import import_studio
+from navmcp.config import Config
 from navmcp.identity import add_user
+from navmcp.web import create_app
+from navmcp.web.response import Download
 from test_web_files import ARGS, CHROMIUM, CSV, attach, png
 from webclient import BASE, csrf_of, sign_in
 
@@ -90,6 +97,8 @@ def test_no_token_no_member_and_no_stranger_exports_and_a_download_needs_the_pag
 def test_a_person_downloads_everything_they_wrote_from_whoami(web, app, team):
     bob = sign_in(web, app, team["bob"]["id"])
     try:
+        with app.store.read() as tx:
+            assert tx.all("SELECT * FROM audit WHERE action = 'export_person'") == []
         whoami = bob.get("/whoami").text
         assert '<a href="/whoami/export">Export what you wrote</a>' in whoami
         got = download(bob, "/whoami/export", csrf_of(bob.get("/whoami/export").text))
@@ -100,8 +109,41 @@ def test_a_person_downloads_everything_they_wrote_from_whoami(web, app, team):
         comments = [json.loads(line) for line in archive.read("data/comments.jsonl").decode().splitlines()]
         assert [c["body"] for c in comments] == ["bob's word"]
         assert archive.read("data/items.jsonl") == b"" and archive.read("data/attachments.jsonl") == b""  # the owner's
+        with app.store.read() as tx:  # a line of bob's own, in no studio: no studio's admins see it
+            lines = tx.all("SELECT user_id, client, studio_id, url, outcome FROM audit WHERE action = 'export_person'")
+        assert lines == [{"user_id": team["bob"]["id"], "client": "web", "studio_id": None, "url": "/whoami/export",
+                          "outcome": "unchanged"}]
     finally:
         bob.close()
+
+
+def test_an_export_is_sent_from_a_temporary_file_a_part_at_a_time_then_deleted(web, app, owner, team, tmp_path,
+                                                                             monkeypatch):
+    """The archive is written to a file and sent from it in parts (response.Download), never read
+    whole into memory; the file is gone once sent."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(Download, "CHUNK", 1024)
+    parts: list[dict] = []
+
+    async def recording(scope, receive, send):
+        async def sent(message):
+            if message["type"] == "http.response.body":
+                parts.append(message)
+            await send(message)
+        await web(scope, receive, sent)
+
+    admin = sign_in(recording, app, owner["id"])  # the studio's admin
+    try:
+        csrf = csrf_of(admin.get("/studios/team/export").text)
+        parts.clear()
+        got = download(admin, "/studios/team/export", csrf)
+    finally:
+        admin.close()
+    assert got.status_code == 200 and int(got.headers["content-length"]) == len(got.content) > 3 * 1024
+    assert len(parts) > 3 and all(p.get("more_body") and len(p["body"]) <= 1024 for p in parts[:-1])
+    assert parts[-1]["body"] == b"" and not parts[-1].get("more_body")
+    assert json.loads(zipfile.ZipFile(io.BytesIO(got.content)).read("manifest.json"))["counts"]["attachments"] == 1
+    assert list(tmp_path.glob("navmcp-export-*")) == []  # deleted once sent
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
@@ -143,7 +185,7 @@ def test_in_chromium_a_person_uploads_and_downloads_and_the_admin_exports_and_a_
                 alice.wait_for_load_state()
                 assert f"Attached {name}" in alice.locator("body").inner_text()
             alice.goto(server.base + note)
-            alice.wait_for_function("document.querySelector('img.thumb') && document.querySelector('img.thumb').complete")
+            alice.wait_for_function("() => document.querySelector('img.thumb') !== null && document.querySelector('img.thumb').complete")
             assert alice.evaluate("document.querySelector('img.thumb').naturalWidth") == 3  # inline, decoded
             with alice.expect_download() as got:
                 alice.locator("ul.files li", has_text="votes.csv").get_by_role("link", name="download").click()
@@ -165,3 +207,52 @@ def test_in_chromium_a_person_uploads_and_downloads_and_the_admin_exports_and_a_
             assert shown is not None and shown.status == 404
         finally:
             browser.close()
+
+
+def test_on_postgresql_both_exports_download_under_row_level_security_with_their_audit_lines(tmp_path, pg_database,
+                                                                                           pg_url):
+    """As navmcp_app, under row-level security: the admin's export of the studio and a member's of
+    what they wrote, each sent from its file, each a line of the audit (the person's in no studio)."""
+    import psycopg
+
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    try:
+        alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
+        app.workspace.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+        app.workspace.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+        note = app.workspace.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "the plan"}).url
+        app.workspace.execute(bob, note, "attach", {"filename": "votes.csv", "content_type": "text/csv",
+                                                    "data": base64.b64encode(CSV).decode()})
+        web = create_app(app)
+        for person, path in ((alice, "/studios/team/export"), (bob, "/whoami/export")):
+            client = sign_in(web, app, person["id"])
+            try:
+                got = download(client, path, csrf_of(client.get(path).text))
+            finally:
+                client.close()
+            assert got.status_code == 200
+            files = zipfile.ZipFile(io.BytesIO(got.content))
+            assert [files.read(n) for n in files.namelist() if n.startswith("files/")] == [CSV]
+        with psycopg.connect(pg_database.admin_url) as conn:
+            lines = conn.execute("SELECT u.handle, a.action, a.studio_id IS NULL, a.outcome FROM audit a"
+                                 " JOIN users u ON u.id = a.user_id WHERE a.action LIKE 'export%' ORDER BY 1").fetchall()
+        assert lines == [("alice", "export_studio", False, "unchanged"), ("bob", "export_person", True, "unchanged")]
+    finally:
+        app.store.close()
+
+
+def test_an_export_is_written_in_a_thread_for_costly_requests_not_on_the_event_loop(browser, team, monkeypatch):
+    """A studio's export reads all of it (up to 500 MiB of files): it runs where costly pages do
+    (navmcp.web.workers), so every other request on the process is answered meanwhile."""
+    from navmcp.web import exports
+
+    threads: list[str] = []
+    real = exports.export_studio
+
+    def export_studio(*args, **kw):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(exports, "export_studio", export_studio)
+    got = download(browser, "/studios/team/export", csrf_of(browser.get("/studios/team/export").text))
+    assert got.status_code == 200 and threads and threads[0].startswith("navmcp-costly")

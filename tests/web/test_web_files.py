@@ -112,7 +112,7 @@ def test_in_chromium_the_image_shows_the_csv_downloads_and_uploaded_html_runs_no
             page.goto(server.base + note)
             thumb = page.locator("img.thumb")
             thumb.wait_for()
-            page.wait_for_function("document.querySelector('img.thumb').complete")
+            page.wait_for_function("() => document.querySelector('img.thumb').complete")
             assert page.evaluate("document.querySelector('img.thumb').naturalWidth") == 3  # shown, decoded
             with page.expect_download() as got:
                 page.locator(f'a[href="{sheet}?download=1"]').click()
