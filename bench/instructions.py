@@ -211,10 +211,16 @@ def count(args, target: str, calls: int) -> int:
         return count_web(args, parser, calls, era or "legacy")
     if target.startswith("sdk:"):
         return count_web(args, "httptools", calls, target[len("sdk:"):], server="sdk")
-    command = [*VALGRIND, PYTHON, "-m", "bench.instructions", "--inner", "--size", str(args.size),
-               "--workdir", args.workdir, "--calls", str(calls), "--target", target]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    # Each process starts from its own copy of the seeded database: a write (a comment's full-text
+    # segments, the inbox) costs what the database holds, and the counted processes must not see
+    # what an earlier one wrote: comments piled up from run to run.
+    with tempfile.TemporaryDirectory(prefix="navmcp-instructions-") as workdir:
+        seeded = f"items-{args.size}"
+        shutil.copytree(os.path.join(args.workdir, seeded), os.path.join(workdir, seeded))
+        command = [*VALGRIND, PYTHON, "-m", "bench.instructions", "--inner", "--size", str(args.size),
+                   "--workdir", workdir, "--calls", str(calls), "--target", target]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     return collected(done.returncode, done.stderr, target)
 
 

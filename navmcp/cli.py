@@ -277,6 +277,14 @@ def cmd_digest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_due(args: argparse.Namespace) -> int:
+    """Write the inbox entries of deadlines due within a day (navmcp.feeds.due); `navmcp web` does it by itself."""
+    from navmcp.feeds.due import sweep
+
+    print(f"{sweep(_app().store)} deadline entr(ies) written.")
+    return 0
+
+
 def _command_path() -> str:
     from navmcp.config import command_path
 
@@ -529,6 +537,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "(once a day; needs NAVMCP_SMTP_URL)")
     digest.add_argument("--base-url", help="where `navmcp web` is reached, for the links (default: as login-link)")
     digest.set_defaults(func=cmd_digest)
+    due = sub.add_parser("due", help="tell each person of the decisions and commitments awaiting them that are due "
+                         "within a day, in their inbox (`navmcp web` does it every 5 minutes; without it, run this "
+                         "from cron)")
+    due.set_defaults(func=cmd_due)
     seed = sub.add_parser("seed", help="fill the database with a studio of N realistic items (benchmarks); "
                                        "on PostgreSQL connect as the owner")
     seed.add_argument("--items", type=int, required=True, help="how many notes, decisions and commitments")

@@ -164,6 +164,8 @@ class Workspace:
                 result = Result(True, outcome.message, outcome.url, after)
                 if key is not None:
                     idempotency.settle(tx, user_id, key, result.structured())
+            if outcome.after is not None and (more := outcome.after()):  # its write is done (see Outcome)
+                result = Result(True, f"{result.message} {more}", result.url, result.actions)
             return result
         except AuthError:
             raise  # no such user (deleted a moment ago): nobody to audit the attempt for

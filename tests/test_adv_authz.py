@@ -107,6 +107,10 @@ ACTION_EXPECT: dict[tuple[str, str], tuple[str, dict, set[str]]] = {
     # held remind asks the admin's approval (the outsider has none)
     ("inbox", "mark_read"): ("/inbox", {"all": True}, MEMBERS),
     ("inbox", "dismiss"): ("/inbox", {"all": True}, MEMBERS),
+    # answered by the person an invitation is for (none waits for anyone here; accepting is for the
+    # browser only): tests/test_invitations.py
+    ("inbox", "accept_invitation"): ("/inbox", {"invitation": "nope"}, set()),
+    ("inbox", "decline_invitation"): ("/inbox", {"invitation": "nope"}, set()),
     # held actions: decided and their rules changed in a person's browser session only, so over MCP
     # nobody may (tests/held/test_held.py: an admin, not the requester, in the browser); the requester
     # withdraws from anywhere

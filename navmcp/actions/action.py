@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from navmcp.lean import skip_pydantic_plugin_discovery
@@ -42,6 +42,9 @@ class Outcome:
     # is told of it, and its audit line says `unchanged`: no write stands behind it (on PostgreSQL
     # an `ok` line needs one, migration 20261129000210).
     changed: bool = True
+    # Run once the action's write is done, never inside its transaction (an e-mail: no network wait
+    # while the write holds its locks); what it returns is added to the message.
+    after: Callable[[], str | None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from navmcp.actions.action import Action, Outcome, Params
 from navmcp.feeds import mail
 from navmcp.pages import Request
 
-_ADDRESS = re.compile(r"^[^@\s<>\"',;]{1,64}@[A-Za-z0-9.-]{1,200}\.[A-Za-z]{2,63}$")
+ADDRESS = re.compile(r"^[^@\s<>\"',;]{1,64}@[A-Za-z0-9.-]{1,200}\.[A-Za-z]{2,63}$")
 
 
 class SetEmail(Params):
@@ -20,7 +20,7 @@ class SetEmail(Params):
     @field_validator("email")
     @classmethod
     def _address(cls, value: str) -> str:
-        if value and not _ADDRESS.match(value):
+        if value and not ADDRESS.match(value):
             raise ValueError("must be an e-mail address, e.g. ana@example.org (or empty, to remove yours)")
         return value
 

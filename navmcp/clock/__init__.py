@@ -45,8 +45,9 @@ _ago_seconds: dict[float, tuple[int, str]] = {}  # seconds ago → (the last sec
 
 
 def from_now(delta: timedelta) -> str:
-    """The time `delta` from now (an expiry), as stored text."""
-    return stamp(datetime.now(UTC) + delta)
+    """The time `delta` from now (an expiry), as stored text: on the same source as `now`, so a
+    clock moved for a test moves both."""
+    return stamp(datetime.fromtimestamp(time.time(), UTC) + delta)
 
 
 def stamp(moment: datetime) -> str:

@@ -34,7 +34,9 @@ KINDS: dict[str, bool] = {
     "commitment_mass": False,   # a commitment you created or joined reached critical mass
     "commitment_closed": False,  # a commitment you created or joined closed
     "added": False,             # you were added to a studio
+    "invited": False,           # an admin invited you to a studio (outside it: you are no member; navmcp.identity.invitations)
     "reminder": True,           # the creator or an admin reminds you to vote
+    "deadline": False,          # what awaits your vote or your joining is due within a day (navmcp.feeds.due)
     "approval_requested": True,  # an agent's write waits for your approval (navmcp.held)
     "approval_decided": False,  # your agent's held write was approved and run, rejected or failed
 }
@@ -87,6 +89,7 @@ _MINE = ("e.user_id = ? AND e.dismissed_at IS NULL"
          " AND (e.item_id IS NULL OR e.item_id NOT IN (SELECT id FROM items WHERE deleted_at IS NOT NULL))")
 _COLUMNS = """e.id, e.kind, e.count, e.client, e.created_at, e.updated_at, e.read_at, e.item_id, e.held_id,
               s.handle AS studio, s.name AS studio_name, i.kind AS item_kind, i.title,
+              i.closed_at AS item_closed_at, i.deadline AS item_deadline, i.participant_count, i.critical_mass,
               a.handle AS actor"""
 _JOINS = """inbox e LEFT JOIN studios s ON s.id = e.studio_id LEFT JOIN items i ON i.id = e.item_id
             LEFT JOIN users a ON a.id = e.actor_id"""
@@ -133,11 +136,19 @@ def _rows(tx: Tx, sql: str, args: tuple) -> list[dict[str, Any]]:
     for row in rows:
         studio = f"/studios/{row['studio']}" if row["studio"] else "/"
         row["url"] = (f"{studio}/{_LETTER[row['item_kind']]}/{row['item_id']}" if row["item_kind"]
-                      else f"{studio}/held/{row['held_id']}" if row["held_id"] else studio)
+                      else f"{studio}/held/{row['held_id']}" if row["held_id"] else "/inbox" if row["kind"] == "invited"
+                      else studio)
         row["unread"] = row["read_at"] is None
-        row["name"] = row["title"] if row["item_kind"] else row["studio_name"]  # what it is about: user text
+        # what it is about: user text (an invitation's studio is named where it is answered, on /inbox)
+        row["name"] = (row["title"] if row["item_kind"] else "the invitations for you" if row["kind"] == "invited"
+                       else row["studio_name"])
         row["before"], row["after"] = _said(row)
-        for key in ("item_id", "held_id", "item_kind", "title", "studio_name"):  # the page needs them said once, above
+        # A closed decision's result is the kind's to say, as its page says it (`results`): user text
+        row["result"] = None
+        closed = row["item_closed_at"] or (row["item_deadline"] and row["item_deadline"] <= now())
+        row["closed_decision"] = row["item_id"] if row["kind"] == "decision_closed" and closed else None
+        for key in ("item_id", "held_id", "item_kind", "title", "studio_name", "item_closed_at", "item_deadline",
+                    "participant_count", "critical_mass"):  # the page needs them said once, above
             del row[key]
     return rows
 
@@ -153,18 +164,42 @@ def _said(row: dict[str, Any]) -> tuple[str, str]:
         return (f"{who} mentioned you {n} times in", "") if n > 1 else (f"{who} mentioned you in", "")
     if kind == "reminder":
         return f"{who} reminds you to vote on", ""
-    if kind in ("decision_closed", "commitment_closed"):
+    if kind == "deadline":  # navmcp.feeds.due: nobody acted
+        due = f" (deadline {row['item_deadline'][:16].replace('T', ' ')} UTC)" if row["item_deadline"] else ""
+        if row["item_kind"] == "commitment":
+            return "Due within a day and still short of critical mass:", due
+        return "Due within a day, awaiting your vote:", due
+    if kind == "decision_closed":
         return f"{who} closed", ""
+    if kind == "commitment_closed":  # its outcome, as lists say it
+        said = f", {row['participant_count']} of {row['critical_mass']} joined" if row["critical_mass"] else ""
+        return f"{who} closed", said
     if kind == "commitment_mass":
         return "", f" reached critical mass (the last to join: {who})"
     if kind == "added":
         return f"{who} added you to", ""
+    if kind == "invited":
+        return f"{who} invited you to a studio: see", ""
     if kind == "approval_requested":
         return (f"{n} held actions wait for your approval in", f", the last asked by {who}'s agent") if n > 1 else (
             f"{who}'s agent asks for your approval in", "")
     if kind == "approval_decided":
         return f"{who} decided your agent's held action in", ""
     return kind, ""
+
+
+def results(req: Request, rows: list[dict[str, Any]]) -> None:
+    """Each closed decision's entry with its result (`result`, user text: option titles), as the
+    decision's page states it now (`kinds.list_results`); a decision reopened since has none."""
+    from navmcp import kinds  # kinds write entries themselves (closing a time poll)
+
+    closed = {row["closed_decision"]: {"id": row["closed_decision"], "kind": "decision", "closed": True}
+              for row in rows if row["closed_decision"]}
+    if closed:
+        kinds.list_results(req, list(closed.values()))
+    for row in rows:
+        found = closed.get(row.pop("closed_decision"))
+        row["result"] = found.get("result") if found else None
 
 
 def mark_read(tx: Tx, user_id: str, entry: str | None, until: str | None) -> int:

@@ -10,6 +10,7 @@ has unread entries, and who got none in the last DIGEST_EVERY seconds; each entr
 
 from __future__ import annotations
 
+import os
 import smtplib
 import ssl
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from navmcp.store import Store, Tx
 
 SMTP_ENV = "NAVMCP_SMTP_URL"
+BASE_URL_ENV = "NAVMCP_BASE_URL"  # where people reach `navmcp web`, for links in e-mails sent by an action
 DIGEST_EVERY = 20 * 3600  # a daily job's runs a little early or late still send one a day
 DIGEST_ENTRIES = 20
 
@@ -97,7 +99,7 @@ def send_digests(store: Store, smtp: Smtp, base_url: str) -> int:
         lines = [f"You have {unread} unread entr{'y' if unread == 1 else 'ies'} in your navmcp inbox:", ""]
         for e in entries:
             said = " ".join(part for part in (e["before"], f"“{e['name']}”") if part) + e["after"]
-            lines += [f"- {said} in {e['studio']}", f"  {base}{e['url']}"]
+            lines += [f"- {said}" + (f" in {e['studio']}" if e["studio"] else ""), f"  {base}{e['url']}"]
         lines += ["", f"All of it: {base}/inbox",
                   f"To stop these e-mails: digest_off on {base}/whoami"]
         smtp.send(person["email"], f"navmcp: {unread} unread", "\n".join(lines))
@@ -105,3 +107,31 @@ def send_digests(store: Store, smtp: Smtp, base_url: str) -> int:
             tx.execute("UPDATE mail_settings SET digest_sent_at = ? WHERE user_id = ?", (now(), person["user_id"]))
         sent += 1
     return sent
+
+
+def configured() -> Smtp | None:
+    """The operator's SMTP server (`NAVMCP_SMTP_URL`), or None: no e-mail is sent."""
+    url = os.environ.get(SMTP_ENV)
+    return Smtp.from_url(url) if url else None
+
+
+def site_url() -> str | None:
+    """Where people reach this instance's web app, for a link in an e-mail: `NAVMCP_BASE_URL`, else
+    the address of the `navmcp web` serving this NAVMCP_HOME while it runs, else None."""
+    if base := os.environ.get(BASE_URL_ENV):
+        return base.rstrip("/")
+    from navmcp.cli import running_base_url  # the record `navmcp web` keeps of its address
+    from navmcp.config import Config
+
+    running = running_base_url(Config.from_env().home)
+    return running.rstrip("/") if running else None
+
+
+def send_invitation(smtp: Smtp, to: str, link: str, studio_name: str, inviter: str, role: str, days: int) -> None:
+    """An invitation link, e-mailed: the studio, who invites, the role, how long it works."""
+    body = "\n".join([
+        f"@{inviter} invites you to join “{studio_name}” on navmcp as {role}.", "",
+        f"Open this link in a browser within {days} day(s) to join (you can create an account there):", link, "",
+        "It works once and only for whoever opens it first: do not forward it. If you did not expect it, ignore it."])
+    subject_name = " ".join(studio_name.split())[:60]  # user text in a header: one line
+    smtp.send(to, f"navmcp: an invitation to {subject_name}", body)

@@ -109,6 +109,8 @@ def view_home(req: Request) -> dict[str, Any]:
             if counts[key] <= COUNT_CAP:  # one count across the studios, stopped once past the cap
                 counts[key] += tx.scalar(sql, (*args, COUNT_CAP + 1 - counts[key]))
     capped = {key: n > COUNT_CAP for key, n in counts.items()}
+    newest = inbox.newest(tx, uid, HOME_INBOX) if unread else []
+    inbox.results(req, newest)
     return {
         "title": "Home",
         "breadcrumb": [HOME],
@@ -120,7 +122,7 @@ def view_home(req: Request) -> dict[str, Any]:
         "counts_capped": capped["awaiting"] or capped["near"],  # the app shell's sum of both
         "lists": {"awaiting": "/awaiting", "near": "/near-mass"},
         "unread": min(unread, inbox.COUNT_CAP), "unread_capped": unread > inbox.COUNT_CAP,
-        "inbox": inbox.newest(tx, uid, HOME_INBOX) if unread else [],
+        "inbox": newest,
         # held actions you may approve now, per studio (navmcp.held): the app shell counts them too
         "approvals": (approvals := hold_rules.awaiting(tx, uid, now_)),
         "approvals_count": sum(a["count"] for a in approvals),

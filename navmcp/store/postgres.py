@@ -114,6 +114,7 @@ _LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for
 
 class PostgresTx:
     __slots__ = ("conn", "readonly")
+    hosted = True  # row-level security: writing for others goes through SECURITY DEFINER functions
     users: dict[str, Row] | None = None  # no group commit here (see `group`), so no rows kept across calls
 
     def __init__(self, conn: psycopg.Connection[Row], readonly: bool):

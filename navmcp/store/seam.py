@@ -23,6 +23,7 @@ class Tx(Protocol):
     """One transaction. Rows come back as dicts."""
 
     users: dict[str, Row] | None  # users' rows already read in this transaction, by id (or None)
+    hosted: bool  # the hosted store's (row-level security), as `Store.hosted`
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...

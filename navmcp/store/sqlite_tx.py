@@ -9,6 +9,7 @@ import contextlib
 import operator
 import secrets
 import sqlite3
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from navmcp.store.seam import Row, row_maker
 CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these); older ones are pruned
 CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple of this
 INBOX_CHUNK = 1000  # users per inbox statement (9 variables each; SQLite allows 32,766)
+INBOX_PRUNE_MOST = 100  # entries past their days deleted by one inbox write at most
 
 
 # Kinds as constant text, never bound (`status:open` adds `closed_at IS NULL`): why, at home's `_OPEN`.
@@ -57,6 +59,7 @@ def column_names(cursor: sqlite3.Cursor) -> tuple[str, ...]:
 
 class SqliteTx:
     __slots__ = ("conn", "cursor", "users", "noted", "noting")
+    hosted = False  # no row-level security: the app's own SQL writes for anyone
 
     def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor, users: dict[str, Row] | None = None,
                  noted: set[tuple] | None = None):
@@ -121,27 +124,30 @@ class SqliteTx:
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
-        # A statement for many of them each way, not one per user: a comment telling 20 members made
-        # 20 to 40 statements here (bench.instructions `comment:20`). Chunks keep a statement's
-        # variables under SQLite's limit (32,766) for `@everyone` in a big studio.
+        # A statement for many of them each way, not one per user; chunks keep a statement's
+        # variables under SQLite's limit (32,766) for `@everyone` in a big studio. The pages each
+        # write touches are what it costs (migration 0191): ids that grow with time append to the
+        # primary key, the fold's index holds one item's recipients together, and the pruning's
+        # index of ages takes new rows at its end.
+        base = f"{time.time_ns() // 1000:013x}{secrets.token_hex(3)}"
         for start in range(0, len(user_ids), INBOX_CHUNK):
             chunk = user_ids[start:start + INBOX_CHUNK]
             folded: set[str] = set()
             if fold:
                 folded = {r[0] for r in self.cursor.execute(
                     "UPDATE inbox SET count = count + 1, updated_at = ?, actor_id = ?, client = ?"
-                    f" WHERE user_id IN ({', '.join('?' * len(chunk))}) AND item_id = ? AND kind = ? AND read_at IS NULL"
-                    " AND dismissed_at IS NULL RETURNING user_id", (at, actor_id, client, *chunk, item_id, kind)).fetchall()}
+                    f" WHERE item_id = ? AND kind = ? AND user_id IN ({', '.join('?' * len(chunk))}) AND read_at IS NULL"
+                    " AND dismissed_at IS NULL RETURNING user_id", (at, actor_id, client, item_id, kind, *chunk)).fetchall()}
             new = [u for u in chunk if u not in folded]
             if new:
                 self.cursor.execute(
                     "INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, actor_id, client, created_at,"
                     " updated_at) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(new)),
-                    [v for u in new for v in (secrets.token_hex(8), u, kind, studio_id, item_id, held_id, actor_id, client,
-                                              at, at)])
-        if user_ids:
-            self.cursor.execute(f"DELETE FROM inbox WHERE user_id IN ({', '.join('?' * len(user_ids))}) AND updated_at < ?",
-                                (*user_ids, expired))
+                    [v for n, u in enumerate(new, start) for v in (f"{base}{n:04x}", u, kind, studio_id, item_id, held_id,
+                                                                   actor_id, client, at, at)])
+        # Everyone's entries past KEEP_DAYS, oldest first, a few per write: the walk stops at the first kept.
+        self.cursor.execute("DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE updated_at < ?"
+                            " ORDER BY updated_at LIMIT ?)", (expired, INBOX_PRUNE_MOST))
 
     def prune_audit(self, days: int, most: int) -> None:
         # Oldest first by id (ids grow with time): the walk stops at the first line to keep.

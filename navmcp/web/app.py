@@ -15,6 +15,7 @@ from typing import Any
 
 from navmcp.app import App
 from navmcp.errors import Busy
+from navmcp.feeds.due import Sweeper
 from navmcp.protocol import ParseError
 from navmcp.web import exports, live, mcp_http, routing, uploads
 from navmcp.web.at_once import READ
@@ -42,6 +43,7 @@ class WebApp:
         self.max_body = max_body
         self.workers = Workers()
         self._deadlines = BodyDeadlines()
+        self.due: Sweeper | None = None  # deadline entries (navmcp.feeds.due), swept while this app serves
 
     async def __call__(self, scope: dict[str, Any], receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -97,6 +99,9 @@ class WebApp:
         """Open the store and make what the handlers share, here on the loop, once; then the threads."""
         _ = self.app.store, self.app.secret, self.app.workspace, self.app.supabase, self.site.instance
         self.workers.start(self.app)
+        if self.due is None:
+            self.due = Sweeper(self.app.store)
+            self.due.start()
 
     async def _handle(self, req: Request, handler: routing.Handler | None) -> Response | EventStream:
         """The checks, once, before the body is read; then the handler, where the request belongs."""
@@ -162,6 +167,8 @@ class WebApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.workers.shutdown()
+                if self.due is not None:
+                    self.due.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -191,6 +191,17 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(bob, "/inbox", {"dismiss"})
     act(ws, bob, "/inbox", "dismiss", {"all": True})
     check(bob, "/inbox", set())
+    # an invitation for eve waits for her answer: declined anywhere, accepted in her browser only
+    act(ws, owner, f"{STUDIO}/members", "create_invitation", {"handle": "eve"})
+    check(people["eve"], "/inbox", {"mark_read", "dismiss", "decline_invitation"})
+    check(people["eve"], "/inbox", {"mark_read", "dismiss", "decline_invitation", "accept_invitation"}, browser=True)
+    waiting = ws.page(people["eve"], "/inbox").data["invitations"][0]["id"]
+    act(ws, people["eve"], "/inbox", "decline_invitation", {"invitation": waiting})
+    act(ws, owner, f"{STUDIO}/members", "create_invitation", {"handle": "eve"})
+    waiting = ws.page(people["eve"], "/inbox").data["invitations"][0]["id"]
+    act(ws, people["eve"], "/inbox", "accept_invitation", {"invitation": waiting}, browser=True)
+    check(people["eve"], "/inbox", {"dismiss"})  # answered: its entries are read
+    act(ws, owner, f"{STUDIO}/members", "remove_member", {"handle": "eve"})
 
     # a studio's last member deletes it (leaving is not offered); with anyone else in it, nobody may
     act(ws, carol, "/", "create_studio", {"handle": "solo", "name": "Solo"})

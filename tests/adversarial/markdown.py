@@ -24,7 +24,7 @@ INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\uf
 TEMPLATE_H2 = re.compile(
     r"^(Available actions|Comments \(\d+\)|Options|Links to|Linked from|Participants|Your studios|"
     r"(Awaiting your vote|Commitments that need you)( \((more than )?\d+\))?|Pinned|Recent|(Created|Closed)( \(\d+\))?|"
-    r"Inbox \((more than )?\d+ unread\))$")
+    r"\[Inbox\]\(/inbox\) \((more than )?\d+ unread\))$")
 
 
 @dataclass

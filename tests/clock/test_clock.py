@@ -51,3 +51,11 @@ def test_stamp_writes_utc_and_moment_reads_it_back():
     assert clock.stamp(moment.replace(tzinfo=None)) == "2026-11-22T06:06:07.123456Z"  # naive: already UTC
     assert clock.moment("2026-11-22T05:06:07.123456Z") == moment
     assert clock.moment("2026-11-22T05:06:07").tzinfo is not None
+
+
+def test_now_ago_and_from_now_share_one_source():
+    """A clock moved for a test (time.time and time.time_ns) moves every stored time alike."""
+    moved = 1_800_000_000.0
+    with mock.patch("time.time", return_value=moved), mock.patch("time.time_ns", return_value=int(moved * 10**9)):
+        assert clock.from_now(timedelta(hours=1)) == clock.stamp(datetime.fromtimestamp(moved + 3600, UTC))
+        assert clock.ago(3600) < clock.now() < clock.from_now(timedelta(seconds=1))

@@ -4,6 +4,9 @@ members only and never for the actor; bursts fold; the page, its actions and hom
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 
 from navmcp import workspace
@@ -120,6 +123,28 @@ def test_a_closed_decision_tells_its_creator_and_voters(any_app, team):
     assert ("decision_closed", "Lunch?", 1) not in kinds(any_app, alice)  # she closed it
 
 
+def test_a_closing_entry_carries_the_result(any_app, team):
+    """A decision's closing entry says what was decided, as its page does ("result: 'Lisbon'"); a
+    commitment's says how many joined; a decision reopened since says no result."""
+    ws, alice, bob, carol, dave = team
+    made = ws.execute(bob, "/studios/team", "create_decision",
+                      {"question": "Where?", "options": ["Lisbon", "Porto"]}).url
+    ws.execute(carol, made, "vote", {"votes": [{"option": "Lisbon", "accept": True, "prefer": True}]})
+    ws.execute(bob, made, "close_decision", {})
+    entry = next(e for e in ws.page(carol, "/inbox").data["entries"] if e["kind"] == "decision_closed")
+    assert "Lisbon" in entry["result"] and "Porto" not in entry["result"]
+    assert f"[Where?]({made}), result: 'Lisbon' in `team`" in ws.page(carol, "/inbox").markdown
+    assert "result: 'Lisbon'" in ws.page(carol, "/").markdown
+    html = render_page(ws.page(carol, "/inbox"), csrf="", alternates={})
+    assert "Where?</a>, result: &#39;Lisbon&#39;" in html or "Where?</a>, result: 'Lisbon'" in html
+    ws.execute(bob, made, "reopen_decision", {"deadline": "in 3 days"})
+    assert next(e for e in ws.page(carol, "/inbox").data["entries"] if e["kind"] == "decision_closed")["result"] is None
+    pact = ws.execute(alice, "/studios/team", "create_commitment", {"title": "Picnic", "critical_mass": 2}).url
+    ws.execute(bob, pact, "join_commitment", {})
+    ws.execute(alice, pact, "close_commitment", {})
+    assert f"@alice closed [Picnic]({pact}), 1 of 2 joined in `team`" in ws.page(bob, "/inbox").markdown
+
+
 def test_critical_mass_and_closing_a_commitment(any_app, team):
     ws, alice, bob, carol, dave = team
     made = ws.execute(alice, "/studios/team", "create_commitment",
@@ -181,9 +206,30 @@ def test_home_shows_the_unread_count_and_the_newest(any_app, team):
         ws.execute(alice, "/studios/team", "create_note", {"title": f"Note {n} " + "x" * 180, "body": "@bob"})
     home = ws.page(bob, "/")
     assert home.data["unread"] == 6
-    assert "## Inbox (6 unread)" in home.markdown and "Note 4" in home.markdown and "Note 1" not in home.markdown
-    assert "[/inbox](/inbox)" in home.markdown
+    assert "## [Inbox](/inbox) (6 unread)" in home.markdown and "Note 4" in home.markdown and "Note 1" not in home.markdown
     assert len(home.markdown) < 2000
+    # in one studio, no line names it (Your studios does); in two, each line does
+    assert "in `team`" not in home.markdown
+    ws.execute(alice, "/", "create_studio", {"handle": "side", "name": "Side"})
+    ws.execute(alice, "/studios/side/members", "add_member", {"handle": "bob"})
+    home = ws.page(bob, "/")
+    assert re.search(r"\[Note 4 x+…?\]\(/studios/team/n/\w+\) in `team`", home.markdown)
+
+
+def test_entries_are_kept_90_days(any_app, team, monkeypatch):
+    """An entry last changed more than KEEP_DAYS ago goes when the next entry is written (on SQLite
+    anyone's, on PostgreSQL one for the same person); a newer one stays."""
+    ws, alice, bob, carol, dave = team
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Old", "body": "@bob"})
+    real, real_ns = time.time, time.time_ns
+    monkeypatch.setattr(time, "time", lambda: real() + 60 * 86_400)
+    monkeypatch.setattr(time, "time_ns", lambda: real_ns() + 60 * 86_400 * 10**9)
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Middle", "body": "@bob"})
+    monkeypatch.setattr(time, "time", lambda: real() + (inbox.KEEP_DAYS + 1) * 86_400)
+    monkeypatch.setattr(time, "time_ns", lambda: real_ns() + (inbox.KEEP_DAYS + 1) * 86_400 * 10**9)
+    assert ("mention", "Old", 1) in kinds(any_app, bob)
+    ws.execute(alice, "/studios/team", "create_note", {"title": "New", "body": "@bob"})
+    assert [k for k in kinds(any_app, bob) if k[0] == "mention"] == [("mention", "New", 1), ("mention", "Middle", 1)]
 
 
 def test_leaving_a_studio_hides_its_entries(any_app, team):

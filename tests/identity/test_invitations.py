@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from navmcp.errors import ActionUnavailable, InvalidActionParams
+from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams
 from navmcp.identity import invitations
 
 
@@ -110,3 +110,134 @@ def test_row_level_security_keeps_invitations_to_admins(any_app, team):
     with pytest.raises(psycopg.errors.InsufficientPrivilege):  # the count of uses is not the admins' to write
         with any_app.store.write(user_id=alice["id"]) as tx:
             tx.execute("UPDATE invitations SET uses = 0")
+
+
+def test_an_invitation_to_a_handle_waits_in_the_inbox_until_accepted(any_app, team, new_user):
+    """An admin invites a findable handle: the person is told in their inbox (an entry outside any
+    studio, and the list on /inbox) and is no member until they accept, in their browser; accepting
+    joins with its role and uses it; the members page lists it for them."""
+    ws, alice, bob, carol = team
+    said = ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "@carol", "role": "admin"}).message
+    assert "/invite/" not in said and "@carol" in said  # no link: only carol answers it
+    assert "carol" not in roles(ws, alice)
+    page = ws.page(carol, "/inbox")
+    [waiting] = page.data["invitations"]
+    assert (waiting["studio"], waiting["studio_name"], waiting["role"], waiting["inviter"]) == ("team", "Team", "admin", "alice")
+    assert "## Invitations for you" in page.markdown and f"invitation `{waiting['id']}`" in page.markdown
+    [entry] = [e for e in page.data["entries"] if e["kind"] == "invited"]
+    # (on PostgreSQL carol may not read alice's account yet: the entry says "someone", the list names her)
+    assert entry["unread"] and entry["url"] == "/inbox" and "invited you to a studio" in entry["before"]
+    assert ws.page(carol, "/").data["unread"] == 1
+    assert {"accept_invitation", "decline_invitation"} <= {a.name for a in ws.page(carol, "/inbox", browser=True).actions}
+    with pytest.raises(ActionUnavailable, match="browser"):  # an agent cannot say yes for them
+        ws.execute(carol, "/inbox", "accept_invitation", {"invitation": waiting["id"]})
+    with pytest.raises((ActionUnavailable, InvalidActionParams)):  # bob cannot answer carol's
+        ws.execute(bob, "/inbox", "decline_invitation", {"invitation": waiting["id"]})
+    listed = ws.page(alice, "/studios/team/members")
+    assert listed.data["invitations"][0]["invitee"] == "carol" and "for @carol" in listed.markdown
+    with pytest.raises(ActionFailed, match="already"):  # one waiting invitation per person
+        ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "carol"})
+    done = ws.execute(carol, "/inbox", "accept_invitation", {"invitation": waiting["id"]}, browser=True)
+    assert done.url == "/studios/team" and roles(ws, alice)["carol"] == "admin"
+    assert ws.page(carol, "/inbox").data["invitations"] == [] and ws.page(carol, "/").data["unread"] == 0
+    assert ws.page(alice, "/studios/team/members").data["invitations"][0]["state"] == "accepted"
+    with pytest.raises(ActionFailed, match="member of this studio already"):  # members are not invited
+        ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "bob"})
+
+
+def test_a_declined_revoked_or_unfindable_invitation_adds_nobody(any_app, team, new_user):
+    ws, alice, bob, carol = team
+    ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "carol"})
+    [waiting] = ws.page(carol, "/inbox").data["invitations"]
+    ws.execute(carol, "/inbox", "decline_invitation", {"invitation": waiting["id"]})  # an agent may decline
+    assert "carol" not in roles(ws, alice) and ws.page(carol, "/inbox").data["invitations"] == []
+    assert ws.page(alice, "/studios/team/members").data["invitations"][0]["state"] == "declined"
+    ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "carol"})  # asked again
+    [again] = ws.page(carol, "/inbox").data["invitations"]
+    ws.execute(alice, "/studios/team/members", "revoke_invitation", {"invitation": again["id"]})
+    assert ws.page(carol, "/inbox").data["invitations"] == []
+    with pytest.raises(ActionUnavailable):  # nothing waits any more
+        ws.execute(carol, "/inbox", "accept_invitation", {"invitation": again["id"]}, browser=True)
+    assert "carol" not in roles(ws, alice)
+    # an unfindable handle and no handle at all get one answer (no probing who exists)
+    dave, _ = new_user("dave")
+    ws.execute(dave, "/whoami", "make_unfindable", {})
+    refusals = []
+    for handle in ("dave", "nobody-here"):
+        with pytest.raises(InvalidActionParams) as refused:
+            ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": handle})
+        refusals.append(refused.value.message.replace(handle, "H"))
+    assert refusals[0] == refusals[1] and ws.page(dave, "/inbox").data["invitations"] == []
+    with pytest.raises(ActionUnavailable):  # only admins invite
+        ws.execute(bob, "/studios/team/members", "create_invitation", {"handle": "carol"})
+
+
+aiosmtpd = pytest.importorskip("aiosmtpd")
+
+
+def test_an_invitation_by_e_mail_sends_a_link_that_works(any_app, team, monkeypatch):
+    """Where SMTP is configured, the link goes to the address (a real SMTP server, aiosmtpd) and is
+    shown to nobody; it works once, in a browser. Without SMTP the action says so and makes none."""
+    from email import message_from_bytes
+
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    from webproc import free_port
+
+    ws, alice, bob, carol = team
+    with pytest.raises(ActionFailed, match="sends no e-mail"):
+        ws.execute(alice, "/studios/team/members", "create_invitation", {"email": "carol@example.org"})
+    assert ws.page(alice, "/studios/team/members").data["invitations"] == []
+
+    received = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            received.append(message)
+
+    controller = Controller(Keep(), hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        monkeypatch.setenv("NAVMCP_SMTP_URL", f"smtp://127.0.0.1:{controller.port}?from=navmcp@example.org")
+        monkeypatch.setenv("NAVMCP_BASE_URL", "http://navmcp.test/")
+        with pytest.raises(InvalidActionParams, match="e-mail address"):
+            ws.execute(alice, "/studios/team/members", "create_invitation", {"email": "not an address"})
+        done = ws.execute(alice, "/studios/team/members", "create_invitation",
+                          {"email": "carol@example.org", "role": "admin"})
+    finally:
+        controller.stop()
+    assert "/invite/" not in done.message and "carol@example.org" not in done.message
+    [sent] = received
+    assert sent["To"] == "carol@example.org" and sent["Subject"] == "navmcp: an invitation to Team"
+    body = message_from_bytes(sent.as_bytes()).get_payload(decode=True).decode()
+    assert "@alice invites you to join “Team” on navmcp as admin" in body
+    token = re.search(r"http://navmcp\.test/invite/([A-Za-z0-9_-]+)\n", body).group(1)
+    [listed] = ws.page(alice, "/studios/team/members").data["invitations"]
+    assert (listed["role"], listed["max_uses"], listed["state"]) == ("admin", 1, "open")
+    assert "carol@example.org" not in ws.page(alice, "/studios/team/members").markdown  # the address is kept nowhere
+    assert invitations.offered(any_app.store, token)["handle"] == "team"
+    assert invitations.redeem(any_app.store, token, carol["id"]) == "team" and roles(ws, alice)["carol"] == "admin"
+    assert invitations.offered(any_app.store, token) is None  # used
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"])
+def test_the_invitee_functions_act_on_ones_own_invitations_only(any_app, team):
+    """By SQL through the app role: nobody answers, lists or is told of another's invitation, and
+    only the admin who made one for a person writes its inbox entry."""
+    import psycopg
+
+    ws, alice, bob, carol = team
+    ws.execute(alice, "/studios/team/members", "create_invitation", {"handle": "carol"})
+    with any_app.store.read(user_id=carol["id"]) as tx:
+        [mine] = tx.all("SELECT * FROM navmcp.invitations_for_me('2000')")
+    with any_app.store.write(user_id=bob["id"]) as tx:  # a member, but not the invitee
+        assert tx.all("SELECT * FROM navmcp.invitations_for_me('2000')") == []
+        assert tx.scalar("SELECT navmcp.answer_invitation(?, true, '2000')", (mine["id"],)) is None
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # bob did not make it
+        with any_app.store.write(user_id=bob["id"]) as tx:
+            tx.execute("SELECT navmcp.note_invited(?, '2000', 'x')", (mine["id"],))
+    with any_app.store.write(user_id=carol["id"]) as tx:  # nor may carol write herself more entries
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            tx.execute("SELECT navmcp.note_invited(?, '2000', 'y')", (mine["id"],))
+    assert "carol" not in roles(ws, alice) and ws.page(carol, "/inbox").data["invitations"][0]["id"] == mine["id"]

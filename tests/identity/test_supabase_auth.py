@@ -275,3 +275,51 @@ def test_web_app_signs_people_in_with_an_emailed_code(supabase_app, fake_gotrue,
             assert whoami.status_code == 200 and "@lin" in whoami.text
 
     asyncio.run(journey())
+
+
+def test_an_invitation_link_signs_a_newcomer_up_through_supabase_auth(supabase_app, fake_gotrue, monkeypatch):
+    """On Supabase, an invitation link sends a person with no account to sign in (Supabase Auth
+    makes the account on their first code), back to the link, and they join with its button and
+    land in the studio. GoTrue here is a stand-in speaking its API to the real `supabase` client:
+    no GoTrue server can run on this machine (docs/testing.md)."""
+    pytest.importorskip("supabase")
+    import asyncio
+    import re
+
+    import httpx
+
+    from navmcp.identity import add_user, invitations
+    from navmcp.web import create_app
+
+    url, _ = fake_gotrue
+    monkeypatch.setenv("SUPABASE_URL", url)
+    monkeypatch.setenv("SUPABASE_ANON_KEY", "anon-key")
+    alice = add_user(supabase_app.store, "alice")
+    ws = supabase_app.workspace
+    ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
+    said = ws.execute(alice, "/studios/team/members", "create_invitation", {}).message
+    link = "/invite/" + re.search(r"`/invite/([A-Za-z0-9_-]+)`", said).group(1)
+    web = create_app(supabase_app)
+
+    async def journey():
+        transport = httpx.ASGITransport(app=web)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1",
+                                     headers={"origin": "http://127.0.0.1"}) as client:
+            page = await client.get(link)
+            assert page.status_code == 200 and "Team" in page.text and "Create your account" not in page.text
+            signin = re.search(r'href="(/login\?next=[^"]+)"', page.text).group(1)
+            assert (await client.get(signin)).status_code == 200
+            await client.post("/login/email", data={"email": "lin@example.com", "next": link})
+            signed = await client.post("/login/code", data={"email": "lin@example.com", "code": "123456", "next": link})
+            assert signed.status_code == 303 and signed.headers["location"] == link  # back to the invitation
+            back = await client.get(link)
+            assert "Join as @lin" in back.text
+            assert "lin" not in {m["handle"] for m in ws.page(alice, "/studios/team/members").data["members"]}
+            csrf = re.search(r'name="csrf_token" value="([^"]+)"', back.text).group(1)
+            joined = await client.post(link, data={"csrf_token": csrf})
+            assert joined.status_code in (302, 303) and joined.headers["location"] == "/studios/team"
+            assert (await client.get("/studios/team")).status_code == 200
+
+    asyncio.run(journey())
+    assert "lin" in {m["handle"] for m in ws.page(alice, "/studios/team/members").data["members"]}
+    assert invitations.offered(supabase_app.store, link.removeprefix("/invite/")) is None  # used up

@@ -617,7 +617,7 @@ def _as_old_member(tmp_path, app_url: str):
 # Later migrations without which today's app cannot write a test's rows into an older schema.
 TODAYS_APP_NEEDS = ("participant_count", "hold_membership", "changes", "findable", "storage_bounds", "inbox",
                     "invitations", "who_voted", "mail", "issue44_columns", "change_order", "change_kind",
-                    "attachments", "decision_kinds", "held_actions", "inbox_held", "deleted_items")
+                    "attachments", "decision_kinds", "held_actions", "inbox_held", "deleted_items", "invitee")
 
 
 def todays_app_needs() -> tuple[str, ...]:
