@@ -92,29 +92,29 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(owner, "/whoami", {"make_unfindable", "set_email", "digest_on", "set_time_zone"})
 
     note = act(ws, owner, STUDIO, "create_note", {"title": "N", "body": "b"}).url
-    check(owner, note, {"add_comment", "attach", "confirm_read", "edit_note", "pin"})
+    check(owner, note, {"add_comment", "attach", "confirm_read", "edit_note", "pin", "delete_item"})
     check(bob, note, {"add_comment", "attach", "confirm_read"})
     act(ws, owner, note, "confirm_read")
     act(ws, owner, note, "pin")
-    check(owner, note, {"add_comment", "attach", "edit_note", "unpin"})
+    check(owner, note, {"add_comment", "attach", "edit_note", "unpin", "delete_item"})
     bobs_note = act(ws, bob, STUDIO, "create_note", {"title": "B", "body": "b"}).url
-    check(bob, bobs_note, {"add_comment", "attach", "confirm_read", "edit_note"})
-    check(owner, bobs_note, {"add_comment", "attach", "confirm_read", "pin"})
+    check(bob, bobs_note, {"add_comment", "attach", "confirm_read", "edit_note", "delete_item"})
+    check(owner, bobs_note, {"add_comment", "attach", "confirm_read", "pin", "delete_item"})
 
     bare = act(ws, bob, STUDIO, "create_decision", {"question": "No options yet?"}).url
-    check(bob, bare, {"add_comment", "attach", "add_option", "close_decision", "edit_decision", "extend_decision"})
+    check(bob, bare, {"add_comment", "attach", "add_option", "close_decision", "edit_decision", "extend_decision", "delete_item"})
     check(carol, bare, {"add_comment", "attach", "add_option"})
-    check(owner, bare, {"add_comment", "attach", "add_option", "close_decision", "edit_decision", "extend_decision"})  # admin may close, edit
+    check(owner, bare, {"add_comment", "attach", "add_option", "close_decision", "edit_decision", "extend_decision", "delete_item"})  # admin may close, edit
     act(ws, carol, bare, "add_option", {"title": "Yes"})
     check(carol, bare, {"add_comment", "attach", "add_option", "vote"})
     act(ws, carol, bare, "add_comment", {"body": "mine"})
     check(carol, bare, {"add_comment", "attach", "add_option", "vote", "edit_comment", "delete_comment"})  # her comment
     check(owner, bare, {"add_comment", "attach", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
-                        "delete_comment", "remind"})  # an admin deletes any comment, edits none of others'
+                        "delete_comment", "remind", "delete_item"})  # an admin deletes any comment, edits none of others'
     check(bob, bare, {"add_comment", "attach", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
-                      "remind"})
+                      "remind", "delete_item"})
     act(ws, bob, bare, "close_decision")
-    check(bob, bare, {"add_comment", "attach", "reopen_decision", "set_outcome"})  # within a week of closing
+    check(bob, bare, {"add_comment", "attach", "reopen_decision", "set_outcome", "delete_item"})  # within a week of closing
     check(carol, bare, {"add_comment", "attach", "edit_comment", "delete_comment"})
     act(ws, carol, bare, "delete_comment", {"comment": ws.page(carol, bare).data["comments"][0]["id"]})
     check(carol, bare, {"add_comment", "attach"})
@@ -122,48 +122,48 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     late = act(ws, owner, STUDIO, "create_decision", {"question": "Late?", "options": ["a"],
                                                      "deadline": "2100-01-01"}).url
     check(owner, late, {"add_comment", "attach", "add_option", "vote", "close_decision", "edit_decision", "extend_decision",
-                        "remind"})  # nobody has voted
+                        "remind", "delete_item"})  # nobody has voted
     with app.store.write() as tx:  # the deadline passes without any write to the decision
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (late.rsplit("/", 1)[1],))
-    check(owner, late, {"add_comment", "attach", "set_outcome"})  # closed by its deadline long ago: no reopening
+    check(owner, late, {"add_comment", "attach", "set_outcome", "delete_item"})  # closed by its deadline long ago: no reopening
 
     c = act(ws, bob, STUDIO, "create_commitment", {"title": "C", "critical_mass": 1, "limit": 2}).url
-    check(bob, c, {"add_comment", "attach", "join_commitment", "close_commitment", "edit_commitment"})
+    check(bob, c, {"add_comment", "attach", "join_commitment", "close_commitment", "edit_commitment", "delete_item"})
     check(carol, c, {"add_comment", "attach", "join_commitment"})
-    check(owner, c, {"add_comment", "attach", "join_commitment", "edit_commitment"})  # admins edit, don't close others' commitments
+    check(owner, c, {"add_comment", "attach", "join_commitment", "edit_commitment", "delete_item"})  # admins edit, don't close others' commitments
     act(ws, carol, c, "join_commitment")
     check(carol, c, {"add_comment", "attach", "leave_commitment"})  # already in: leaving is offered, not joining
     act(ws, owner, c, "join_commitment")  # the limit is reached: closed
-    check(owner, c, {"add_comment", "attach"})  # closed: joining is over, for those who joined too
-    check(bob, c, {"add_comment", "attach"})
+    check(owner, c, {"add_comment", "attach", "delete_item"})  # closed: joining is over, for those who joined too
+    check(bob, c, {"add_comment", "attach", "delete_item"})
 
     due = act(ws, bob, STUDIO, "create_commitment", {"title": "Due", "critical_mass": 3, "deadline": "2100-01-01"}).url
-    check(bob, due, {"add_comment", "attach", "join_commitment", "close_commitment", "edit_commitment"})
+    check(bob, due, {"add_comment", "attach", "join_commitment", "close_commitment", "edit_commitment", "delete_item"})
     with app.store.write() as tx:  # closed by its deadline: closing it by hand would rewrite when it closed
         tx.execute("UPDATE items SET deadline = '2000-01-01T00:00:00.000000Z' WHERE id = ?", (due.rsplit("/", 1)[1],))
-    check(bob, due, {"add_comment", "attach"})
+    check(bob, due, {"add_comment", "attach", "delete_item"})
     check(carol, c, {"add_comment", "attach"})
 
     # decision kinds (navmcp/kinds): each offers its own actions, and no other kind's
     proposal = act(ws, bob, STUDIO, "create_decision", {"question": "P?", "kind": "consent",
                                                         "deadline": "2100-01-01"}).url
-    check(bob, proposal, {"add_comment", "attach", "consent", "object", "amend", "extend_decision", "remind"})  # not everyone has a stance: no close
+    check(bob, proposal, {"add_comment", "attach", "consent", "object", "amend", "extend_decision", "remind", "delete_item"})  # not everyone has a stance: no close
     check(carol, proposal, {"add_comment", "attach", "consent", "object"})
-    check(owner, proposal, {"add_comment", "attach", "consent", "object", "extend_decision", "remind"})
+    check(owner, proposal, {"add_comment", "attach", "consent", "object", "extend_decision", "remind", "delete_item"})
     for user in (owner, bob):
         act(ws, user, proposal, "consent")
     act(ws, carol, proposal, "object", {"reason": "not before the release"})
-    check(bob, proposal, {"add_comment", "attach", "consent", "object", "amend", "close_decision", "extend_decision"})  # everyone has one
-    check(owner, proposal, {"add_comment", "attach", "consent", "object", "close_decision", "extend_decision"})  # an admin may close
+    check(bob, proposal, {"add_comment", "attach", "consent", "object", "amend", "close_decision", "extend_decision", "delete_item"})  # everyone has one
+    check(owner, proposal, {"add_comment", "attach", "consent", "object", "close_decision", "extend_decision", "delete_item"})  # an admin may close
     check(carol, proposal, {"add_comment", "attach", "consent", "object"})
     act(ws, owner, proposal, "close_decision")
-    check(bob, proposal, {"add_comment", "attach", "reopen_decision", "set_outcome"})  # no edit_decision: amend is its edit
+    check(bob, proposal, {"add_comment", "attach", "reopen_decision", "set_outcome", "delete_item"})  # no edit_decision: amend is its edit
     undated = act(ws, carol, STUDIO, "create_decision", {"question": "U?", "kind": "consent"}).url
     check(carol, undated, {"add_comment", "attach", "consent", "object", "amend", "close_decision", "extend_decision",
-                           "remind"})  # no deadline to wait for
+                           "remind", "delete_item"})  # no deadline to wait for
 
     dotted = act(ws, bob, STUDIO, "create_decision", {"question": "D?", "kind": "dots"}).url
-    check(bob, dotted, {"add_comment", "attach", "add_option", "close_decision", "edit_decision", "extend_decision"})
+    check(bob, dotted, {"add_comment", "attach", "add_option", "close_decision", "edit_decision", "extend_decision", "delete_item"})
     act(ws, carol, dotted, "add_option", {"title": "one"})
     check(carol, dotted, {"add_comment", "attach", "add_option", "allocate"})
     act(ws, carol, dotted, "allocate", {"dots": [{"option": 1, "dots": 2}]})
@@ -171,15 +171,15 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(carol, dotted, {"add_comment", "attach"})
     act(ws, carol, dotted, "attach", {"filename": "dots.csv", "content_type": "text/csv", "data": "YSxi"})
     check(carol, dotted, {"add_comment", "attach", "remove_attachment"})  # her file
-    check(bob, dotted, {"add_comment", "attach", "reopen_decision", "set_outcome"})  # not his file, and he is no admin
-    check(owner, dotted, {"add_comment", "attach", "remove_attachment", "reopen_decision", "set_outcome"})  # an admin removes any
+    check(bob, dotted, {"add_comment", "attach", "reopen_decision", "set_outcome", "delete_item"})  # not his file, and he is no admin
+    check(owner, dotted, {"add_comment", "attach", "remove_attachment", "reopen_decision", "set_outcome", "delete_item"})  # an admin removes any
 
     poll = act(ws, bob, STUDIO, "create_decision", {"question": "T?", "kind": "times"}).url
-    check(bob, poll, {"add_comment", "attach", "add_time", "close_poll", "edit_decision", "extend_decision"})
+    check(bob, poll, {"add_comment", "attach", "add_time", "close_poll", "edit_decision", "extend_decision", "delete_item"})
     check(carol, poll, {"add_comment", "attach", "add_time"})
     act(ws, carol, poll, "add_time", {"start": "2100-01-05T10:00+01:00"})
     check(carol, poll, {"add_comment", "attach", "add_time", "answer"})
-    check(owner, poll, {"add_comment", "attach", "add_time", "answer", "close_poll", "edit_decision", "extend_decision", "remind"})
+    check(owner, poll, {"add_comment", "attach", "add_time", "answer", "close_poll", "edit_decision", "extend_decision", "remind", "delete_item"})
     act(ws, carol, poll, "answer", {"times": [{"option": 1, "answer": "yes"}]})
     act(ws, bob, poll, "close_poll")
     check(carol, poll, {"add_comment", "attach"})
@@ -220,6 +220,12 @@ def test_listing_equals_execution_in_every_state(ws, people, app):
     check(carol, held, set(), browser=True)  # a member, not an admin: reads it, decides nothing
     act(ws, owner, held, "approve", {}, browser=True)
     check(owner, held, set())
+
+    # a deleted item offers its restore alone, to its creator and the admins; to others it is not there
+    gone = act(ws, bob, STUDIO, "create_commitment", {"title": "Gone", "critical_mass": 2}).url  # notes are held now
+    act(ws, bob, gone, "delete_item", {"confirm": "Gone"})
+    check(bob, gone, {"restore_item"})
+    check(owner, gone, {"restore_item"})
 
     # every action was offered (and accepted) somewhere
     assert set(seen) == set(ALL_ACTIONS)
@@ -620,7 +626,7 @@ def test_closed_decision_shows_result_and_offers_no_vote(ws, people, decision):
         act(ws, carol, decision, "close_decision")
     assert e.value.status == 403 and "creator or a studio admin" in e.value.message
     r = act(ws, owner, decision, "close_decision")
-    assert "Result: 'Lisbon'" in r.message and r.actions == ["add_comment", "reopen_decision", "set_outcome", "attach"]
+    assert "Result: 'Lisbon'" in r.message and r.actions == ["add_comment", "reopen_decision", "set_outcome", "attach", "delete_item"]
     page = ws.page(bob, decision)
     assert "**Result**: Lisbon." in page.markdown  # its tally is in the options list, said once
     assert "1. Lisbon — id `" in page.markdown and " — 2 accept, 1 prefer" in page.markdown
@@ -700,7 +706,7 @@ def test_reaching_the_limit_closes_and_refuses_a_third(ws, people):
     assert "| commitment | closed |" in md and "**Closed**: it closed at" in md
     with pytest.raises(ActionUnavailable) as e:
         act(ws, people["owner"], c, "join_commitment")
-    assert "the commitment is closed" in e.value.message and e.value.available == ["add_comment", "attach"]
+    assert "the commitment is closed" in e.value.message and e.value.available == ["add_comment", "attach", "delete_item"]
     assert ws.page(people["owner"], c).data["count"] == 2
     with pytest.raises(ActionUnavailable, match="the commitment is closed"):
         act(ws, people["owner"], c, "close_commitment")
@@ -773,7 +779,7 @@ def test_refused_tool_result_teaches(app, people):
     r = session.call_tool("execute_action", {"url": d, "action": "vote", "params": {"votes": [{"option": "a"}]}})
     assert r["isError"] is True
     assert r["structuredContent"] == {"ok": False, "message": r["content"][0]["text"], "url": d,
-                                    "actions": ["add_comment", "reopen_decision", "set_outcome", "attach"]}
+                                    "actions": ["add_comment", "reopen_decision", "set_outcome", "attach", "delete_item"]}
     assert "vote is not available" in r["content"][0]["text"]
     bad = session.call_tool("execute_action", {"url": STUDIO, "action": "create_note", "params": {"title": ""}})
     assert bad["isError"] is True
