@@ -33,3 +33,11 @@ def test_the_readme_says_how_to_run_navmcp_and_stays_short():
     readme = (ROOT / "README.md").read_text()
     assert "make demo" in readme and "make test" in readme and ".venv/bin/navmcp" in readme
     assert len(readme.splitlines()) <= 150
+
+
+def test_the_benchmarks_page_keeps_current_tables_and_method_only():
+    page = ROOT / "docs" / "benchmarks.md"
+    size = len(page.read_bytes())
+    assert size <= 40_000, (f"docs/benchmarks.md is {size:,} bytes (at most 40,000): keep current tables and "
+                            "method only; move older runs, before/after figures and superseded tables to "
+                            "CHANGELOG.md under the entry of their date")
