@@ -118,7 +118,7 @@ def test_studio_note_decision_votes_close_and_refusal(agents):
     assert "| 1 of 3 members |" in text
 
     closed = owner.ok("close_decision", url)
-    assert "Result: 'Friday'" in closed["message"] and closed["actions"] == ["add_comment", "reopen_decision", "set_outcome", "attach"]
+    assert "Result: 'Friday'" in closed["message"] and closed["actions"] == ["add_comment", "reopen_decision", "set_outcome", "attach", "delete_item"]
 
     refused = carol.act("vote", url, votes=[{"option": "Monday"}])
     assert refused["isError"] is True
@@ -141,7 +141,7 @@ def test_commitment_with_limit_two_closes_and_refuses_a_third(agents):
     third = owner.act("join_commitment", url)
     assert third["isError"] is True
     assert "join_commitment is not available: the commitment is closed" in text_of(third)
-    assert "Available here: add_comment, attach." in text_of(third)
+    assert "Available here: add_comment, attach, delete_item." in text_of(third)
     text = text_of(owner.navigate(url))
     assert "| commitment | closed |" in text and "@bob" in text and "@carol" in text
     assert "**Critical mass reached** (2 of 2)." in text
