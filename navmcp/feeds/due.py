@@ -70,10 +70,14 @@ def sweep(store: Store) -> int:
 
 class Sweeper:
     """`sweep` every EVERY seconds on a thread of its own, from `start()` until `stop()`; a fault is
-    logged and the next sweep tries again."""
+    logged and the next sweep tries again. The first sweep comes `first` seconds after the start
+    (EVERY by default: an entry is at most that late either way), so a process that serves only
+    briefly (the tests' in-process apps, whose store is closed under them) never sweeps at all;
+    `stop()` waits for a sweep under way, so the store is not closed beneath it."""
 
-    def __init__(self, store: Store, every: float = EVERY):
+    def __init__(self, store: Store, every: float = EVERY, first: float | None = None):
         self.store, self.every = store, every
+        self.first = every if first is None else first
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -84,11 +88,14 @@ class Sweeper:
 
     def stop(self) -> None:
         self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        while not self._stop.is_set():
+        wait = self.first
+        while not self._stop.wait(wait):
             try:
                 sweep(self.store)
             except Exception:
                 log.warning("the deadline sweep failed; it runs again in %s s", self.every, exc_info=True)
-            self._stop.wait(self.every)
+            wait = self.every

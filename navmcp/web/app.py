@@ -101,7 +101,7 @@ class WebApp:
         self.workers.start(self.app)
         if self.due is None:
             self.due = Sweeper(self.app.store)
-            self.due.start()
+        self.due.start()
 
     async def _handle(self, req: Request, handler: routing.Handler | None) -> Response | EventStream:
         """The checks, once, before the body is read; then the handler, where the request belongs."""

@@ -99,7 +99,7 @@ def frame_objects(draw) -> Any:
 
 PAGE_URLS = {"home": "/", "whoami": "/whoami", "inbox": "/inbox", "members": "/studios/adv/members", "studio": "/studios/adv", "note": "/studios/adv/n/@NOTE",
              "decision": "/studios/adv/d/@DECISION", "commitment": "/studios/adv/c/@COMMITMENT",
-             "held": "/studios/adv/held/x", "held_queue": "/studios/adv/held"}
+             "held": "/studios/adv/held/x", "held_queue": "/studios/adv/held", "deleted": "/studios/adv/deleted"}
 param_value = st.sampled_from(NASTY_VALUES) | junk | st.text(max_size=300)
 
 

@@ -104,13 +104,13 @@ def test_nothing_for_a_closed_item_one_at_critical_mass_or_a_decision_with_nothi
 
 def test_the_sweep_is_noted_in_the_change_feed_and_a_sweeper_runs_it(any_app, team, later):
     """Inbox watchers hear of a sweep's entries: each item it wrote about is a change of its studio
-    (as its creator; no words, as nobody acted). A `Sweeper` sweeps as soon as it starts."""
+    (as its creator; no words, as nobody acted). A `Sweeper` sweeps `first` seconds after it starts."""
     ws, alice, bob, carol, dave = team
     made = ws.execute(alice, "/studios/team", "create_decision",
                       {"question": "Where?", "options": ["Lisbon"], "deadline": hours(20)}).url
     with any_app.store.read(user_id=carol["id"]) as tx:
         before = tx.scalar("SELECT max(seq) FROM changes") if not any_app.store.hosted else None
-    sweeper = due.Sweeper(any_app.store, every=3600)
+    sweeper = due.Sweeper(any_app.store, every=3600, first=0)
     sweeper.start()
     try:
         wait_for(lambda: deadline_entries(any_app, carol), "the sweeper's first sweep")
@@ -130,7 +130,8 @@ def test_the_web_app_sweeps_while_it_serves(any_app, team):
     from navmcp.web.app import create_app
 
     web = create_app(any_app)
-    web._start()  # what its first request does
+    web.due = due.Sweeper(any_app.store, first=0)  # its own waits EVERY before the first sweep
+    web._start()  # what its first request does: it starts the sweeper
     try:
         wait_for(lambda: deadline_entries(any_app, carol), "the web app's first sweep")
     finally:
