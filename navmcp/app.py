@@ -45,17 +45,16 @@ class App:
     def feed(self):
         """Changes to watched pages (`navmcp.feeds.changes`), made by this process or any other."""
         from navmcp.feeds.changes import Feed, PostgresSource, SqliteSource
-        from navmcp.kinds import told_result
 
         url = self.config.database_url
         if not url:  # embedded
             self.store  # noqa: B018 — the file and its schema exist before the feed opens it
-            return Feed(SqliteSource(self.config.home / "navmcp.db"), told_result)
+            return Feed(SqliteSource(self.config.home / "navmcp.db"))
         if self.config.feed_database_url is None and getattr(self.store, "pooled", False):
             logging.getLogger("navmcp.feeds.changes").warning(
                 "NAVMCP_PG_PREPARE=off names a transaction pooler, where LISTEN hears nothing: set "
                 "NAVMCP_FEED_DATABASE_URL to a direct or session-mode URL, or live pages will not update")
-        return Feed(PostgresSource(self.config.feed_database_url or url, self.store), told_result)
+        return Feed(PostgresSource(self.config.feed_database_url or url, self.store))
 
     @functools.cached_property
     def supabase(self):

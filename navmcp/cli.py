@@ -15,7 +15,6 @@ from pathlib import Path
 
 LINK_MINUTES = 15  # how long a printed login link stays valid (navmcp.web.auth.LINK_MINUTES)
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"  # where `navmcp web` listens unless told otherwise
-RUNNING_FILE = "web.json"  # in NAVMCP_HOME while `navmcp web` runs: its address and process id
 
 
 def _setup_logging() -> None:
@@ -73,6 +72,8 @@ def cmd_get(args: argparse.Namespace) -> int:
     else:  # the agent's page, but a shell user can't call execute_action: say what they can do
         sys.stdout.write(page.render(shell=True))
         if page.actions:
+            from navmcp.config import running_base_url
+
             base, navmcp = running_base_url(app.config.home) or DEFAULT_BASE_URL, _command_path()
             path = page.url.split("?", 1)[0].rstrip("/")
             sys.stdout.write(f"\nFrom a shell: open {base}{page.url} in the web app (`{navmcp} web`) and use its"
@@ -175,20 +176,6 @@ def _listen(host: str, port: int) -> socket.socket | None:
     return sock
 
 
-def running_base_url(home: Path) -> str | None:
-    """The address of the `navmcp web` serving this home, while one runs (it records it on start)."""
-    import json
-
-    try:
-        record = json.loads((home / RUNNING_FILE).read_text())
-        os.kill(int(record["pid"]), 0)  # a record left by a server that was killed is not an address
-    except PermissionError:  # alive, and someone else's
-        pass
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return record["base_url"] if isinstance(record.get("base_url"), str) else None
-
-
 def _serve_web(app, sock: socket.socket, host: str, port: int, allow_hosts: list[str],
                forwarded_allow_ips: str = "") -> int:
     import json
@@ -199,6 +186,7 @@ def _serve_web(app, sock: socket.socket, host: str, port: int, allow_hosts: list
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler that was
     # installed before it: make that one a clean exit, so a stopped server reports success.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    from navmcp.config import RUNNING_FILE
     from navmcp.web import server  # uvicorn with timeouts for slow and stalled clients
 
     record = app.config.home / RUNNING_FILE
@@ -245,6 +233,8 @@ def cmd_login_link(args: argparse.Namespace) -> int:
     user = _named_user(app, args.handle, "login-link")
     if user is None:
         return 1
+    from navmcp.config import running_base_url
+
     running = running_base_url(app.config.home)
     base = args.base_url or running or DEFAULT_BASE_URL
     if args.base_url is None and running is None:
@@ -272,6 +262,8 @@ def cmd_digest(args: argparse.Namespace) -> int:
         print(f"navmcp: {e}", file=sys.stderr)
         return 1
     app = _app()
+    from navmcp.config import running_base_url
+
     base = args.base_url or running_base_url(app.config.home) or DEFAULT_BASE_URL
     print(f"{send_digests(app.store, smtp, base)} digest(s) sent.")
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -138,3 +139,18 @@ class Config:
             mcp_session_idle_hours=_setting(env, "NAVMCP_MCP_SESSION_IDLE_HOURS", MCP_SESSION_IDLE_HOURS, float, 0.01),
             mcp_sessions_per_user=_setting(env, "NAVMCP_MCP_SESSIONS_PER_USER", MCP_SESSIONS_PER_USER, int, 1),
         )
+
+
+RUNNING_FILE = "web.json"  # in NAVMCP_HOME while `navmcp web` runs: its address and process id
+
+
+def running_base_url(home: Path) -> str | None:
+    """The address of the `navmcp web` serving this home, while one runs (it records it on start)."""
+    try:
+        record = json.loads((home / RUNNING_FILE).read_text())
+        os.kill(int(record["pid"]), 0)  # a record left by a server that was killed is not an address
+    except PermissionError:  # alive, and someone else's
+        pass
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return record["base_url"] if isinstance(record.get("base_url"), str) else None

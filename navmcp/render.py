@@ -278,13 +278,15 @@ LONG_DESCRIPTION = 120
 
 # Pages offer few distinct sets of actions, and an action's lines are static per process
 # (`navmcp.workspace.action_info`): each set's listing is made once.
-_LISTED: dict[tuple[str, ...], str] = {}
+_LISTED: dict[tuple[tuple[str, str], ...], str] = {}
 
 
 def listings(actions: list[Any]) -> str:
     """The lines under '## Available actions' (the layout's filter): per action its name and
     description, then its parameters on one line (`navmcp.page.ActionInfo.param_lines`)."""
-    key = tuple([a.name for a in actions])
+    # By name and description: one name may be two actions on two pages (restore_item on an item's
+    # page and, with its `item` parameter, on the Deleted list).
+    key = tuple([(a.name, a.description) for a in actions])
     text = _LISTED.get(key)
     if text is None:
         text = _listing(actions)

@@ -33,7 +33,7 @@ def _stable(shots: dict[str, dict]) -> dict[str, str]:
     def norm(text: str) -> str:
         text = re.sub(r"(comment=)(?!nope)[a-z0-9]+", r"\1<c>", text)  # a real id; "nope" stays
         text = re.sub(r"(after=)[^)\s`'\"&]+", r"\1<pos>", text)
-        text = re.sub(r"\b[0-9a-f]{16}\b", "<entry>", text)  # an inbox entry's id
+        text = re.sub(r"\b[0-9a-f]{16,24}\b", "<entry>", text)  # an inbox entry's id
         return _normalize(text, ids)
 
     stable = {norm(key): norm(shot.get("markdown") or f"{shot['error']}: {shot['message']}")

@@ -115,7 +115,9 @@ def check(folder: Path) -> dict:
 
 def in_use(home: Path) -> str | None:
     """Why the store of `home` is in use by a running instance, or None when nothing holds it."""
-    record = home / "web.json"
+    from navmcp.config import RUNNING_FILE
+
+    record = home / RUNNING_FILE
     if record.is_file():
         try:
             pid = int(json.loads(record.read_text())["pid"])

@@ -181,14 +181,19 @@ class Watcher:
     end: Callable[[str], None]
 
 
+# How a closed decision's result is told in words, read as the actor when a closing is described:
+# `navmcp.kinds` puts its `told_result` here as it loads (the verdict is the kinds' knowledge, above
+# this module, and every process that closes a decision has loaded them). Empty: closings go without.
+RESULT: list[Callable[[Any, Change], str | None]] = []
+
+
 class Feed:
     """New changes, handed to the watchers they may concern. Thread-safe; one per store.
-    `result(tx, change)`: a closed decision's result in words (`navmcp.kinds.told_result`), read
-    as the actor when a closing is described; None: closings go without it."""
+    `result(tx, change)`: a closed decision's result in words; by default the one in RESULT."""
 
     def __init__(self, source: Source, result: Callable[[Any, Change], str | None] | None = None):
         self.source = source
-        self.result = result
+        self._result = result
         self._watchers: set[Watcher] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -306,10 +311,11 @@ class Feed:
         try:
             handle, anonymous = self.source.actor_facts(change)
             result = None
-            if self.result is not None and change.action in _RESULTS and change.item_id is not None:
+            told = self._result or (RESULT[0] if RESULT else None)
+            if told is not None and change.action in _RESULTS and change.item_id is not None:
                 # Every watcher told of it is a member of the studio, whose page shows this result.
                 with self.source.reading(change.user_id) as tx:
-                    result = self.result(tx, change)
+                    result = told(tx, change)
         except Exception:  # a fault here costs the summary, not the notification
             log.warning("the change feed could not describe a change", exc_info=True)
             return change

@@ -120,8 +120,7 @@ def site_url() -> str | None:
     the address of the `navmcp web` serving this NAVMCP_HOME while it runs, else None."""
     if base := os.environ.get(BASE_URL_ENV):
         return base.rstrip("/")
-    from navmcp.cli import running_base_url  # the record `navmcp web` keeps of its address
-    from navmcp.config import Config
+    from navmcp.config import Config, running_base_url  # the record `navmcp web` keeps of its address
 
     running = running_base_url(Config.from_env().home)
     return running.rstrip("/") if running else None

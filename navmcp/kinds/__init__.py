@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from navmcp.feeds import changes
 from navmcp.kinds.names import DEFAULT, NAMES
 
 if TYPE_CHECKING:  # at run time only its names: navmcp.content.search, below the store, reads them
@@ -205,7 +206,6 @@ def told_result(tx, change) -> str | None:
     """A closed decision's result as its page states it, for the change feed's summary of its
     closing (`navmcp.feeds.changes`): `change` names the decision and who closed it; `tx` reads as them.
     None if the decision is open again, or gone from what they may read."""
-    import navmcp.actions  # noqa: F401 — registers the kinds, in a process that has not run an action yet
     from navmcp.pages.request import Request
 
     item = tx.one("SELECT * FROM items WHERE id = ? AND kind = 'decision' AND closed_at IS NOT NULL",
@@ -218,6 +218,9 @@ def told_result(tx, change) -> str | None:
         return None
     req = Request(tx=tx, user=user, client="", path="", query={}, args={}, studio=studio)
     return verdict_of(req, item).text
+
+
+changes.RESULT[:] = [told_result]  # the change feed tells a closing's result through it
 
 
 def list_results(req: Request, rows: list[dict[str, Any]]) -> None:

@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from navmcp import __version__, ratelimit
 from navmcp.errors import AuthError, NavError, echo
-from navmcp.held import elicit as held_elicit, tasks as held_tasks
-from navmcp.held.hold import held_url
 from navmcp.mcp.views import HTML_META, TOOL_META
 from navmcp.state import NavigationState, NoCurrentPage
 
@@ -347,6 +345,9 @@ class Session:
         result = self.app.workspace.execute(user, self.state.target(url), action, params, self.client,
                                             idempotency_key=idempotency_key)
         if (elicit or tasks) and result.held is not None:
+            # Held actions are imported where a write was held: initialize stays light (test_startup).
+            from navmcp.held import elicit as held_elicit, tasks as held_tasks
+
             user_id = user.user_id if hasattr(user, "user_id") else user["id"]
             with self.app.store.read(user_id=user_id) as tx:
                 held = held_elicit.offer(tx, result.held["id"], user_id) if elicit else None
@@ -361,6 +362,7 @@ class Session:
 
     def get_task(self, task_id: Any) -> dict[str, Any]:
         """A held write's task as of now (navmcp.held.tasks); one this user may not read is unknown."""
+        from navmcp.held import tasks as held_tasks
         from navmcp.protocol import InvalidParams
 
         user_id = self.user_id()
@@ -372,6 +374,9 @@ class Session:
 
     def cancel_task(self, task_id: Any) -> None:
         """Withdraw the held write a task is, where this user asked for it and it still waits."""
+        from navmcp.held import tasks as held_tasks
+        from navmcp.held.hold import held_url
+
         user = self.user()
         user_id = user.user_id if hasattr(user, "user_id") else user["id"]
         with self.app.store.read(user_id=user_id) as tx:
@@ -389,6 +394,8 @@ class Session:
         it as they said, in the held page's own actions. A state this server did not sign for this
         person and call, or signed too long ago, decides nothing: the call is answered as at first
         (the same hold, still pending), and no question is asked again."""
+        from navmcp.held import elicit as held_elicit
+
         responses, state = answer
         action, params, url = arguments["action"], arguments.get("params"), arguments.get("url")
         user_id = user.user_id if hasattr(user, "user_id") else user["id"]

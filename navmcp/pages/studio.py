@@ -273,6 +273,8 @@ def view_audit(req: Request) -> dict[str, Any]:
             WHERE a.studio_id = ? {"AND a.id < ?" if start else ""} ORDER BY a.id DESC LIMIT ? OFFSET ?""",
         (req.studio["id"], *((start[1],) if start else ()), PAGE_SIZE, 0 if start else paginate(req, total)["offset"]),
     )
+    for e in entries:  # PostgreSQL's tie of a line to the change it records (audit_tied): the store's, not the page's
+        e.pop("change_seq", None)
     pager = paginate(req, total, position(entries, "id"))
     return {"title": f"Audit log of {req.studio['name']}",
             "breadcrumb": crumbs(req, ("Audit", f"/studios/{req.studio['handle']}/audit")),

