@@ -188,12 +188,10 @@ RESULT: list[Callable[[Any, Change], str | None]] = []
 
 
 class Feed:
-    """New changes, handed to the watchers they may concern. Thread-safe; one per store.
-    `result(tx, change)`: a closed decision's result in words; by default the one in RESULT."""
+    """New changes, handed to the watchers they may concern. Thread-safe; one per store."""
 
-    def __init__(self, source: Source, result: Callable[[Any, Change], str | None] | None = None):
+    def __init__(self, source: Source):
         self.source = source
-        self._result = result
         self._watchers: set[Watcher] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -311,7 +309,7 @@ class Feed:
         try:
             handle, anonymous = self.source.actor_facts(change)
             result = None
-            told = self._result or (RESULT[0] if RESULT else None)
+            told = RESULT[0] if RESULT else None
             if told is not None and change.action in _RESULTS and change.item_id is not None:
                 # Every watcher told of it is a member of the studio, whose page shows this result.
                 with self.source.reading(change.user_id) as tx:
