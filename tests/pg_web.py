@@ -24,9 +24,12 @@ class PgWebServer:
     """`navmcp web` on a loopback port, on the database at `database_url`, with `home`'s signing
     secret (every process behind one load balancer must share it)."""
 
-    def __init__(self, home: Path, database_url: str, port: int | None = None, env: dict[str, str] | None = None):
+    def __init__(self, home: Path, database_url: str, port: int | None = None, env: dict[str, str] | None = None,
+                 command: list[str] | None = None):
         self.home, self.database_url = home, database_url
         self.port = port or free_port()
+        # What starts it: `navmcp web` on the port, or a command line of the caller's (a service unit's)
+        self.command = command or [sys.executable, "-m", "navmcp", "web", "--port", str(self.port)]
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "NAVMCP_HOME": str(home), "NAVMCP_DATABASE_URL": database_url,
                     "NAVMCP_PG_POOL_SIZE": "4", **(env or {})}
@@ -35,8 +38,8 @@ class PgWebServer:
         self.start()
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "navmcp", "web", "--port", str(self.port)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env, text=True)
+        self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env,
+                                     text=True)
         if not wait_until_healthy(self.base, self.proc, time.monotonic() + HANG):
             if self.proc.poll() is not None:
                 raise RuntimeError("navmcp web exited: " + self.proc.stderr.read())

@@ -1,6 +1,7 @@
 """The deployment recipe (deploy/, docs/hosting.md) started on loopback as a team would run it: an
 empty PostgreSQL database migrated with `navmcp migrate`, a user and a token made with the CLI, two
-`navmcp web` processes, and nginx with deploy/nginx.conf itself (its placeholders filled for
+`navmcp web` processes started by deploy/navmcp-web@.service's own command line with the settings of
+deploy/navmcp.env.example (the unit itself checked by `systemd-analyze verify`), and nginx with deploy/nginx.conf itself (its placeholders filled for
 loopback) terminating TLS with a self-signed certificate. Through the proxy: an agent's walkthrough
 over MCP, a person's live page in Chromium that follows the agent's vote (streams unbuffered), and
 service on with one of the two processes stopped."""
@@ -63,6 +64,43 @@ http {{
     return main
 
 
+UNIT = ROOT / "deploy" / "navmcp-web@.service"
+INSTALLED = "/opt/navmcp/.venv/bin/navmcp"  # where the unit expects navmcp (docs/hosting.md)
+
+
+def unit_environment(**values: str) -> dict[str, str]:
+    """deploy/navmcp.env.example read as systemd reads an EnvironmentFile, with `values` in place of
+    the example's (every key given must be one the example has)."""
+    found = {}
+    for line in (ROOT / "deploy" / "navmcp.env.example").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            found[key.strip()] = value.strip()
+    assert set(values) <= set(found), set(values) - set(found)
+    return {**found, **values}
+
+
+def unit_command(port: int, environment: dict[str, str]) -> list[str]:
+    """The unit's ExecStart for instance `port`, as systemd expands it (`%i`, `${VAR}` as one word),
+    running this checkout's navmcp in place of the installed one."""
+    line = next(v for k, _, v in (ln.partition("=") for ln in UNIT.read_text().splitlines()) if k == "ExecStart")
+    words = line.split()
+    assert words[0] == INSTALLED, words[0]
+    expanded = [re.sub(r"\$\{(\w+)\}", lambda m: environment[m.group(1)], w.replace("%i", str(port))) for w in words[1:]]
+    return [str(Path(sys.executable).parent / "navmcp"), *expanded]
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze (systemd)")
+def test_the_service_unit_verifies(tmp_path):
+    """systemd's own check of the unit (its sections, directives and ExecStart), with the installed
+    navmcp's path pointing at this checkout's; an unknown directive or a typo fails it."""
+    unit = tmp_path / "navmcp-web@8101.service"
+    unit.write_text(UNIT.read_text().replace(INSTALLED, str(Path(sys.executable).parent / "navmcp")))
+    done = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0 and "navmcp-web@8101.service" not in done.stderr, done.stderr
+
+
 @pytest.fixture
 def empty_database():
     """An empty PostgreSQL database (no schema): what the recipe starts from."""
@@ -94,8 +132,11 @@ def test_the_recipe_on_loopback(empty_database, tmp_path):
     directory = Path(tempfile.mkdtemp(prefix="navmcp-nginx-"))
     https_port, http_port = free_port(), free_port()
     base = f"https://127.0.0.1:{https_port}"
-    servers = [PgWebServer(home, app_url, env={"FORWARDED_ALLOW_IPS": "127.0.0.1", "NAVMCP_PUBLIC_URL": base})
-               for _ in range(2)]
+    # Each process as the service unit starts it, with the example's settings (loopback's values).
+    settings = unit_environment(NAVMCP_HOME=str(home), NAVMCP_HOSTNAME="127.0.0.1", NAVMCP_PUBLIC_URL=base,
+                                NAVMCP_DATABASE_URL=app_url, NAVMCP_PG_POOL_SIZE="4")
+    ports = [free_port(), free_port()]
+    servers = [PgWebServer(home, app_url, port=p, env=settings, command=unit_command(p, settings)) for p in ports]
     proxy = None
     try:
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
