@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, create_user, ensure_owner, mint_token
@@ -61,7 +62,7 @@ def build(home: Path, extra_users: int = 0, database: tuple[str, str] | None = N
     admin, author = users["admin"], users["author"]
     w.urls["studio"] = act(app, admin, "/", "create_studio", handle="adv", name="Adversarial", description="a studio")
     for handle in ["author", "member", *[f"user{n}" for n in range(extra_users)]]:
-        act(app, admin, "/studios/adv/members", "add_member", handle=handle)
+        add_member(app.workspace, admin, "/studios/adv/members", {"handle": handle}, client="world-builder")
     w.urls["other"] = act(app, users["outsider"], "/", "create_studio", handle="other", name="Other studio",
                           description="secret plans")
     w.urls["other_note"] = act(app, users["outsider"], "/studios/other", "create_note", title="Secret other note",

@@ -11,6 +11,7 @@ import time as real_time
 import pytest
 
 from mcp_rpc import Rpc
+from nav_helpers import add_member
 from navmcp import clock
 from navmcp.content import deletion
 from navmcp.errors import ActionUnavailable, InvalidActionParams, NotFound
@@ -30,7 +31,7 @@ def team(any_app, new_user):
     alice, bob, carol = users["alice"], users["bob"], users["carol"]
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     for h in ("bob", "carol", "dave"):
-        ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": h})
+        add_member(ws, alice, f"{STUDIO}/members", {"handle": h})
     urls = {
         "note": ws.execute(bob, STUDIO, "create_note", {"title": "Zebra plan", "body": "stripes\nfor all",
                                                         "tags": ["zoo"]}).url,

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from deadlines import wait_for
+from nav_helpers import add_member
 from navmcp.feeds import due, inbox
 
 DAY = 86_400
@@ -26,8 +27,8 @@ def team(any_app, new_user):
     dave, _ = new_user("dave")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "carol"})
     return ws, alice, bob, carol, dave
 
 

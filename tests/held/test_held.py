@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams, NotFound
 from navmcp.held import hold as held_hold
 from test_store_contract import _as_owner
@@ -25,8 +26,7 @@ def team(any_app, new_user):
     users = {h: new_user(h)[0] for h in ("alice", "bob", "carol", "erin")}
     ws.execute(users["alice"], "/", "create_studio", {"handle": "team", "name": "Team"})
     for h in ("bob", "carol", "erin"):
-        ws.execute(users["alice"], f"{STUDIO}/members", "add_member",
-                   {"handle": h, "role": "admin" if h == "erin" else "member"})
+        add_member(ws, users["alice"], f"{STUDIO}/members", {"handle": h, "role": "admin" if h == "erin" else "member"})
     any_app.alice = users["alice"]["id"]  # reads below are hers (row-level security on PostgreSQL)
     decision = ws.execute(users["bob"], STUDIO, "create_decision", {"question": "Where?", "options": ["Lisbon"]},
                           browser=True).url
@@ -150,7 +150,7 @@ def test_self_approval_excluded_and_counted_approvals(team):
     # with two needed and only erin left able to give one, nobody can complete it: failed at once
     assert "| failed |" in ws.page(u["bob"], held.url).markdown
     ws2 = rule  # a rule needing two of three admins: bob is made one
-    ws.execute(u["alice"], f"{STUDIO}/members", "add_member", {"handle": "bob", "role": "admin"}, browser=True)
+    add_member(ws, u["alice"], f"{STUDIO}/members", {"handle": "bob", "role": "admin"}, browser=True)
     assert "| pending |" in ws.page(u["bob"], held.url).markdown
     first = ws.execute(u["erin"], held.url, "approve", {}, browser=True)
     assert first.message.startswith("Approved (1 of 2)") and not decision_closed(app, decision)
@@ -346,7 +346,7 @@ def test_a_legacy_client_watching_its_hold_hears_it_decided(home):
         bob = create_user(tx, "bob", findable=True)
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "bob"})
     decision = ws.execute(bob, STUDIO, "create_decision", {"question": "Q?", "options": ["a"]}, browser=True).url
     ws.execute(alice, QUEUE, "set_hold_rule", {"actions": "close_decision"}, browser=True)
     agent = StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": mint_token(app.secret, bob["id"]),

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from navmcp.clock import now
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams
 from navmcp.identity import invitations
 
@@ -20,7 +21,10 @@ def team(any_app, new_user):
     carol, _ = new_user("carol")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    # bob is put in by the store, not by add_member: its invitation would be listed beside the tests' own
+    with any_app.store.write(user_id=alice["id"]) as tx:
+        tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at)"
+                   " SELECT id, ?, 'member', ? FROM studios WHERE handle = 'team'", (bob["id"], now()))
     return ws, alice, bob, carol
 
 

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.clock import now
 from navmcp.config import Config
@@ -182,7 +183,7 @@ def former_member(tmp_path, pg_url):
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     ws.execute(carol, "/", "create_studio", {"handle": "other", "name": "Other"})
     for who in ("bob", "dave"):
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": who})
+        add_member(ws, alice, "/studios/team/members", {"handle": who})
     note = ws.execute(bob, "/studios/team", "create_note", {"title": "Handover", "body": "all yours"}).url
     ws.execute(bob, note, "add_comment", {"body": "ping me"})
     ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
@@ -318,7 +319,7 @@ def test_a_vote_is_updated_in_place_only_by_its_voter_and_only_its_choice(two_st
     ws = app.workspace
     url = ws.execute(alice, "/studios/a", "create_decision", {"question": "When?", "options": ["Mon", "Tue"]}).url
     ws.execute(alice, url, "vote", {"votes": [{"option": "Mon"}, {"option": "Tue", "accept": False}]})
-    ws.execute(alice, "/studios/a/members", "add_member", {"handle": "bob"})  # he sees the votes, can't change them
+    add_member(ws, alice, "/studios/a/members", {"handle": "bob"})  # he sees the votes, can't change them
     assert ws.execute(alice, url, "vote", {"votes": [{"option": "Tue", "prefer": True}]}).message.startswith(
         "Vote replaced")
     decision = url.rsplit("/", 1)[1]
@@ -353,7 +354,7 @@ def team(tmp_path, pg_url):
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     ws.execute(alice, "/", "create_studio", {"handle": "solo", "name": "Solo"})
     for who in ("bob", "carol", "dave"):
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": who})
+        add_member(ws, alice, "/studios/team/members", {"handle": who})
     new = lambda user, studio, action, params: ws.execute(  # noqa: E731
         user, f"/studios/{studio}", action, params).url
     urls = {
@@ -666,7 +667,7 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
             ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
             ws.execute(carol, "/", "create_studio", {"handle": "other", "name": "Other"})
             for user in (stayer, silent, *left):
-                ws.execute(alice, "/studios/team/members", "add_member", {"handle": user["handle"]})
+                add_member(ws, alice, "/studios/team/members", {"handle": user["handle"]})
             new = lambda action, params: ws.execute(alice, "/studios/team", action, params).url  # noqa: E731
             note = new("create_note", {"title": "n", "body": "b"})
             decision = new("create_decision", {"question": "q", "options": ["o"]})
