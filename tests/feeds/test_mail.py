@@ -83,6 +83,26 @@ def test_the_digest_goes_out_with_working_links_and_stops_when_turned_off(any_ap
     assert mail.send_digests(any_app.store, smtp, "http://navmcp.test") == 1
 
 
+def test_the_digest_states_a_closed_decisions_result(any_app, team, smtp_server):
+    """A decision bob voted on closes: his digest says what was decided, as his inbox page does. The
+    result is user text (an option's title) in a text/plain e-mail: kept as typed (no HTML escaping),
+    quoted as the verdict quotes it, on the entry's one line."""
+    ws, alice, bob = team
+    received, url = smtp_server
+    ws.execute(bob, "/whoami", "set_email", {"email": "bob@example.org"})
+    title = "Lisbon <b>&amp;</b> “Porto”"
+    made = ws.execute(alice, "/studios/team", "create_decision", {"question": "Where?", "options": [title, "Berlin"]}).url
+    ws.execute(bob, made, "vote", {"votes": [{"option": title, "accept": True, "prefer": True}]})
+    ws.execute(alice, made, "close_decision", {})
+    entry = next(e for e in ws.page(bob, "/inbox").data["entries"] if e["kind"] == "decision_closed")
+    assert title in entry["result"] and "Berlin" not in entry["result"]
+    assert mail.send_digests(any_app.store, mail.Smtp.from_url(url), "http://navmcp.test") == 1
+    body = received.messages[0].get_payload(decode=True).decode()
+    [line] = [line for line in body.splitlines() if "“Where?”" in line]
+    assert line.endswith(f"“Where?”, result: {entry['result']} in team") and title in line, line
+    assert "Berlin" not in body and "&lt;" not in body
+
+
 @pytest.mark.parametrize("store_kind", ["postgres"])
 def test_an_address_is_its_owners_alone(any_app, team):
     ws, alice, bob = team
