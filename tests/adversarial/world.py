@@ -70,6 +70,9 @@ def build(home: Path, extra_users: int = 0, database: tuple[str, str] | None = N
     w.urls["note"] = act(app, author, "/studios/adv", "create_note", title="A note", body="note body", tags=["x"])
     w.urls["pinned_note"] = act(app, author, "/studios/adv", "create_note", title="Pinned note", body="pinned")
     act(app, admin, w.urls["pinned_note"], "pin")
+    # something unread for the author (a comment on their note) and the member (a mention): mark_read's
+    # to mark (they joined by accepting an invitation, which left nothing unread)
+    act(app, admin, w.urls["pinned_note"], "add_comment", body="pinned, for @member too")
     w.urls["decision"] = act(app, author, "/studios/adv", "create_decision", question="Which?",
                              options=["Red", "Blue"])
     w.urls["commitment"] = act(app, author, "/studios/adv", "create_commitment", title="Do it", critical_mass=2,
@@ -95,7 +98,7 @@ def build(home: Path, extra_users: int = 0, database: tuple[str, str] | None = N
     act(app, author, deleted, "delete_item", confirm="Deleted note")
     w.urls["deleted_note"], w.urls["deleted_note_id"] = deleted, deleted.rsplit("/", 1)[1]
     act(app, admin, "/studios/adv/members", "create_invitation")
-    owner_sql(w, app, "UPDATE invitations SET id = 'w0rld1nv'")  # an open invitation whose id the tests know
+    owner_sql(w, app, "UPDATE invitations SET id = 'w0rld1nv' WHERE invitee_id IS NULL")  # the open link the tests know
     # a held action (navmcp/held): the author's agent's remind, waiting for an admin; the rule that
     # held it is removed again, so no other write of the world's is held
     ws = app.workspace
