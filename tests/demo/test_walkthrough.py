@@ -242,4 +242,6 @@ def test_audit_names_the_client(agents):
     agents["bob"].ok("create_note", STUDIO, title="Audited", body="x")
     text = text_of(agents["owner"].navigate(f"{STUDIO}/audit"))
     assert "| @bob | bob-agent | `create_note` on /studios/crew |" in text
+    # the first line, past the invitations bob and carol accepted: on a later page by now
+    text += text_of(agents["owner"].navigate(f"{STUDIO}/audit?page=2"))
     assert "claude-code | `create_studio` on /" in text
