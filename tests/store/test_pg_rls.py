@@ -933,9 +933,9 @@ def test_a_user_row_is_only_ever_marked_deleted_by_its_user(team, pg_database):
 
 
 def test_an_admin_adds_only_a_findable_person_and_each_sets_only_their_own(team, pg_database):
-    """Consent to be added, as row-level security (migration 20261126000023): an admin's insert of a
-    membership for someone unfindable is refused whatever the query; a user sets whether they are
-    findable on their own row only."""
+    """Consent to be added, as row-level security (migrations 20261126000023, 20261130000261): an
+    admin's insert of another's membership is refused whatever the query, findable or not (they are
+    invited, and join by their own answer); a user sets whether they are findable on their own row only."""
     from navmcp.identity import create_user, new_id
 
     app, urls, ids, u = team
@@ -948,7 +948,10 @@ def test_an_admin_adds_only_a_findable_person_and_each_sets_only_their_own(team,
     _refused(app, alice, join, (team_id, dana_id))
     assert _as(app, carol, "UPDATE users SET findable = 1 WHERE id = ?", (dana_id,)) == 0
     assert _as(app, {"id": dana_id}, "UPDATE users SET findable = 1 WHERE id = ?", (dana_id,)) == 1
-    assert _as(app, alice, join, (team_id, dana_id)) == 1
+    # findable, she may be invited (add_member), never put in by an admin's insert (migration
+    # 20261130000261): she joins by her own answer
+    _refused(app, alice, join, (team_id, dana_id))
+    _refused(app, {"id": dana_id}, join, (team_id, dana_id))  # nor by her own insert, uninvited
 
 
 def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path, pg_database):
