@@ -75,7 +75,7 @@ def make_world(store: str, settings: Settings) -> World:
     """A fresh workspace on `store`: member 0 owns studio `live` and its decision; all are members."""
     from navmcp.app import App
     from navmcp.config import Config
-    from navmcp.identity import add_user, mint_token
+    from navmcp.identity import add_user, invitations, mint_token
 
     home = settings.workdir / store
     shutil.rmtree(home, ignore_errors=True)
@@ -110,6 +110,9 @@ def make_world(store: str, settings: Settings) -> World:
         ws.execute(people[0], "/", "create_studio", {"handle": "live", "name": "Live"})
         for person in people[1:]:
             ws.execute(people[0], "/studios/live/members", "add_member", {"handle": person["handle"]})
+            with app.store.read(user_id=person["id"]) as tx:  # add_member invites: each accepts, in a browser
+                made = invitations.addressed_to(tx, person["id"])[0]["id"]
+            ws.execute(person, "/inbox", "accept_invitation", {"invitation": made}, browser=True)
         decision = ws.execute(people[0], "/studios/live", "create_decision",
                               {"question": "Which day?", "options": ["Monday", "Tuesday"]}).url
         tokens = [mint_token(app.secret, person["id"]) for person in people]

@@ -27,7 +27,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
-from navmcp.identity import add_user, mint_token  # noqa: E402
+from navmcp.identity import add_user, invitations, mint_token  # noqa: E402
 from navmcp.store.postgres import migrate  # noqa: E402
 from pg_web import HttpMcp, PgWebServer  # noqa: E402
 
@@ -103,6 +103,9 @@ def main() -> int:
             for n in range(args.clients):
                 user = add_user(app.store, f"user-{n}")
                 app.workspace.execute(owner, "/studios/load/members", "add_member", {"handle": user["handle"]})
+                with app.store.read(user_id=user["id"]) as tx:  # add_member invites: they accept, in a browser
+                    made = invitations.addressed_to(tx, user["id"])[0]["id"]
+                app.workspace.execute(user, "/inbox", "accept_invitation", {"invitation": made}, browser=True)
                 notes.append(app.workspace.execute(user, "/studios/load", "create_note",
                                                    {"title": f"Note {n}", "body": "text " * 200}).url)
                 tokens.append(mint_token(app.secret, user["id"]))

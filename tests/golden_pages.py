@@ -20,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from nav_helpers import add_member
+
 USERS = ("alice", "bob", "carol")  # alice admin of `team`, bob member, carol in no studio
 
 
@@ -37,7 +39,7 @@ def build(app, leave: bool = True, owner_url: str | None = None) -> None:
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team", "description": "the *team*"})
     ws.execute(alice, "/", "create_studio", {"handle": "solo", "name": "Solo"})
     for who in ("bob", "dave"):
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": who})
+        add_member(ws, alice, "/studios/team/members", {"handle": who})
     new = lambda user, action, params: ws.execute(user, "/studios/team", action, params).url  # noqa: E731
     plan = new(alice, "create_note", {"title": "Plan [v1]", "body": "the plan\n" + "x" * 13000, "tags": ["a", "b"]})
     reply = new(bob, "create_note", {"title": "Reply", "body": f"re {plan}", "tags": ["a"]})

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.errors import ActionUnavailable, IdempotencyKeyRefused
 from navmcp.idempotency import META_KEY
 from navmcp.mcp.tools import Session
@@ -50,7 +51,7 @@ def test_a_key_names_one_call_and_is_the_users_own(any_app, note, new_user):
     with pytest.raises(IdempotencyKeyRefused, match="used for add_comment"):
         ws.execute(alice, "/studios/team", "create_note", {"title": "t", "body": "b"}, idempotency_key="k-1")
     bob, _ = new_user("bob")
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     ws.execute(bob, url, "add_comment", {"body": "bob's own"}, idempotency_key="k-1")  # another user's key
     assert comments(any_app, alice, url) == 2
     for bad in ("", "with space", "x" * 201, "naïve", 7):

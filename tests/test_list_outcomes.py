@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from nav_helpers import add_member
+
 STUDIO = "/studios/team"
 
 
@@ -19,7 +21,7 @@ def team(any_app, new_user):
     ws = any_app.workspace
     ws.execute(people["ann"], "/", "create_studio", {"handle": "team", "name": "Team"})
     for h in ("ben", "cy"):
-        ws.execute(people["ann"], f"{STUDIO}/members", "add_member", {"handle": h})
+        add_member(ws, people["ann"], f"{STUDIO}/members", {"handle": h})
     return people
 
 

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.errors import NavError
 from navmcp.pages import PAGE_SIZE, ROUTES
 from navmcp.render import templates_dir
@@ -23,7 +24,7 @@ def team(any_app, new_user):
     bob, _ = new_user("bob")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team", "description": TRICKY})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     decision = ws.execute(alice, "/studios/team", "create_decision",
                           {"question": "Where?", "options": ["Lisbon", "Berlin", TRICKY], "tags": ["offsite"]}).url
     ws.execute(alice, decision, "vote", {"votes": [{"option": "Lisbon", "prefer": True}, {"option": "Berlin"}]})

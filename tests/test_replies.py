@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.errors import ActionUnavailable, InvalidActionParams
 
 STUDIO = "/studios/team"
@@ -17,7 +18,7 @@ def team(any_app, new_user):
     ws = any_app.workspace
     alice, bob = new_user("alice")[0], new_user("bob")[0]
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "bob"})
     note = ws.execute(alice, STUDIO, "create_note", {"title": "N", "body": "b"}).url
     other = ws.execute(alice, STUDIO, "create_note", {"title": "O", "body": "b"}).url
     return any_app, alice, bob, note, other
@@ -117,7 +118,7 @@ def test_a_deleted_comment_leaves_its_replies_under_deleted_and_no_text(team, ne
     app, alice, bob, note, _ = team
     ws = app.workspace
     carol = new_user("carol")[0]
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "carol"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "carol"})
     ws.execute(bob, note, "add_comment", {"body": "secret walrus plan"})
     root = ws.page(bob, note).data["comments"][0]["id"]
     ws.execute(bob, note, "edit_comment", {"comment": root, "body": "secret walrus plan, v2"})
@@ -153,7 +154,7 @@ def test_a_reply_tells_the_author_of_the_comment_it_answers_once(team, new_user)
     app, alice, bob, note, _ = team
     ws = app.workspace
     carol = new_user("carol")[0]
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "carol"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "carol"})
     ws.execute(carol, note, "add_comment", {"body": "a thought"})
     root = ws.page(bob, note).data["comments"][0]["id"]
     ws.execute(carol, "/inbox", "dismiss", {"all": True})  # being added

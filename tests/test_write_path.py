@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp import actions as action_table
 from navmcp.errors import InvalidActionParams
 
@@ -22,8 +23,8 @@ def world(ws, owner, make_user):
     bob, _ = make_user("bob")
     carol, _ = make_user("carol")
     ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(owner, f"{STUDIO}/members", "add_member", {"handle": "bob"})
-    ws.execute(owner, f"{STUDIO}/members", "add_member", {"handle": "carol", "role": "admin"})
+    add_member(ws, owner, f"{STUDIO}/members", {"handle": "bob"})
+    add_member(ws, owner, f"{STUDIO}/members", {"handle": "carol", "role": "admin"})
     urls = {
         "decision": ws.execute(bob, STUDIO, "create_decision", {"question": "When?", "options": ["A", "B"]}).url,
         "empty": ws.execute(bob, STUDIO, "create_decision", {"question": "Empty?", "options": []}).url,

@@ -60,11 +60,11 @@ def set_time_zone(req: Request, p: SetTimeZone) -> Outcome:
 ACTIONS = [
     Action("make_findable", ("whoami",),
            "Let studio admins who know your handle add you to their studios.",
-           _set_findable(1, "You are findable: an admin who knows your handle @{handle} can add you to a studio."),
+           _set_findable(1, "You are findable: an admin who knows your handle @{handle} can invite you to a studio."),
            when=unfindable),
     Action("make_unfindable", ("whoami",),
            "Stop studio admins from adding you (you stay in the studios you are in).",
-           _set_findable(0, "You are no longer findable: nobody can add you to a studio; you stay in yours."),
+           _set_findable(0, "You are no longer findable: nobody can invite you to a studio; you stay in yours."),
            when=findable),
     Action("set_time_zone", ("whoami",), "Set your time zone: deadlines you type are read in it, pages show "
            "deadlines in it.", set_time_zone, SetTimeZone),

@@ -24,7 +24,7 @@ from navmcp.clock import now
 from navmcp.content import domain, mentions
 from navmcp.errors import ActionFailed, FieldError, InvalidActionParams
 from navmcp.feeds import changes, inbox
-from navmcp.identity import new_id, user_by_handle
+from navmcp.identity import invitations, new_id, user_by_handle
 from navmcp.pages import Request
 from navmcp.render import quoted
 
@@ -58,11 +58,13 @@ class AddMember(Params):
 
 
 def add_member(req: Request, p: AddMember) -> Outcome:
+    """A member's role changes at once; a newcomer is invited (navmcp.identity.invitations.invite)
+    and joins only by accepting it: nobody is added without agreeing (docs/privacy.md)."""
     _lock_members(req)
     user = user_by_handle(req.tx, p.handle)
     before = user and req.tx.scalar("SELECT role FROM memberships WHERE studio_id = ? AND user_id = ?",
                                     (req.studio["id"], user["id"]))
-    # Someone comes in only by a handle they made findable. Whether the handle is nobody's, a
+    # Someone is invited only by a handle they made findable. Whether the handle is nobody's, a
     # deleted account's, or someone's who did not choose to be found, the answer is the same: it
     # must not tell which (docs/privacy.md).
     if user is None or (before is None and not user["findable"]):
@@ -70,18 +72,23 @@ def add_member(req: Request, p: AddMember) -> Outcome:
                                   f"they made findable (`make_findable`, on their /whoami page): ask them for it",
                                   fields=(FieldError("handle", "no such person you can add"),))
     role = p.role or before or "member"  # "add carol" makes sure she is in; it never demotes her
+    if before is None:  # the studio's lock (above) keeps another add of the same person from racing this one
+        if invitations.pending_for(req.tx, req.studio["id"], user["id"]):
+            return Outcome(f"@{p.handle} is invited already and has not answered yet; nothing changed (to invite "
+                           "them with another role, revoke that invitation first: revoke_invitation).", req.path,
+                           changed=False)
+        invitations.invite(req.tx, req.studio["id"], req.user["id"], user, role, invitations.INVITE_DAYS)
+        return Outcome(f"Invited @{p.handle} to join as {role}: they are not a member until they accept the "
+                       f"invitation waiting in their inbox (within {invitations.INVITE_DAYS} days); nobody is "
+                       "added without agreeing.", req.path)
     named = "an admin" if role == "admin" else "a member"
     if before == role:
-        return Outcome(f"@{p.handle} was already {named}; nothing changed.", req.path)
+        return Outcome(f"@{p.handle} was already {named}; nothing changed.", req.path, changed=False)
     if before == "admin":
         _keep_an_admin(req, losing=user["id"])
-    if before:  # a role change: no consent asked again (the hosted store checks an insert's, even on conflict)
-        req.tx.execute("UPDATE memberships SET role = ? WHERE studio_id = ? AND user_id = ?",
-                       (role, req.studio["id"], user["id"]))
-    else:  # the studio's lock (above) keeps another add of the same person from racing this insert
-        req.tx.execute("INSERT INTO memberships (studio_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
-                       (req.studio["id"], user["id"], role, now()))
-        inbox.notify(req, "added", [user["id"]])
+    # A role change: no consent asked again (the hosted store checks an insert's, not an update's).
+    req.tx.execute("UPDATE memberships SET role = ? WHERE studio_id = ? AND user_id = ?",
+                   (role, req.studio["id"], user["id"]))
     return Outcome(f"@{p.handle} is now {named} of this studio.", req.path)
 
 
@@ -290,7 +297,8 @@ def _tell_mentioned(req: Request, item_id: str, text: str) -> None:
 
 ACTIONS = [
     Action("create_studio", ("home",), "Create a studio; you become its admin.", create_studio, CreateStudio),
-    Action("add_member", ("members",), "Add a user to this studio, or change their role.", add_member, AddMember,
+    Action("add_member", ("members",), "Invite a findable person to this studio (they join when they accept), "
+           "or change a member's role.", add_member, AddMember,
            who=rules.admin),
     Action("remove_member", ("members",), "Remove a member from this studio.", remove_member, RemoveMember,
            who=rules.admin),

@@ -155,6 +155,18 @@ class _Team:
     def act(self, user, url: str, action: str, **params: Any) -> str:
         return self.app.workspace.execute(user, url, action, params, client="navmcp-demo").url
 
+    def accept_invitations(self, user) -> int:
+        """`user` accepts the demo studio's invitations waiting for them, as in their browser (an
+        agent cannot: add_member invites, and nobody is added without agreeing)."""
+        from navmcp.identity import invitations
+
+        with self.app.store.read() as tx:
+            waiting = [i["id"] for i in invitations.addressed_to(tx, user["id"]) if i["studio"] == "demo"]
+        for made in waiting:
+            self.app.workspace.execute(user, "/inbox", "accept_invitation", {"invitation": made},
+                                       client="navmcp-demo", browser=True)
+        return len(waiting)
+
     def close(self) -> None:
         self.app.store.close()
 
@@ -201,6 +213,8 @@ def _tour(team: _Team, home: Path, say: Callable[[str], None]) -> dict[str, str]
             if not team.is_member(mate):
                 show(f"add_member @{mate['handle']}",
                      agent.act("add_member", url=f"{STUDIO}/members", handle=mate["handle"]), 3)
+                if team.accept_invitations(mate):
+                    say(f"@{mate['handle']} accepts the invitation in their browser, and is in the studio.")
 
         if not (team.find("note", "Onboarding checklist") and team.find("decision", "Which day for the weekly demo?")
                 and team.find("commitment", "Run the Friday retro")):

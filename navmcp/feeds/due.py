@@ -88,7 +88,13 @@ class Sweeper:
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
+        if self._thread is None or self._thread is threading.current_thread():
+            return
+        # Until the sweep under way ends, however long: returning earlier (a join with a timeout, once
+        # 10 s, as long as SQLite's wait for a lock) let the store be closed beneath it, a segfault.
+        self._thread.join(timeout=10)
+        while self._thread.is_alive():
+            log.warning("stopping: waiting for the deadline sweep under way to end")
             self._thread.join(timeout=10)
 
     def _run(self) -> None:

@@ -20,6 +20,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from navmcp.clock import ago, now
 from navmcp.feeds import inbox
+from navmcp.identity import user_by_id
+from navmcp.pages.request import Request
+from navmcp.render import excerpt
 
 if TYPE_CHECKING:
     from navmcp.store import Store, Tx
@@ -94,11 +97,16 @@ def send_digests(store: Store, smtp: Smtp, base_url: str) -> int:
         with store.read(user_id=person["user_id"]) as tx:  # as that person: their entries only
             unread = inbox.unread_count(tx, person["user_id"])
             entries = inbox.newest(tx, person["user_id"], DIGEST_ENTRIES) if unread else []
+            user = user_by_id(tx, person["user_id"]) if entries else None
+            if user is not None:  # a closed decision's result, as the inbox page states it
+                inbox.results(Request(tx, user, "digest", "/inbox", {}, {}), entries)
         if not entries:
             continue
         lines = [f"You have {unread} unread entr{'y' if unread == 1 else 'ies'} in your navmcp inbox:", ""]
         for e in entries:
             said = " ".join(part for part in (e["before"], f"“{e['name']}”") if part) + e["after"]
+            if e.get("result"):  # user text (option titles, quoted by the verdict): one line, cut as on the page
+                said += f", result: {excerpt(e['result'], 120)}"
             lines += [f"- {said}" + (f" in {e['studio']}" if e["studio"] else ""), f"  {base}{e['url']}"]
         lines += ["", f"All of it: {base}/inbox",
                   f"To stop these e-mails: digest_off on {base}/whoami"]

@@ -279,7 +279,10 @@
             ballot[parts[1]] = /^\d+$/.test(v) ? parseInt(v, 10) : v;
           }
         });
-        if (!skip && (unvoted.indexOf(option) < 0 || any)) list.push(ballot);
+        // a row marked unvoted counts once something of it is ticked; a form with no checkboxes
+        // (edit_decision's renames, whose every row is marked so) keeps each row given a value
+        var ticks = Object.keys(flags).length > 0;
+        if (!skip && (!ticks || unvoted.indexOf(option) < 0 || any)) list.push(ballot);
       });
       if (list.length) out[name] = list;
     });

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from nav_helpers import role_listed
+from nav_helpers import add_member, role_listed
 from navmcp import actions as action_table
 from navmcp.errors import ActionFailed, ActionUnavailable, FieldError, InvalidActionParams, NotFound
 from navmcp.identity import user_by_id
@@ -25,7 +25,7 @@ def people(ws, owner, make_user):
     eve, _ = make_user("eve")
     ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
     for handle in ("bob", "carol"):
-        ws.execute(owner, f"{STUDIO}/members", "add_member", {"handle": handle})
+        add_member(ws, owner, f"{STUDIO}/members", {"handle": handle})
     return {"owner": owner, "bob": bob, "carol": carol, "eve": eve}
 
 
@@ -321,7 +321,7 @@ def test_allowed_values_are_named(ws, people):
 def test_members_add_change_remove(ws, people):
     owner, eve = people["owner"], people["eve"]
     members = f"{STUDIO}/members"
-    act(ws, owner, members, "add_member", {"handle": "eve"})
+    assert add_member(ws, owner, members, {"handle": "eve"}).message.startswith("Invited @eve")  # she accepted
     assert ws.page(eve, STUDIO).title == "Team"
     act(ws, owner, members, "add_member", {"handle": "eve", "role": "admin"})
     assert role_listed(ws.page(owner, members).markdown, "eve") == "admin"

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.errors import ActionUnavailable, InvalidActionParams, NotFound
 
 STUDIO = "/studios/team"
@@ -21,7 +22,7 @@ def team(any_app, new_user):
     u = {h: new_user(h)[0] for h in ("alice", "bob", "carol", "dave")}
     ws.execute(u["alice"], "/", "create_studio", {"handle": "team", "name": "Team"})
     for h in ("bob", "carol", "dave"):
-        ws.execute(u["alice"], f"{STUDIO}/members", "add_member", {"handle": h})
+        add_member(ws, u["alice"], f"{STUDIO}/members", {"handle": h})
     decision = ws.execute(u["bob"], STUDIO, "create_decision",
                           {"question": "Where?", "options": ["Lisbon", "Berlin"], "deadline": "2100-01-01"}).url
     ws.execute(u["alice"], f"{STUDIO}/members", "remove_member", {"handle": "dave"})

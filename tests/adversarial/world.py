@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, create_user, ensure_owner, mint_token
@@ -61,7 +62,7 @@ def build(home: Path, extra_users: int = 0, database: tuple[str, str] | None = N
     admin, author = users["admin"], users["author"]
     w.urls["studio"] = act(app, admin, "/", "create_studio", handle="adv", name="Adversarial", description="a studio")
     for handle in ["author", "member", *[f"user{n}" for n in range(extra_users)]]:
-        act(app, admin, "/studios/adv/members", "add_member", handle=handle)
+        add_member(app.workspace, admin, "/studios/adv/members", {"handle": handle}, client="world-builder")
     w.urls["other"] = act(app, users["outsider"], "/", "create_studio", handle="other", name="Other studio",
                           description="secret plans")
     w.urls["other_note"] = act(app, users["outsider"], "/studios/other", "create_note", title="Secret other note",
@@ -69,6 +70,9 @@ def build(home: Path, extra_users: int = 0, database: tuple[str, str] | None = N
     w.urls["note"] = act(app, author, "/studios/adv", "create_note", title="A note", body="note body", tags=["x"])
     w.urls["pinned_note"] = act(app, author, "/studios/adv", "create_note", title="Pinned note", body="pinned")
     act(app, admin, w.urls["pinned_note"], "pin")
+    # something unread for the author (a comment on their note) and the member (a mention): mark_read's
+    # to mark (they joined by accepting an invitation, which left nothing unread)
+    act(app, admin, w.urls["pinned_note"], "add_comment", body="pinned, for @member too")
     w.urls["decision"] = act(app, author, "/studios/adv", "create_decision", question="Which?",
                              options=["Red", "Blue"])
     w.urls["commitment"] = act(app, author, "/studios/adv", "create_commitment", title="Do it", critical_mass=2,
@@ -94,7 +98,7 @@ def build(home: Path, extra_users: int = 0, database: tuple[str, str] | None = N
     act(app, author, deleted, "delete_item", confirm="Deleted note")
     w.urls["deleted_note"], w.urls["deleted_note_id"] = deleted, deleted.rsplit("/", 1)[1]
     act(app, admin, "/studios/adv/members", "create_invitation")
-    owner_sql(w, app, "UPDATE invitations SET id = 'w0rld1nv'")  # an open invitation whose id the tests know
+    owner_sql(w, app, "UPDATE invitations SET id = 'w0rld1nv' WHERE invitee_id IS NULL")  # the open link the tests know
     # a held action (navmcp/held): the author's agent's remind, waiting for an admin; the rule that
     # held it is removed again, so no other write of the world's is held
     ws = app.workspace

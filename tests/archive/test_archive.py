@@ -19,6 +19,7 @@ import zipfile
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp import archive
 from navmcp.app import App
 from navmcp.archive import ArchiveError
@@ -38,7 +39,7 @@ def make_team(app):
     alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     note = ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "the plan", "tags": ["q1"]}).url
     decision = ws.execute(alice, "/studios/team", "create_decision",
                           {"question": "Where?", "options": ["Lisbon", "Berlin"], "description": f"see {note}"}).url

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import zipfile
 
+from nav_helpers import add_member
 from navmcp.archive.personal import MINE, PERSONAL_FORMAT, export_person
 from navmcp.identity import add_user
 
@@ -19,7 +20,7 @@ def test_a_persons_archive_holds_what_they_wrote_and_nothing_of_anyone_else(any_
     ws = any_app.workspace
     alice, bob = add_user(any_app.store, "alice"), add_user(any_app.store, "bob")
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     note = ws.execute(alice, "/studios/team", "create_note", {"title": "Alice's plan", "body": "hers"}).url
     decision = ws.execute(bob, "/studios/team", "create_decision", {"question": "Where?", "options": ["Lisbon"]}).url
     ws.execute(alice, decision, "vote", {"votes": [{"option": "Lisbon", "prefer": True}]})

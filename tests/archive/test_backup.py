@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from deadlines import wait_for
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.archive import backup
 from navmcp.cli import main
@@ -32,7 +33,7 @@ def test_a_backup_taken_while_four_writers_write_holds_every_write_acknowledged_
     ws = app.workspace
     ws.execute(users[0], "/", "create_studio", {"handle": "team", "name": "Team"})
     for u in users[1:]:
-        ws.execute(users[0], "/studios/team/members", "add_member", {"handle": u["handle"]})
+        add_member(ws, users[0], "/studios/team/members", {"handle": u["handle"]})
     acknowledged: list[list[str]] = [[] for _ in range(WRITERS)]
     stop = threading.Event()
     errors: list[BaseException] = []

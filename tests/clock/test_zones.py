@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.errors import InvalidActionParams
 
 
@@ -19,7 +20,7 @@ def team(any_app, new_user):
     ws = any_app.workspace
     alice, bob = new_user("alice")[0], new_user("bob")[0]
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     return any_app, alice, bob
 
 

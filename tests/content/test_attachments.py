@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.content import attachments
 from navmcp.errors import ActionUnavailable, InvalidActionParams, NotFound
 from navmcp.mcp.tools import Session
@@ -27,7 +28,7 @@ def team(any_app, new_user):
     ws = any_app.workspace
     alice, bob, eve = new_user("alice")[0], new_user("bob")[0], new_user("eve")[0]
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "bob"})
     ws.execute(eve, "/", "create_studio", {"handle": "other", "name": "Other"})
     note = ws.execute(alice, STUDIO, "create_note", {"title": "Budget", "body": "see the files"}).url
     return any_app, alice, bob, eve, note
@@ -146,7 +147,7 @@ def test_the_uploader_or_an_admin_removes_a_file_and_no_one_else(team, new_user)
     app, alice, bob, eve, note = team
     ws = app.workspace
     new_user("carol")
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "carol"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "carol"})
     from navmcp.identity import user_by_handle
 
     with app.store.read() as tx:

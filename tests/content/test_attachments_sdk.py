@@ -14,6 +14,7 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
+from nav_helpers import add_member  # noqa: E402
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.demo.walkthrough import server_command  # noqa: E402
@@ -43,7 +44,7 @@ def test_one_agent_attaches_another_reads_a_stranger_gets_nothing(home):
     owner = ensure_owner(app.store)
     bob, eve = add_user(app.store, "bob"), add_user(app.store, "eve")
     app.workspace.execute(owner, "/", "create_studio", {"handle": "team", "name": "Team"})
-    app.workspace.execute(owner, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(app.workspace, owner, "/studios/team/members", {"handle": "bob"})
     note = app.workspace.execute(owner, "/studios/team", "create_note", {"title": "Votes", "body": "see files"}).url
     bob_token, eve_token = mint_token(app.secret, bob["id"]), mint_token(app.secret, eve["id"])
     app.store.close()

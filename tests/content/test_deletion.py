@@ -11,6 +11,7 @@ import time as real_time
 import pytest
 
 from mcp_rpc import Rpc
+from nav_helpers import add_member
 from navmcp import clock
 from navmcp.content import deletion
 from navmcp.errors import ActionUnavailable, InvalidActionParams, NotFound
@@ -30,7 +31,7 @@ def team(any_app, new_user):
     alice, bob, carol = users["alice"], users["bob"], users["carol"]
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     for h in ("bob", "carol", "dave"):
-        ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": h})
+        add_member(ws, alice, f"{STUDIO}/members", {"handle": h})
     urls = {
         "note": ws.execute(bob, STUDIO, "create_note", {"title": "Zebra plan", "body": "stripes\nfor all",
                                                         "tags": ["zoo"]}).url,
@@ -160,7 +161,8 @@ def test_a_deleted_item_leaves_every_list_count_and_search_at_once_and_comes_bac
     assert before["counts"]["note"] == 2 and before["search"] == ["Zebra colour?", "Zebra plan", "Zebra run"]
     assert before["search_comment"] == before["search_option"] == 1 and before["search_tag"] == 2
     assert before["tag"] == ["Zebra plan", "Zebra run"] and before["tag_count"] == 2 and before["near"][0] == 1
-    assert before["inbox"] == (2, [STUDIO, urls["note"]])  # added to the studio; carol's comment mentioning him
+    # the invitation he accepted (read); carol's comment mentioning him (unread)
+    assert before["inbox"] == (1, ["/inbox", urls["note"]])
     assert before["activity"]["votes"] == 2 and before["activity"]["comments"] == 1 and before["activity"]["created"] == 4
     assert [r["title"] for r in before["links"]] == ["Zebra plan"]
     assert before["complete"][0] and before["complete"][1] == ["zoo"]
@@ -175,7 +177,7 @@ def test_a_deleted_item_leaves_every_list_count_and_search_at_once_and_comes_bac
     # votes on a deleted decision count nowhere, nor its comments, nor the items in the created count
     assert after["activity"] == {"created": 1, "closed": 0, "comments": 0, "votes": 0, "joins": 0}
     assert after["awaiting"] == (0, []) and after["near"] == (0, []) and after["awaiting_list"] == 0
-    assert after["inbox"] == (1, [STUDIO]) and after["links"] == []
+    assert after["inbox"] == (0, ["/inbox"]) and after["links"] == []
     assert ws.page(carol, urls["linker"]).data["links_more"] == {"to": 0, "from": 0}
     assert after["complete"] == ([], [])
     assert not any(urls[k].rsplit("/", 1)[1] in " ".join(after["resources"]) for k in ("decision", "commitment"))

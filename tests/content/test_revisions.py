@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_rpc import Rpc
+from nav_helpers import add_member
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams, NotFound
 from navmcp.identity import mint_token
 
@@ -24,7 +25,7 @@ def team(any_app, new_user):
     alice = users["alice"]
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     for h in ("bob", "carol", "dave"):
-        ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": h})
+        add_member(ws, alice, f"{STUDIO}/members", {"handle": h})
     bob = users["bob"]
     urls = {
         "note": ws.execute(bob, STUDIO, "create_note", {"title": "Plan", "body": "one\ntwo\nthree", "tags": ["a"]}).url,

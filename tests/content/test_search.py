@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.content.search import parse
 from navmcp.errors import InvalidQuery
 
@@ -18,7 +19,7 @@ def team(any_app, new_user):
     bob, _ = new_user("bob")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     return ws, alice, bob
 
 

@@ -18,6 +18,7 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.clock import now
 from navmcp.config import Config
@@ -35,7 +36,7 @@ def team(any_app, new_user):
     bob, _ = new_user("bob")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team", "description": "the team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     return ws, alice, bob
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.content.text import look_alike_key, normalized
 from navmcp.errors import ActionFailed, InvalidActionParams
 
@@ -61,5 +62,5 @@ def test_titles_names_and_handles_are_read_as_they_look_on_both_stores(any_app, 
     assert page.title == "Standup" and "[Team](/studios/team)" in page.markdown
     with pytest.raises(InvalidActionParams, match="must contain a visible character"):
         ws.execute(alice, "/studios/team", "create_note", {"title": "\u200b\u00ad\ufeff", "body": "b"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "@\uff42\uff4f\uff42"})  # fullwidth bob
+    add_member(ws, alice, "/studios/team/members", {"handle": "@\uff42\uff4f\uff42"})  # fullwidth bob
     assert "@bob" in ws.page(alice, "/studios/team/members").markdown

@@ -20,7 +20,7 @@ import pytest
 
 from deadlines import HANG
 from mcp_http_client import HttpClient
-from nav_helpers import listed_actions, outside_fences, text_of
+from nav_helpers import accepts_at, listed_actions, outside_fences, text_of
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.demo.walkthrough import StdioClient
@@ -31,8 +31,9 @@ STUDIO = "/studios/crew"
 
 
 class Agent:
-    def __init__(self, client: StdioClient):
+    def __init__(self, client: StdioClient, home: Path | None = None):
         self.client = client
+        self.home = home  # the server's NAVMCP_HOME: where a person's browser writes land
 
     def navigate(self, url: str) -> dict:
         return self.client.navigate(url)
@@ -83,7 +84,8 @@ def agents(tmp_path_factory, request):
     owner.ok("create_studio", "/", handle="crew", name="The Crew")
     for handle in ("bob", "carol"):
         owner.ok("add_member", f"{STUDIO}/members", handle=handle)
-    yield {name: Agent(c) for name, c in clients.items()}
+        accepts_at(home, handle)
+    yield {name: Agent(c, home) for name, c in clients.items()}
     for c in clients.values():
         assert c.close() == 0
     if web is not None:
@@ -175,7 +177,13 @@ def test_second_user_sees_the_studio_only_once_a_member(agents):
     denied = bob.act("create_note", "/studios/inner", title="x", body="y")
     assert denied["isError"] is True and "no page at" in text_of(denied)
 
-    owner.ok("add_member", "/studios/inner/members", handle="bob")
+    invited = owner.ok("add_member", "/studios/inner/members", handle="bob")
+    assert invited["message"].startswith("Invited @bob to join as member: they are not a member until they accept")
+    assert "inner" not in text_of(bob.navigate("/"))  # invited is not in: he has not agreed yet
+    waiting = bob.navigate("/inbox")
+    assert "Inner circle (`inner`), as member, from @" in text_of(waiting)
+    assert "accept_invitation" not in listed_actions(text_of(waiting))  # his agent cannot accept for him
+    accepts_at(bob.home, "bob")
     page = bob.navigate("/studios/inner")
     assert page["isError"] is False and page["structuredContent"]["title"] == "Inner circle"
     assert "Quiet plans" in text_of(bob.navigate(secret))
@@ -234,4 +242,6 @@ def test_audit_names_the_client(agents):
     agents["bob"].ok("create_note", STUDIO, title="Audited", body="x")
     text = text_of(agents["owner"].navigate(f"{STUDIO}/audit"))
     assert "| @bob | bob-agent | `create_note` on /studios/crew |" in text
+    # the first line, past the invitations bob and carol accepted: on a later page by now
+    text += text_of(agents["owner"].navigate(f"{STUDIO}/audit?page=2"))
     assert "claude-code | `create_studio` on /" in text

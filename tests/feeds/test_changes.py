@@ -15,6 +15,7 @@ import time
 import pytest
 
 from deadlines import HANG, wait_for
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.errors import InvalidActionParams
 from navmcp.feeds.changes import Watcher, interest, record, summary
@@ -34,7 +35,7 @@ def team(any_app, new_user):
     carol, _ = new_user("carol")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     ws.execute(alice, "/", "create_studio", {"handle": "other", "name": "Other"})
     made = ws.execute(alice, "/studios/team", "create_decision",
                       {"question": "Lunch?", "options": ["Pizza", "Soup"]})
@@ -224,7 +225,7 @@ def test_the_last_member_deleting_a_studio_ends_its_watches(any_app, team, watch
     """delete_studio by its last member deletes the studio (issue 24 item 17, issue 49 item 9): the act is audited
     under no studio, and the watchers of its pages still hear of it, and are ended."""
     ws, alice, bob, carol, decision = team
-    ws.execute(alice, "/studios/other/members", "add_member", {"handle": "carol", "role": "admin"})
+    add_member(ws, alice, "/studios/other/members", {"handle": "carol", "role": "admin"})
     ws.execute(alice, "/studios/other/members", "leave_studio", None)
     events = watching(carol, "/studios/other")
     ws.execute(carol, "/studios/other/members", "delete_studio", {"confirm": "other"})
@@ -235,7 +236,7 @@ def test_home_hears_of_a_new_studio_membership_and_of_its_studios(any_app, team,
     ws, alice, bob, carol, decision = team
     home = watching(carol, "/")
     ws.execute(alice, decision, "add_comment", {"body": "carol is in no studio"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "carol"})
     kind, change = home.get(timeout=HANG)  # the first heard of: her membership, not the comment
     assert kind == "notify" and change.item_id is None
     ws.execute(alice, decision, "add_comment", {"body": "now carol's home shows it"})

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from deadlines import wait_for
+from nav_helpers import add_member
 from navmcp.feeds import due, inbox
 
 DAY = 86_400
@@ -26,8 +27,8 @@ def team(any_app, new_user):
     dave, _ = new_user("dave")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "carol"})
     return ws, alice, bob, carol, dave
 
 
@@ -137,3 +138,97 @@ def test_the_web_app_sweeps_while_it_serves(any_app, team):
     finally:
         web.due.stop()
         web.workers.shutdown()
+
+
+def _break_sweep(any_app, store_kind, request, broken: bool) -> None:
+    """Make the sweep's own query fail in the database, or work again, as its owner would: on SQLite
+    the inbox table is renamed away (back), on PostgreSQL the app's right to run the sweep's function
+    is revoked (granted)."""
+    if store_kind == "sqlite":
+        with any_app.store.write() as tx:
+            tx.execute("ALTER TABLE inbox RENAME TO inbox_away" if broken else "ALTER TABLE inbox_away RENAME TO inbox")
+        return
+    import psycopg
+
+    grant = ("REVOKE EXECUTE ON FUNCTION navmcp.note_deadlines(text, text) FROM navmcp_app" if broken
+             else "GRANT EXECUTE ON FUNCTION navmcp.note_deadlines(text, text) TO navmcp_app")
+    with psycopg.connect(request.getfixturevalue("pg_database").admin_url, autocommit=True) as owner:
+        owner.execute(grant)
+
+
+def test_a_failed_sweep_is_logged_and_the_sweeper_sweeps_again(any_app, team, store_kind, request, capsys):
+    """The sweeper's fault path, on a real store whose sweep fails in the database: the error is
+    logged (to stderr, where the CLI's logging writes), the sweeper's thread lives on, and the next
+    period's sweep, with the database fine again, writes the entries due."""
+    import logging
+    import sys
+
+    ws, alice, bob, carol, dave = team
+    ws.execute(alice, "/studios/team", "create_decision", {"question": "Where?", "options": ["Lisbon"],
+                                                           "deadline": hours(20)})
+    logger = logging.getLogger("navmcp.feeds.due")
+    stderr = logging.StreamHandler(sys.stderr)  # as navmcp.cli sets up logging: a stream on stderr
+    logger.addHandler(stderr)
+    _break_sweep(any_app, store_kind, request, broken=True)
+    sweeper = due.Sweeper(any_app.store, every=0.2, first=0)
+    try:
+        sweeper.start()
+        failed = wait_for(lambda: "the deadline sweep failed" in (got := capsys.readouterr().err) and got,
+                          "a failed sweep logged")
+        assert "Traceback" in failed and ("inbox" in failed if store_kind == "sqlite" else "permission denied" in failed)
+        time.sleep(0.5)  # more periods go by, each failing: the thread lives on
+        assert sweeper._thread.is_alive()
+        _break_sweep(any_app, store_kind, request, broken=False)
+        wait_for(lambda: deadline_entries(any_app, carol), "the sweep after the fault")
+        assert sweeper._thread.is_alive() and len(deadline_entries(any_app, bob)) == 1
+    finally:
+        logger.removeHandler(stderr)
+        sweeper.stop()
+    assert not sweeper._thread.is_alive()
+
+
+def test_stop_waits_for_a_sweep_under_way(any_app, team, store_kind, request):
+    """stop() during a sweep (held up by another's lock) returns once the sweep is done, its entries
+    written: the store is never closed beneath a sweep."""
+    import threading
+
+    ws, alice, bob, carol, dave = team
+    ws.execute(alice, "/studios/team", "create_commitment", {"title": "Walk", "critical_mass": 3, "deadline": hours(5)})
+    if store_kind == "sqlite":  # another writer holds the database's write lock
+        import sqlite3
+
+        other = sqlite3.connect(any_app.store.path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+    else:  # another session holds the items table
+        import psycopg
+
+        other = psycopg.connect(request.getfixturevalue("pg_database").admin_url)
+        other.execute("LOCK TABLE items IN ACCESS EXCLUSIVE MODE")
+    writing = threading.Event()
+    real_write = any_app.store.write
+
+    def write(*args, **kwargs):  # the store's own write, noting that a sweep has reached it
+        writing.set()
+        return real_write(*args, **kwargs)
+
+    any_app.store.write = write
+    sweeper = due.Sweeper(any_app.store, every=3600, first=0)
+    try:
+        if store_kind == "sqlite":
+            sweeper.start()
+            assert writing.wait(10)
+        else:
+            from store_fixtures import waiting_for_locks
+
+            sweeper.start()
+            wait_for(lambda: waiting_for_locks(request.getfixturevalue("pg_database")), "the sweep waiting")
+        release = threading.Timer(0.5, other.commit)
+        release.start()
+        started = time.monotonic()
+        sweeper.stop()
+        assert time.monotonic() - started >= 0.4  # it waited for the sweep
+        assert not sweeper._thread.is_alive()
+    finally:
+        any_app.store.write = real_write
+        other.close()
+    assert len(deadline_entries(any_app, carol)) == 1  # the sweep under way finished its write

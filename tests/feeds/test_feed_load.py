@@ -10,6 +10,7 @@ import threading
 import httpx
 import pytest
 
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, mint_token
@@ -39,7 +40,7 @@ def test_every_watcher_on_every_process_hears_every_change_once(store_kind, tmp_
     alice, bob = add_user(setup.store, "alice"), add_user(setup.store, "bob")
     ws = setup.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     decision = ws.execute(alice, "/studios/team", "create_decision",
                           {"question": "Lunch?", "options": ["Pizza", "Soup"]}).url
     writer, watcher = mint_token(setup.secret, alice["id"]), mint_token(setup.secret, bob["id"])

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp import workspace
 from navmcp.content import mentions
 from navmcp.errors import ActionUnavailable, InvalidActionParams
@@ -25,8 +26,8 @@ def team(any_app, new_user):
     dave, _ = new_user("dave")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "carol"})
     return ws, alice, bob, carol, dave
 
 
@@ -61,11 +62,16 @@ def test_an_edit_that_adds_a_mention_notifies_the_newly_mentioned_only(any_app, 
     assert after != before and sum(n for _, _, n in after) == sum(n for _, _, n in before) + 1
     assert kinds(any_app, dave) == []
 
-def test_being_added_to_a_studio_is_an_entry_for_the_one_added_only(any_app, team):
+def test_being_invited_to_a_studio_is_an_entry_for_the_one_invited_only(any_app, team):
+    """add_member of a newcomer invites them (nobody is added without agreeing): an `invited` entry
+    for them alone, unread until they answer; the admin who asked is told nothing."""
     ws, alice, bob, carol, dave = team
-    assert kinds(any_app, bob) == [("added", "Team", 1)]
-    assert entries(any_app, bob)[0]["url"] == "/studios/team" and entries(any_app, bob)[0]["actor"] == "alice"
+    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "dave"})
+    assert kinds(any_app, dave) == [("invited", "the invitations for you", 1)]
+    assert entries(any_app, dave)[0]["unread"]
     assert kinds(any_app, alice) == []  # your own actions never notify you
+    assert [k for k in kinds(any_app, carol) if k[0] == "invited"] == [("invited", "the invitations for you", 1)]
+    assert not [e for e in entries(any_app, carol) if e["kind"] == "invited" and e["read_at"] is None]  # she accepted
 
 
 def test_a_mention_of_a_member_notifies_them_and_a_non_member_nobody(any_app, team):
@@ -101,7 +107,7 @@ def test_a_comment_tells_the_creator_and_commenters_and_a_burst_folds(any_app, t
     note = ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "text"}).url
     ws.execute(bob, note, "add_comment", {"body": "one"})
     assert kinds(any_app, alice) == [("comment", "Plan", 1)]
-    assert kinds(any_app, bob) == [("added", "Team", 1)]  # his own comment told him nothing
+    assert kinds(any_app, bob) == [("invited", "the invitations for you", 1)]  # his own comment told him nothing
     ws.execute(carol, note, "add_comment", {"body": "two"})
     ws.execute(carol, note, "add_comment", {"body": "three"})
     assert kinds(any_app, alice) == [("comment", "Plan", 3)]  # folded: "3 new comments on"
@@ -150,7 +156,7 @@ def test_critical_mass_and_closing_a_commitment(any_app, team):
     made = ws.execute(alice, "/studios/team", "create_commitment",
                       {"title": "Picnic", "critical_mass": 2, "limit": 3}).url
     ws.execute(bob, made, "join_commitment", {})
-    assert [k for k in kinds(any_app, alice) if k[0] != "added"] == []
+    assert kinds(any_app, alice) == []
     ws.execute(carol, made, "join_commitment", {})
     assert ("commitment_mass", "Picnic", 1) in kinds(any_app, alice)
     assert ("commitment_mass", "Picnic", 1) in kinds(any_app, bob)
@@ -179,11 +185,12 @@ def test_mark_read_and_dismiss(any_app, team):
     page = ws.page(bob, "/inbox")
     assert {a.name for a in page.actions} == {"mark_read", "dismiss"}
     listed = page.data["entries"]
-    assert [e["name"] for e in listed] == ["Three", "Two", "One", "Team"]
-    assert "4 unread" in page.markdown and "[Three](/studios/team/n/" in page.markdown
+    assert [e["name"] for e in listed] == ["Three", "Two", "One", "the invitations for you"]  # that one read
+    assert "3 unread" in page.markdown and "[Three](/studios/team/n/" in page.markdown
     ws.execute(bob, "/inbox", "mark_read", {"entry": listed[0]["id"]})
     after = ws.page(bob, "/inbox").data["entries"]
-    assert [(e["name"], e["unread"]) for e in after] == [("Two", True), ("One", True), ("Team", True), ("Three", False)]
+    assert [(e["name"], e["unread"]) for e in after] == [("Two", True), ("One", True), ("Three", False),
+                                                                         ("the invitations for you", False)]
     ws.execute(bob, "/inbox", "mark_read", {"all": True, "until": listed[1]["id"]})  # Two and older
     assert [e["unread"] for e in ws.page(bob, "/inbox").data["entries"]] == [False] * 4
     with pytest.raises(ActionUnavailable):
@@ -205,13 +212,13 @@ def test_home_shows_the_unread_count_and_the_newest(any_app, team):
     for n in range(5):
         ws.execute(alice, "/studios/team", "create_note", {"title": f"Note {n} " + "x" * 180, "body": "@bob"})
     home = ws.page(bob, "/")
-    assert home.data["unread"] == 6
-    assert "## [Inbox](/inbox) (6 unread)" in home.markdown and "Note 4" in home.markdown and "Note 1" not in home.markdown
+    assert home.data["unread"] == 5
+    assert "## [Inbox](/inbox) (5 unread)" in home.markdown and "Note 4" in home.markdown and "Note 1" not in home.markdown
     assert len(home.markdown) < 2000
     # in one studio, no line names it (Your studios does); in two, each line does
     assert "in `team`" not in home.markdown
     ws.execute(alice, "/", "create_studio", {"handle": "side", "name": "Side"})
-    ws.execute(alice, "/studios/side/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/side/members", {"handle": "bob"})
     home = ws.page(bob, "/")
     assert re.search(r"\[Note 4 x+…?\]\(/studios/team/n/\w+\) in `team`", home.markdown)
 
@@ -236,7 +243,7 @@ def test_leaving_a_studio_hides_its_entries(any_app, team):
     ws, alice, bob, carol, dave = team
     ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "@bob"})
     ws.execute(bob, "/studios/team/members", "leave_studio", {})
-    assert kinds(any_app, bob) == []
+    assert [k[0] for k in kinds(any_app, bob)] == ["invited"]  # his own, of no studio: he accepted it
 
 
 def test_handles_are_read_as_loomio_reads_them():
@@ -267,7 +274,7 @@ def test_row_level_security_keeps_entries_to_their_owner(any_app, team):
     with any_app.store.write(user_id=alice["id"]) as tx:  # alice, for dave, who is no member: nothing
         tx.note_inbox("2099", "mention", studio, None, alice["id"], "", [dave["id"]], False, "a")
     assert kinds(any_app, dave) == []
-    assert [k for k, _, _ in kinds(any_app, bob)] == ["mention", "added"]
+    assert [k for k, _, _ in kinds(any_app, bob)] == ["mention", "invited"]
 
 
 def test_who_voted_and_remind(any_app, team):

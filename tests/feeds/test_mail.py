@@ -18,6 +18,8 @@ aiosmtpd = pytest.importorskip("aiosmtpd")
 from aiosmtpd.controller import Controller  # noqa: E402
 from aiosmtpd.handlers import Message  # noqa: E402
 
+from nav_helpers import add_member  # noqa: E402
+
 
 class Inbox(Message):
     def __init__(self):
@@ -45,7 +47,7 @@ def team(any_app, new_user):
     bob, _ = new_user("bob")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     return ws, alice, bob
 
 
@@ -62,7 +64,7 @@ def test_the_digest_goes_out_with_working_links_and_stops_when_turned_off(any_ap
     note = ws.execute(alice, "/studios/team", "create_note", {"title": "Agenda", "body": "@bob, a look?"}).url
     assert mail.send_digests(any_app.store, smtp, "http://navmcp.test/") == 1
     [message] = received.messages
-    assert message["To"] == "bob@example.org" and message["Subject"] == "navmcp: 2 unread"
+    assert message["To"] == "bob@example.org" and message["Subject"] == "navmcp: 1 unread"
     body = message.get_payload(decode=True).decode()
     assert "@alice mentioned you in “Agenda” in team" in body and "http://navmcp.test/inbox" in body
     links = re.findall(r"http://navmcp\.test(/\S*)", body)
@@ -81,6 +83,26 @@ def test_the_digest_goes_out_with_working_links_and_stops_when_turned_off(any_ap
     assert mail.send_digests(any_app.store, smtp, "http://navmcp.test") == 1
 
 
+def test_the_digest_states_a_closed_decisions_result(any_app, team, smtp_server):
+    """A decision bob voted on closes: his digest says what was decided, as his inbox page does. The
+    result is user text (an option's title) in a text/plain e-mail: kept as typed (no HTML escaping),
+    quoted as the verdict quotes it, on the entry's one line."""
+    ws, alice, bob = team
+    received, url = smtp_server
+    ws.execute(bob, "/whoami", "set_email", {"email": "bob@example.org"})
+    title = "Lisbon <b>&amp;</b> “Porto”"
+    made = ws.execute(alice, "/studios/team", "create_decision", {"question": "Where?", "options": [title, "Berlin"]}).url
+    ws.execute(bob, made, "vote", {"votes": [{"option": title, "accept": True, "prefer": True}]})
+    ws.execute(alice, made, "close_decision", {})
+    entry = next(e for e in ws.page(bob, "/inbox").data["entries"] if e["kind"] == "decision_closed")
+    assert title in entry["result"] and "Berlin" not in entry["result"]
+    assert mail.send_digests(any_app.store, mail.Smtp.from_url(url), "http://navmcp.test") == 1
+    body = received.messages[0].get_payload(decode=True).decode()
+    [line] = [line for line in body.splitlines() if "“Where?”" in line]
+    assert line.endswith(f"“Where?”, result: {entry['result']} in team") and title in line, line
+    assert "Berlin" not in body and "&lt;" not in body
+
+
 @pytest.mark.parametrize("store_kind", ["postgres"])
 def test_an_address_is_its_owners_alone(any_app, team):
     ws, alice, bob = team
@@ -94,6 +116,7 @@ def test_the_digest_command(any_app, team, smtp_server, tmp_path):
     ws, alice, bob = team
     received, url = smtp_server
     ws.execute(bob, "/whoami", "set_email", {"email": "bob@example.org"})
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Agenda", "body": "@bob, a look?"})
     env = {"NAVMCP_HOME": str(any_app.config.home), "PATH": "/usr/bin:/bin"}
     refused = subprocess.run([sys.executable, "-m", "navmcp", "digest"], env=env, capture_output=True, text=True)
     assert refused.returncode == 1 and "NAVMCP_SMTP_URL" in refused.stderr

@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams, NotFound
 from navmcp.held import hold as held_hold
 from test_store_contract import _as_owner
@@ -25,8 +26,7 @@ def team(any_app, new_user):
     users = {h: new_user(h)[0] for h in ("alice", "bob", "carol", "erin")}
     ws.execute(users["alice"], "/", "create_studio", {"handle": "team", "name": "Team"})
     for h in ("bob", "carol", "erin"):
-        ws.execute(users["alice"], f"{STUDIO}/members", "add_member",
-                   {"handle": h, "role": "admin" if h == "erin" else "member"})
+        add_member(ws, users["alice"], f"{STUDIO}/members", {"handle": h, "role": "admin" if h == "erin" else "member"})
     any_app.alice = users["alice"]["id"]  # reads below are hers (row-level security on PostgreSQL)
     decision = ws.execute(users["bob"], STUDIO, "create_decision", {"question": "Where?", "options": ["Lisbon"]},
                           browser=True).url
@@ -150,7 +150,7 @@ def test_self_approval_excluded_and_counted_approvals(team):
     # with two needed and only erin left able to give one, nobody can complete it: failed at once
     assert "| failed |" in ws.page(u["bob"], held.url).markdown
     ws2 = rule  # a rule needing two of three admins: bob is made one
-    ws.execute(u["alice"], f"{STUDIO}/members", "add_member", {"handle": "bob", "role": "admin"}, browser=True)
+    add_member(ws, u["alice"], f"{STUDIO}/members", {"handle": "bob", "role": "admin"}, browser=True)
     assert "| pending |" in ws.page(u["bob"], held.url).markdown
     first = ws.execute(u["erin"], held.url, "approve", {}, browser=True)
     assert first.message.startswith("Approved (1 of 2)") and not decision_closed(app, decision)
@@ -346,7 +346,7 @@ def test_a_legacy_client_watching_its_hold_hears_it_decided(home):
         bob = create_user(tx, "bob", findable=True)
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "bob"})
     decision = ws.execute(bob, STUDIO, "create_decision", {"question": "Q?", "options": ["a"]}, browser=True).url
     ws.execute(alice, QUEUE, "set_hold_rule", {"actions": "close_decision"}, browser=True)
     agent = StdioClient(env={"NAVMCP_HOME": str(home), "NAVMCP_TOKEN": mint_token(app.secret, bob["id"]),
@@ -371,3 +371,52 @@ def test_a_legacy_client_watching_its_hold_hears_it_decided(home):
     finally:
         agent.close()
         app.store.close()
+
+
+def test_a_held_emailed_invitation_is_sent_when_approved_and_run_never_when_rejected(team, monkeypatch):
+    """A held create_invitation with `email`, approved later, ran but sent no e-mail (its sending,
+    done after the write, was dropped): the invitation existed and its link reached nobody. It is
+    now sent once the approval's write is done, as a direct one is; held, previewed or rejected,
+    nothing is sent. Against a real SMTP server (aiosmtpd)."""
+    import re
+    from email import message_from_bytes
+
+    pytest.importorskip("aiosmtpd")
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    from navmcp.identity import invitations
+    from webproc import free_port
+
+    app, u, _ = team
+    ws = app.workspace
+    received = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            received.append(message)
+
+    controller = Controller(Keep(), hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        monkeypatch.setenv("NAVMCP_SMTP_URL", f"smtp://127.0.0.1:{controller.port}?from=navmcp@example.org")
+        monkeypatch.setenv("NAVMCP_BASE_URL", "http://navmcp.test")
+        rule(ws, u["alice"], actions="create_invitation", approvers="admins")
+        asked = {"email": "dana@example.org", "role": "admin"}
+        held = ws.execute(u["erin"], f"{STUDIO}/members", "create_invitation", asked, client="claude-ai")
+        assert held.held is not None and received == []  # held (and previewed): nothing sent
+        ws.execute(u["alice"], held.url, "reject", {"note": "not yet"}, browser=True)
+        assert received == [] and status_of(app, held.held["id"])["status"] == "rejected"
+        held = ws.execute(u["erin"], f"{STUDIO}/members", "create_invitation", asked, client="claude-ai")
+        assert received == []
+        done = ws.execute(u["alice"], held.url, "approve", {}, browser=True)
+    finally:
+        controller.stop()
+    assert status_of(app, held.held["id"])["status"] == "executed"
+    assert "could not be sent" not in done.message and "/invite/" not in done.message
+    [sent] = received
+    assert sent["To"] == "dana@example.org" and sent["Subject"] == "navmcp: an invitation to Team"
+    body = message_from_bytes(sent.as_bytes()).get_payload(decode=True).decode()
+    assert "@erin invites you to join “Team” on navmcp as admin" in body  # the requester's invitation
+    token = re.search(r"http://navmcp\.test/invite/([A-Za-z0-9_-]+)\n", body).group(1)
+    assert invitations.offered(app.store, token)["role"] == "admin"  # the link works

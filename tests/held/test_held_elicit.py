@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.types import ElicitResult, InputRequiredResult  # noqa: E402
 
 from mcp import Client  # noqa: E402
+from nav_helpers import add_member  # noqa: E402
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.demo.walkthrough import server_command  # noqa: E402
@@ -36,7 +37,7 @@ def team(tmp_path):
         bob = create_user(tx, "bob", findable=True)
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "bob"})
     decisions = [ws.execute(bob, STUDIO, "create_decision", {"question": f"Q{n}?", "options": ["a"]},
                             browser=True).url for n in range(3)]
     ws.execute(bob, f"{STUDIO}/held", "set_hold_rule", {"actions": "close_decision", "approvers": "self",
@@ -175,7 +176,7 @@ def test_approval_in_the_client_on_both_stores(any_app, new_user):
     ws = any_app.workspace
     (alice, _), (bob, token) = new_user("alice"), new_user("bob")
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, f"{STUDIO}/members", {"handle": "bob"})
     decision = ws.execute(bob, STUDIO, "create_decision", {"question": "Q?", "options": ["a"]}, browser=True).url
     ws.execute(bob, f"{STUDIO}/held", "set_hold_rule", {"actions": "close_decision", "approvers": "self",
                                                           "scope": "mine", "in_client": True}, browser=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_rpc import Rpc
+from nav_helpers import add_member
 from navmcp.identity import mint_token
 from test_store_contract import _as_owner
 
@@ -23,7 +24,7 @@ def team(any_app, new_user):
     ws = any_app.workspace
     users = {h: new_user(h)[0] for h in ("alice", "bob", "dave")}
     ws.execute(users["alice"], "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(users["alice"], f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    add_member(ws, users["alice"], f"{STUDIO}/members", {"handle": "bob"})
     ws.execute(users["alice"], f"{STUDIO}/held", "set_hold_rule",
                {"actions": "close_decision,add_option", "approvers": "admins"}, browser=True)
     decision = ws.execute(users["bob"], STUDIO, "create_decision", {"question": "Where?", "options": ["Lisbon"]},

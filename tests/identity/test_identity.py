@@ -11,7 +11,7 @@ import time
 import jwt
 import pytest
 
-from nav_helpers import text_of
+from nav_helpers import add_member, text_of
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.demo.walkthrough import StdioClient
@@ -229,7 +229,7 @@ def test_users_see_only_their_studios(app, owner, make_user):
     with pytest.raises(NotFound):
         ws.execute(ben, note, "add_comment", {"body": "hi"})
     with pytest.raises(NotFound):
-        ws.execute(ben, "/studios/anns/members", "add_member", {"handle": "ben", "role": "admin"})
+        add_member(ws, ben, "/studios/anns/members", {"handle": "ben", "role": "admin"})
 
 
 @pytest.mark.parametrize("handle", ["bob\n", "Bob", "-bob", "a" * 33, "bo b", ""])

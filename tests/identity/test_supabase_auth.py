@@ -14,6 +14,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.errors import AuthError
@@ -75,9 +76,9 @@ def test_a_supabase_user_is_not_findable_until_they_choose_and_never_named_by_th
     lin = supabase_app.authenticate(supabase_token(SECRET, email="lin.chen@example.com"))
     assert (lin["handle"], lin["name"], lin["findable"]) == ("lin-chen", "lin-chen", 0)
     with pytest.raises(InvalidActionParams, match="no such person you can add: @lin-chen"):
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "lin-chen"})
+        add_member(ws, alice, "/studios/team/members", {"handle": "lin-chen"})
     ws.execute(Principal(lin["id"]), "/whoami", "make_findable", None)
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "lin-chen"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "lin-chen"})
     members = ws.page(alice, "/studios/team/members")
     assert {m["handle"]: (m["name"], m["role"]) for m in members.data["members"]}["lin-chen"] == ("lin-chen", "member")
     assert "example.com" not in members.markdown

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_rpc import Rpc
-from nav_helpers import outside_fences
+from nav_helpers import add_member, outside_fences
 from navmcp.errors import ActionFailed, ActionUnavailable, InvalidActionParams
 
 STUDIO = "/studios/team"
@@ -22,7 +22,7 @@ def team(any_app, new_user):
     ann = people["ann"][0]
     ws.execute(ann, "/", "create_studio", {"handle": "team", "name": "Team"})
     for h in ("ben", "cy"):
-        ws.execute(ann, f"{STUDIO}/members", "add_member", {"handle": h})
+        add_member(ws, ann, f"{STUDIO}/members", {"handle": h})
     return people
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_rpc import Rpc
+from nav_helpers import add_member
 
 DECISION = "navmcp:///studios/{studio}/d/{item}"
 
@@ -82,7 +83,7 @@ def test_at_most_100_values_with_has_more(app, owner):
 def test_member_handles_complete_after_an_at_sign(any_app, team):
     alice_token, bob_token, offsite, lunch = team
     alice = Rpc(any_app, alice_token)
-    any_app.workspace.execute(_user(any_app, "alice"), "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(any_app.workspace, _user(any_app, "alice"), "/studios/team/members", {"handle": "bob"})
     ref = {"type": "ref/prompt", "name": "decide"}
     assert complete(alice, ref, "topic", "lunch with @b", studio="team")["values"] == ["lunch with @bob"]
     assert complete(alice, ref, "topic", "@", studio="team")["values"] == ["@alice", "@bob", "@admins", "@everyone"]

@@ -19,6 +19,7 @@ from mcp.shared.subscriptions import ResourceUpdated  # noqa: E402
 
 from deadlines import HANG  # noqa: E402
 from mcp import Client  # noqa: E402
+from nav_helpers import add_member  # noqa: E402
 from navmcp.app import App  # noqa: E402
 from navmcp.config import Config  # noqa: E402
 from navmcp.demo.walkthrough import StdioClient, server_command  # noqa: E402
@@ -37,7 +38,7 @@ def world(home):
         bob = create_user(tx, "bob", findable=True)
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     decision = ws.execute(alice, "/studios/team", "create_decision",
                           {"question": "Lunch?", "options": ["Pizza", "Soup"]}).url
     tokens = {"alice": mint_token(app.secret, alice["id"]), "bob": mint_token(app.secret, bob["id"])}

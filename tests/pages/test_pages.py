@@ -8,7 +8,7 @@ from datetime import UTC
 
 import pytest
 
-from nav_helpers import header_lines, listed_actions, outside_fences, role_listed
+from nav_helpers import add_member, header_lines, listed_actions, outside_fences, role_listed
 from navmcp.errors import ActionFailed, NotFound
 from navmcp.pages import PAGE_SIZE, ROUTES
 from navmcp.render import BODY_PART_CHARS, FULL_BODY_CHARS, body_cuts
@@ -21,7 +21,7 @@ def world(ws, owner, make_user):
     """A studio with one item of each kind, a comment, tags, a link, and a plain member."""
     bob, _ = make_user("bob")
     ws.execute(owner, "/", "create_studio", {"handle": "team", "name": "The Team"})
-    ws.execute(owner, f"{STUDIO}/members", "add_member", {"handle": "bob"})
+    add_member(ws, owner, f"{STUDIO}/members", {"handle": "bob"})
     note = ws.execute(owner, STUDIO, "create_note", {"title": "Kickoff", "body": "We start on Monday.",
                                                     "tags": ["meetings"]}).url
     decision = ws.execute(owner, STUDIO, "create_decision", {
@@ -545,7 +545,7 @@ def test_members_audit_and_tags_are_paginated(ws, world, app):
         for i in range(PAGE_SIZE):
             create_user(tx, f"user{i:02d}", findable=True)
     for i in range(PAGE_SIZE):
-        ws.execute(owner, f"{STUDIO}/members", "add_member", {"handle": f"user{i:02d}"})
+        add_member(ws, owner, f"{STUDIO}/members", {"handle": f"user{i:02d}"})
         ws.execute(owner, STUDIO, "create_note", {"title": f"Tagged {i}", "body": "x", "tags": ["many"]})
     ws.execute(owner, STUDIO, "create_note", {"title": "One more", "body": "x", "tags": ["many"]})
     for url, rows in ((f"{STUDIO}/members", r"^\| @"), (f"{STUDIO}/audit", r"^\| 20\d\d-"),

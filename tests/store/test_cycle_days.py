@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from nav_helpers import add_member
 from navmcp.actions.decisions import _UPSERT_VOTES
 from navmcp.clock import stamp
 from navmcp.content.domain import cycle_window
@@ -46,7 +47,7 @@ def test_the_day_counts_follow_every_write(any_app):
     ws = any_app.workspace
     alice, bob = add_user(any_app.store, "alice"), add_user(any_app.store, "bob")
     ws.execute(alice, "/", "create_studio", {"handle": "days", "name": "Days"})
-    ws.execute(alice, "/studios/days/members", "add_member", {"handle": "bob", "role": "member"})
+    add_member(ws, alice, "/studios/days/members", {"handle": "bob", "role": "member"})
     with any_app.store.read(user_id=alice["id"]) as tx:
         sid = tx.scalar("SELECT id FROM studios WHERE handle = 'days'")
     _check(any_app, alice, sid)
@@ -85,7 +86,7 @@ def test_a_ballot_moved_to_another_day_counts_on_that_day_once(any_app):
     ws = any_app.workspace
     alice, bob = add_user(any_app.store, "alice"), add_user(any_app.store, "bob")
     ws.execute(alice, "/", "create_studio", {"handle": "days", "name": "Days"})
-    ws.execute(alice, "/studios/days/members", "add_member", {"handle": "bob", "role": "member"})
+    add_member(ws, alice, "/studios/days/members", {"handle": "bob", "role": "member"})
     d = ws.execute(alice, "/studios/days", "create_decision", {"question": "When?", "options": ["a", "b", "c", "e"]}).url
     with any_app.store.write(user_id=alice["id"]) as tx:
         sid = tx.scalar("SELECT id FROM studios WHERE handle = 'days'")

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from deadlines import HANG, wait_for
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.demo.walkthrough import StdioClient, text_of
@@ -37,7 +38,7 @@ def test_twenty_processes_join_vote_and_comment_at_once(tmp_path, pg_url, pg_dat
     tokens = []
     for n in range(CLIENTS):
         user = add_user(app.store, f"sailor-{n}")
-        ws.execute(admin, "/studios/crowd/members", "add_member", {"handle": user["handle"]})
+        add_member(ws, admin, "/studios/crowd/members", {"handle": user["handle"]})
         tokens.append((user, mint_token(app.secret, user["id"])))
     app.store.close()
 
@@ -95,12 +96,12 @@ def test_two_admins_demoting_each_other_at_once_leave_an_admin(tmp_path, pg_url,
     rounds = 12
     for n in range(rounds):
         ws.execute(x, "/", "create_studio", {"handle": f"duo-{n}", "name": "Duo"})
-        ws.execute(x, f"/studios/duo-{n}/members", "add_member", {"handle": "yuri", "role": "admin"})
+        add_member(ws, x, f"/studios/duo-{n}/members", {"handle": "yuri", "role": "admin"})
 
     def demote(actor, other, n, barrier):
         barrier.wait(timeout=30)
         try:
-            ws.execute(actor, f"/studios/duo-{n}/members", "add_member", {"handle": other, "role": "member"})
+            add_member(ws, actor, f"/studios/duo-{n}/members", {"handle": other, "role": "member"})
             return "ok"
         except Exception as e:  # a refusal is fine; losing the last admin is not
             return type(e).__name__
@@ -132,7 +133,7 @@ def test_an_action_and_a_change_of_its_users_role_take_turns(tmp_path, pg_url, p
     try:
         alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
         ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob", "role": "admin"})
+        add_member(ws, alice, "/studios/team/members", {"handle": "bob", "role": "admin"})
         decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Q", "options": ["a"]}).url
         studio_id = app.store.read_one("SELECT id FROM studios WHERE handle = 'team'", user_id=alice["id"])["id"]
 

@@ -19,6 +19,7 @@ import pytest
 
 import pg_cluster
 from deadlines import HANG, wait_for
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.errors import Unavailable
@@ -154,7 +155,7 @@ def test_an_open_page_catches_up_across_a_database_outage(cluster, tmp_path):
     alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Lunch?",
                                                                       "options": ["Pizza", "Soup"]}).url
     port = free_port()

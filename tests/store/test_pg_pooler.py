@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 import pgbouncer
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, mint_token
@@ -63,7 +64,7 @@ def test_writes_and_the_live_feed_through_pgbouncer_in_transaction_mode(bouncer,
     alice, bob = add_user(setup.store, "alice"), add_user(setup.store, "bob")
     ws = setup.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Lunch?",
                                                                       "options": ["Pizza", "Soup"]}).url
     tokens = [mint_token(setup.secret, user["id"]) for user in (alice, bob)]

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.clock import now
 from navmcp.config import Config
@@ -182,7 +183,7 @@ def former_member(tmp_path, pg_url):
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     ws.execute(carol, "/", "create_studio", {"handle": "other", "name": "Other"})
     for who in ("bob", "dave"):
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": who})
+        add_member(ws, alice, "/studios/team/members", {"handle": who})
     note = ws.execute(bob, "/studios/team", "create_note", {"title": "Handover", "body": "all yours"}).url
     ws.execute(bob, note, "add_comment", {"body": "ping me"})
     ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"})
@@ -318,7 +319,7 @@ def test_a_vote_is_updated_in_place_only_by_its_voter_and_only_its_choice(two_st
     ws = app.workspace
     url = ws.execute(alice, "/studios/a", "create_decision", {"question": "When?", "options": ["Mon", "Tue"]}).url
     ws.execute(alice, url, "vote", {"votes": [{"option": "Mon"}, {"option": "Tue", "accept": False}]})
-    ws.execute(alice, "/studios/a/members", "add_member", {"handle": "bob"})  # he sees the votes, can't change them
+    add_member(ws, alice, "/studios/a/members", {"handle": "bob"})  # he sees the votes, can't change them
     assert ws.execute(alice, url, "vote", {"votes": [{"option": "Tue", "prefer": True}]}).message.startswith(
         "Vote replaced")
     decision = url.rsplit("/", 1)[1]
@@ -353,7 +354,7 @@ def team(tmp_path, pg_url):
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
     ws.execute(alice, "/", "create_studio", {"handle": "solo", "name": "Solo"})
     for who in ("bob", "carol", "dave"):
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": who})
+        add_member(ws, alice, "/studios/team/members", {"handle": who})
     new = lambda user, studio, action, params: ws.execute(  # noqa: E731
         user, f"/studios/{studio}", action, params).url
     urls = {
@@ -666,7 +667,7 @@ def test_the_migration_backfills_people_who_left_before_it(tmp_path, pg_database
             ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
             ws.execute(carol, "/", "create_studio", {"handle": "other", "name": "Other"})
             for user in (stayer, silent, *left):
-                ws.execute(alice, "/studios/team/members", "add_member", {"handle": user["handle"]})
+                add_member(ws, alice, "/studios/team/members", {"handle": user["handle"]})
             new = lambda action, params: ws.execute(alice, "/studios/team", action, params).url  # noqa: E731
             note = new("create_note", {"title": "n", "body": "b"})
             decision = new("create_decision", {"question": "q", "options": ["o"]})
@@ -932,9 +933,9 @@ def test_a_user_row_is_only_ever_marked_deleted_by_its_user(team, pg_database):
 
 
 def test_an_admin_adds_only_a_findable_person_and_each_sets_only_their_own(team, pg_database):
-    """Consent to be added, as row-level security (migration 20261126000023): an admin's insert of a
-    membership for someone unfindable is refused whatever the query; a user sets whether they are
-    findable on their own row only."""
+    """Consent to be added, as row-level security (migrations 20261126000023, 20261130000261): an
+    admin's insert of another's membership is refused whatever the query, findable or not (they are
+    invited, and join by their own answer); a user sets whether they are findable on their own row only."""
     from navmcp.identity import create_user, new_id
 
     app, urls, ids, u = team
@@ -947,7 +948,10 @@ def test_an_admin_adds_only_a_findable_person_and_each_sets_only_their_own(team,
     _refused(app, alice, join, (team_id, dana_id))
     assert _as(app, carol, "UPDATE users SET findable = 1 WHERE id = ?", (dana_id,)) == 0
     assert _as(app, {"id": dana_id}, "UPDATE users SET findable = 1 WHERE id = ?", (dana_id,)) == 1
-    assert _as(app, alice, join, (team_id, dana_id)) == 1
+    # findable, she may be invited (add_member), never put in by an admin's insert (migration
+    # 20261130000261): she joins by her own answer
+    _refused(app, alice, join, (team_id, dana_id))
+    _refused(app, {"id": dana_id}, join, (team_id, dana_id))  # nor by her own insert, uninvited
 
 
 def test_the_findable_migration_sorts_accounts_and_clears_email_names(tmp_path, pg_database):

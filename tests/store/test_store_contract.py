@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from nav_helpers import role_listed
+from nav_helpers import add_member, role_listed
 from navmcp import actions as action_table
 from navmcp.app import App
 from navmcp.content.domain import CYCLES, cycle_window
@@ -117,7 +117,7 @@ def team(any_app, new_user):
     carol, _ = new_user("carol")
     ws = any_app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team", "description": "the team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     return ws, alice, bob, carol
 
 
@@ -147,7 +147,7 @@ def test_home_is_a_to_do_list_with_counts_and_full_lists(any_app, team):
         url = ws.execute(alice, "/studios/team", "create_commitment", {"title": f"C{n}", "critical_mass": mass}).url
         for who in (alice, carol)[:joins]:
             if who is carol:
-                ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol"}) \
+                add_member(ws, alice, "/studios/team/members", {"handle": "carol"}) \
                     if "carol" not in ws.page(alice, "/studios/team/members").markdown else None
             ws.execute(who, url, "join_commitment", {})
     home = ws.page(bob, "/")
@@ -180,13 +180,13 @@ def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
     # A non-member sees no such studio (no leak), an admin adds and removes.
     with pytest.raises(NotFound):
         ws.page(carol, "/studios/team")
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol", "role": "admin"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "carol", "role": "admin"})
     assert ws.page(carol, "/studios/team/audit").title.startswith("Audit log")
     ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"})
     with pytest.raises(NotFound):
         ws.page(carol, "/studios/team")
     with pytest.raises(InvalidActionParams, match="no such person you can add: @nobody"):
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "nobody"})
+        add_member(ws, alice, "/studios/team/members", {"handle": "nobody"})
     with pytest.raises(ActionFailed, match="at least one admin"):
         ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "alice"})
     # Handles are unique across studios the creator cannot see.
@@ -194,7 +194,7 @@ def test_studio_feed_members_and_membership_actions(any_app, team, new_user):
         ws.execute(carol, "/", "create_studio", {"handle": "team", "name": "Mine"})
     # An admin may leave while another admin stays (PostgreSQL counted after the write, when the
     # memberships were already hidden from the one who left, and refused).
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob", "role": "admin"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob", "role": "admin"})
     left = ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "alice"})
     assert left.message == "You left this studio." and left.url == "/"
     with pytest.raises(NotFound):
@@ -214,7 +214,7 @@ def test_a_member_may_leave_and_the_last_admin_only_last(any_app, team):
     assert (left.message, left.url) == ("You left this studio.", "/")
     with pytest.raises(NotFound):
         ws.page(bob, "/studios/team")
-    assert "@bob" not in ws.page(alice, "/studios/team/members").markdown
+    assert "bob" not in _roles(ws.page(alice, "/studios/team/members"))  # (the invitation he accepted is listed)
     # the last one out deletes it, by its own action: leaving is not offered
     assert {"delete_studio"} <= names(ws.page(alice, "/studios/team/members")) and "leave_studio" not in names(
         ws.page(alice, "/studios/team/members"))
@@ -272,7 +272,7 @@ def test_the_last_working_member_out_deletes_the_studio_whatever_their_role(any_
     ws.execute(carol, "/", "create_studio", {"handle": "team", "name": "Carol's team"})
     assert _roles(ws.page(carol, "/studios/team/members")) == {"carol": "admin"}
     # An admin beside a member whose account was deleted is its last member too.
-    ws.execute(carol, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, carol, "/studios/team/members", {"handle": "bob"})
     _as_owner(any_app, store_kind, request, "UPDATE users SET deleted_at = ? WHERE handle = ?",
               ("2026-01-01T00:00:00.000000Z", "bob"))
     assert "delete_studio" in names(ws.page(carol, "/studios/team/members"))
@@ -283,23 +283,22 @@ def test_a_deleted_account_can_be_removed_and_its_admin_role_does_not_count(any_
     """`navmcp user delete` keeps a user's work and memberships: the members page says the account
     is deleted, an admin can remove it, and a deleted admin keeps no studio administered."""
     ws, alice, bob, carol = team
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "carol", "role": "admin"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "carol", "role": "admin"})
     for handle in ("bob", "carol"):  # what identity.delete_user writes
         _as_owner(any_app, store_kind, request, "UPDATE users SET deleted_at = ? WHERE handle = ?",
                   ("2026-01-01T00:00:00.000000Z", handle))
     members = ws.page(alice, "/studios/team/members").markdown
     assert "| @bob (account deleted) |" in members and "| @alice |" in members
     with pytest.raises(ActionFailed, match="at least one admin"):  # carol's role administers nothing
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "alice", "role": "member"})
+        add_member(ws, alice, "/studios/team/members", {"handle": "alice", "role": "member"})
     with pytest.raises(ActionFailed, match="at least one admin"):
         ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "alice"})
     assert "Removed @bob" in ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "bob"}).message
     assert "Removed @carol" in ws.execute(alice, "/studios/team/members", "remove_member", {"handle": "carol"}).message
-    members = ws.page(alice, "/studios/team/members").markdown
-    assert "@bob" not in members and "@carol" not in members
+    assert _roles(ws.page(alice, "/studios/team/members")).keys() == {"alice"}
     # adding a deleted account back is refused as adding nobody is (test_only_a_findable_person_can_be_added)
     with pytest.raises(InvalidActionParams, match="no such person you can add: @bob"):
-        ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+        add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
 
 
 def test_only_a_findable_person_can_be_added_and_every_refusal_reads_the_same(any_app, team, new_user):
@@ -320,7 +319,7 @@ def test_only_a_findable_person_can_be_added_and_every_refusal_reads_the_same(an
     refusals = {}
     for handle in ("dana", "erin", "nobody"):  # not findable, deleted, nobody's
         with pytest.raises(InvalidActionParams) as refused:
-            ws.execute(alice, members, "add_member", {"handle": handle})
+            add_member(ws, alice, members, {"handle": handle})
         refusals[handle] = refused.value.message.replace(handle, "HANDLE")
     assert len(set(refusals.values())) == 1, refusals
     assert ("'handle': no such person you can add: @HANDLE. People are added by a handle they made findable"
@@ -330,23 +329,67 @@ def test_only_a_findable_person_can_be_added_and_every_refusal_reads_the_same(an
     # dana chooses to be found, on her whoami page; then alice can add her.
     page = ws.page(dana, "/whoami")
     assert {"make_findable", "make_unfindable"} & names(page) == {"make_findable"}
-    assert "| Findable | no: nobody can add you to a studio |" in page.markdown
+    assert "| Findable | no: nobody can invite you to a studio |" in page.markdown
     done = ws.execute(dana, "/whoami", "make_findable", None)
-    assert done.message == "You are findable: an admin who knows your handle @dana can add you to a studio."
+    assert done.message == "You are findable: an admin who knows your handle @dana can invite you to a studio."
     assert "make_unfindable" in done.actions and "make_findable" not in done.actions
-    assert "| Findable | yes: a studio admin who knows your handle can add you |" in ws.page(dana, "/whoami").markdown
+    assert "| Findable | yes: a studio admin who knows your handle can invite you |" in ws.page(dana, "/whoami").markdown
     with pytest.raises(ActionUnavailable, match="you are findable already"):
         ws.execute(dana, "/whoami", "make_findable", None)
-    assert ws.execute(alice, members, "add_member", {"handle": "dana"}).message == "@dana is now a member of this studio."
-    assert _roles(ws.page(alice, members))["dana"] == "member"
+    assert add_member(ws, alice, members, {"handle": "dana"}).message.startswith("Invited @dana to join as member")
+    assert _roles(ws.page(alice, members))["dana"] == "member"  # once she accepted (test_add_member_invites…)
     # Unfindable again: she stays in, and her role may change; once out, she cannot be added back.
     ws.execute(dana, "/whoami", "make_unfindable", None)
     assert "/studios/team" in ws.page(dana, "/whoami").markdown
-    ws.execute(alice, members, "add_member", {"handle": "dana", "role": "admin"})
+    add_member(ws, alice, members, {"handle": "dana", "role": "admin"})
     assert _roles(ws.page(alice, members))["dana"] == "admin"
     ws.execute(alice, members, "remove_member", {"handle": "dana"})
     with pytest.raises(InvalidActionParams, match="no such person you can add: @dana"):
-        ws.execute(alice, members, "add_member", {"handle": "dana"})
+        add_member(ws, alice, members, {"handle": "dana"})
+
+
+def _waiting(any_app, user_id: str) -> list[dict]:
+    from navmcp.identity import invitations
+
+    with any_app.store.read(user_id=user_id) as tx:
+        return invitations.addressed_to(tx, user_id)
+
+
+def test_add_member_invites_a_newcomer_who_joins_only_by_agreeing(any_app, team, new_user):
+    """add_member put any findable person in a studio at once, without asking them (issue 43: nobody
+    is added without agreeing). A newcomer's add is now an invitation addressed to them, in their
+    inbox: no member until they accept it; declining adds nobody; a member's role change stays at once."""
+    ws, alice, bob, carol = team
+    dana = new_user("dana")[0]
+    members = "/studios/team/members"
+    told = ws.execute(alice, members, "add_member", {"handle": "@dana", "role": "admin"})
+    assert told.message == ("Invited @dana to join as admin: they are not a member until they accept the invitation "
+                            "waiting in their inbox (within 7 days); nobody is added without agreeing.")
+    assert "dana" not in _roles(ws.page(alice, members))
+    assert "for @dana" in ws.page(alice, members).markdown  # the admins see the invitation waiting
+    with pytest.raises(NotFound):
+        ws.page(dana, "/studios/team")
+    inbox = ws.page(dana, "/inbox")
+    assert "Team (`team`), as admin, from @alice" in inbox.markdown and "decline_invitation" in names(inbox)
+    assert "accept_invitation" in names(ws.page(dana, "/inbox", browser=True))  # accepted in her browser only
+    again = ws.execute(alice, members, "add_member", {"handle": "dana"})
+    assert again.message.startswith("@dana is invited already and has not answered yet; nothing changed")
+    [waiting] = _waiting(any_app, dana["id"])  # one invitation, not two
+    assert (waiting["studio"], waiting["role"], waiting["inviter"]) == ("team", "admin", "alice")
+    # an agent cannot accept for her
+    with pytest.raises(ActionUnavailable, match="in their browser"):
+        ws.execute(dana, "/inbox", "accept_invitation", {"invitation": waiting["id"]})
+    assert "declined" in ws.execute(dana, "/inbox", "decline_invitation", {"invitation": waiting["id"]}).message
+    assert "dana" not in _roles(ws.page(alice, members)) and _waiting(any_app, dana["id"]) == []
+    # asked again, she accepts in her browser and is in, with the role she was invited to
+    ws.execute(alice, members, "add_member", {"handle": "dana"})
+    [waiting] = _waiting(any_app, dana["id"])
+    joined = ws.execute(dana, "/inbox", "accept_invitation", {"invitation": waiting["id"]}, browser=True)
+    assert joined.url == "/studios/team" and _roles(ws.page(alice, members))["dana"] == "member"
+    # a member's role changes at once, and no invitation is made for it
+    assert ws.execute(alice, members, "add_member", {"handle": "dana", "role": "admin"}).message == \
+        "@dana is now an admin of this studio."
+    assert _roles(ws.page(alice, members))["dana"] == "admin" and _waiting(any_app, dana["id"]) == []
 
 
 def test_the_inbox_lists_what_it_runs(any_app, team):
@@ -358,10 +401,10 @@ def test_the_inbox_lists_what_it_runs(any_app, team):
         ws.execute(carol, "/inbox", "dismiss", {"all": True})
     ws.execute(alice, "/studios/team", "create_note", {"title": "For bob", "body": "@bob and @carol"})
     page = ws.page(bob, "/inbox")
-    assert names(page) == {"mark_read", "dismiss"} and page.data["unread"] == 2  # added, mentioned
+    assert names(page) == {"mark_read", "dismiss"} and page.data["unread"] == 1  # mentioned (his invitation: read)
     assert names(ws.page(carol, "/inbox")) == set()  # carol is in no studio: her mention is plain text
     done = ws.execute(bob, "/inbox", "mark_read", {"all": True})
-    assert done.message == "Marked 2 entries read." and set(done.actions) == names(ws.page(bob, "/inbox")) == {"dismiss"}
+    assert done.message == "Marked 1 entry read." and set(done.actions) == names(ws.page(bob, "/inbox")) == {"dismiss"}
     done = ws.execute(bob, "/inbox", "dismiss", {"all": True})
     assert done.actions == [] and names(ws.page(bob, "/inbox")) == set()
 
@@ -387,7 +430,7 @@ def test_deleting_a_studios_last_admin_is_refused_unless_forced(any_app, team):
     with pytest.raises(NavError, match="last admin of /studios/team: make another member an admin"):
         with any_app.store.write(user_id=alice["id"]) as tx:
             delete_user(tx, "alice")
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob", "role": "admin"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob", "role": "admin"})
     with any_app.store.write(user_id=alice["id"]) as tx:
         delete_user(tx, "alice")
     assert "| @alice (account deleted) |" in ws.page(bob, "/studios/team/members").markdown
@@ -507,7 +550,7 @@ def test_decisions_vote_replace_close(any_app, team):
 def test_commitments_join_limit_leave_close(any_app, team, new_user):
     ws, alice, bob, carol = team
     dave, _ = new_user("dave")
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "dave"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "dave"})
     full = ws.execute(alice, "/studios/team", "create_commitment",
                       {"title": "Book the venue", "critical_mass": 2, "limit": 2}).url
     ws.execute(alice, full, "join_commitment", {})
@@ -557,9 +600,8 @@ def test_what_a_page_lists_executes_after_its_creators_role_changes(any_app, new
     ws = any_app.workspace
     alice, ed, maker = (new_user(h)[0] for h in ("alice", "ed", "maker"))
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "ed"})
-    ws.execute(alice, "/studios/team/members", "add_member",
-               {"handle": "maker", "role": "admin" if change == "demoted" else "member"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "ed"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "maker", "role": "admin" if change == "demoted" else "member"})
     actors = {"admin": alice, "member": ed}
     if change in ("demoted", "promoted"):
         actors["creator"] = maker
@@ -585,8 +627,7 @@ def test_what_a_page_lists_executes_after_its_creators_role_changes(any_app, new
         with any_app.store.write(user_id=maker["id"]) as tx:  # as `navmcp user delete` acts
             delete_user(tx, "maker")
     else:
-        ws.execute(alice, "/studios/team/members", "add_member",
-                   {"handle": "maker", "role": "member" if change == "demoted" else "admin"})
+        add_member(ws, alice, "/studios/team/members", {"handle": "maker", "role": "member" if change == "demoted" else "admin"})
 
     disagreements, ran = [], set()
     for who, actor, url, action, params in cases:
@@ -635,7 +676,7 @@ def test_participant_counts_stay_exact(any_app, team, new_user, store_kind, requ
     """The count kept on a commitment (migration 0007) equals a fresh count(*) after every step."""
     ws, alice, bob, carol = team
     dave, _ = new_user("dave")
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "dave"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "dave"})
     full = ws.execute(alice, "/studios/team", "create_commitment",
                       {"title": "Book the venue", "critical_mass": 2, "limit": 2}).url
     open_one = ws.execute(bob, "/studios/team", "create_commitment", {"title": "Run together", "critical_mass": 3}).url
@@ -876,7 +917,7 @@ def test_a_former_members_work_stays_with_the_studio(any_app, team):
     assert re.search(r"\[Handover\]\(\S+\) — note, updated \S+ by @bob", cycle), cycle
     audit = ws.page(alice, "/studios/team/audit").markdown
     assert re.search(r"\| @bob \| \S+ \| `create_note` on /studios/team \|", audit), audit
-    assert "@bob" not in ws.page(alice, "/studios/team/members").markdown
+    assert "bob" not in _roles(ws.page(alice, "/studios/team/members"))
     # bob, outside now, finds nothing of the studio; carol, never in it, neither.
     for outsider in (bob, carol):
         for url in ("/studios/team", note, decision, commitment, "/studios/team/members"):
@@ -930,7 +971,8 @@ def test_next_links_walk_every_item_once_and_agree_with_page_numbers(any_app, te
                 re.findall(r"^\| \S+ \S+ \| @", page.markdown, flags=re.M)
             url = _next_link(page.markdown)
         if start.endswith("audit"):
-            assert len(seen) == 1 + 1 + 45 + 7 and pages == 3  # create_studio, add_member, notes, comments
+            # create_studio, add_member, accept_invitation, notes, comments
+            assert len(seen) == 1 + 1 + 1 + 45 + 7 and pages == 3
         else:
             assert sorted(seen) == [f"Item {n:02d}" for n in range(45)] and pages == 3, start
 
@@ -963,7 +1005,7 @@ def _script(app, make_user) -> list[str]:
     bob, _ = make_user("bob")
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     note = ws.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "the plan", "tags": ["a"]}).url
     ws.execute(bob, note, "add_comment", {"body": "looks good"})
     ws.execute(bob, "/studios/team", "create_note", {"title": "Reply", "body": f"re {note}"})

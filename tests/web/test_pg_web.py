@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 from deadlines import HANG, wait_for
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import add_user, mint_token
@@ -107,7 +108,7 @@ def test_twenty_clients_across_two_processes_join_a_limit_five_commitment(world,
     users = []
     for n in range(CLIENTS):
         user = add_user(app.store, f"deckhand-{n}")
-        ws.execute(world["skipper"], "/studios/crew/members", "add_member", {"handle": user["handle"]})
+        add_member(ws, world["skipper"], "/studios/crew/members", {"handle": user["handle"]})
         users.append((user, mint_token(app.secret, user["id"])))
     clients = [HttpMcp(two_servers[n % 2].base, token, name=f"deckhand-{n}") for n, (_, token) in enumerate(users)]
     start = threading.Barrier(CLIENTS)
@@ -291,7 +292,7 @@ def test_the_member_picker_suggests_only_people_you_share_a_studio_with(world, p
     for handle in ("cook", "stranger"):
         add_user(app.store, handle)
     app.workspace.execute(skipper, "/", "create_studio", {"handle": "galley", "name": "Galley"})
-    app.workspace.execute(skipper, "/studios/galley/members", "add_member", {"handle": "cook"})
+    add_member(app.workspace, skipper, "/studios/galley/members", {"handle": "cook"})
     server = PgWebServer(world["home"], world["url"])
     try:
         token = mint_token(app.secret, skipper["id"])

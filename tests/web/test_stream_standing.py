@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from deadlines import HANG
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import Access, add_user, mint_access_token, mint_token
@@ -80,7 +81,7 @@ def world(store_kind, tmp_path, request):
     alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     decision = ws.execute(alice, "/studios/team", "create_decision", {"question": "Lunch?",
                                                                       "options": ["Pizza", "Soup"]}).url
     public = f"http://127.0.0.1:{free_port()}"

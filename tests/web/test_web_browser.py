@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from nav_helpers import accepts_at
 from navmcp.demo.walkthrough import StdioClient, text_of
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -36,6 +37,7 @@ def test_human_votes_in_the_browser_and_the_agent_sees_it(server):
         agent.initialize()
         assert not agent.act("create_studio", url="/", handle="team", name="Team")["isError"]
         assert not agent.act("add_member", url="/studios/team/members", handle="alice")["isError"]
+        accepts_at(server.home, "alice")  # she agrees, in her browser
         made = agent.act("create_decision", url="/studios/team", question="Where is the offsite?",
                          options=["Lisbon", "Berlin", "Online <script>alert(1)</script>"])
         decision = made["structuredContent"]["url"]

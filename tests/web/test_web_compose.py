@@ -4,6 +4,7 @@ to complete after `@` are a studio's members', for its members only."""
 
 from __future__ import annotations
 
+from nav_helpers import accepts
 from webclient import SCRIPT, Client, csrf_of
 
 
@@ -11,9 +12,10 @@ def _preview(client, text: str, studio: str = "team"):
     return client.post("/preview", data={"text": text, "studio": studio})
 
 
-def test_the_preview_is_what_the_page_shows(browser, api, seeded, make_user):
+def test_the_preview_is_what_the_page_shows(app, browser, api, seeded, make_user):
     make_user("bob")
     api.post("/studios/team/members/actions/add_member", json={"handle": "bob"})
+    accepts(app.workspace, "bob")
     text = f"## Goals\n\n**bold** {SCRIPT} <img src=x onerror=alert(1)> [x](javascript:alert(1)) @bob @nobody {seeded['note']}"
     shown = _preview(browser, text)
     assert shown.status_code == 200 and shown.headers["content-type"].startswith("text/html")
@@ -29,13 +31,14 @@ def test_the_preview_is_what_the_page_shows(browser, api, seeded, make_user):
     assert shown.text.strip() in page
 
 
-def test_the_preview_and_the_handles_answer_members_only(web, browser, api, seeded, make_user):
+def test_the_preview_and_the_handles_answer_members_only(app, web, browser, api, seeded, make_user):
     _, token = make_user("eve")
     eve = Client(web, {"Authorization": f"Bearer {token}"})
     try:
         # a studio not theirs: rendered, but nobody's mention is linked, and no handles are listed
         make_user("bob")
         api.post("/studios/team/members/actions/add_member", json={"handle": "bob"})
+        accepts(app.workspace, "bob")
         assert 'href="/studios/team/members' in _preview(browser, "hi @bob").text
         assert "/studios/team" not in _preview(eve, "hi @bob").text
         assert eve.get("/mentionable?studio=team").status_code == 404

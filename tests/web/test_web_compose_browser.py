@@ -10,6 +10,7 @@ import re
 import httpx
 import pytest
 
+from nav_helpers import accepts_at
 from test_web_pages_browser import ARGS, ARTIFACTS, CHROMIUM, axe_script, navmcp, signed_in
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (.ci/run installs it)")
@@ -27,6 +28,7 @@ def world(tmp_path_factory):
         api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {server.token()}"})
         assert api.post("/actions/create_studio", json={"handle": "team", "name": "Team"}).status_code == 200
         assert api.post("/studios/team/members/actions/add_member", json={"handle": "alice"}).status_code == 200
+        accepts_at(server.home, "alice")
         note = api.post("/studios/team/actions/create_note", json={"title": "Plan", "body": "The plan."}).json()["url"]
         api.close()
         yield server, note

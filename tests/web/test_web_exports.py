@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from nav_helpers import accepts, accepts_at, add_member
 from navmcp.app import App
 from navmcp.archive.importer import import_studio
 from navmcp.config import Config
@@ -39,6 +40,7 @@ def team(api, app):
     attach(api, note, "votes.csv", "text/csv", CSV)
     bob = add_user(app.store, "bob")
     assert api.post("/studios/team/members/actions/add_member", json={"handle": "bob"}).status_code == 200
+    accepts(app.workspace, "bob")
     app.workspace.execute(bob, note, "add_comment", {"body": "bob's word"})
     return {"note": note, "bob": bob}
 
@@ -162,6 +164,7 @@ def test_in_chromium_a_person_uploads_and_downloads_and_the_admin_exports_and_a_
     for handle, role in (("alice", "admin"), ("bob", "member")):
         added = agent.post("/studios/team/members/actions/add_member", json={"handle": handle, "role": role})
         assert added.status_code == 200, added.text
+        accepts_at(server.home, handle)
     agent.close()
     (tmp_path / "red.png").write_bytes(png())
     (tmp_path / "votes.csv").write_bytes(CSV)
@@ -219,7 +222,7 @@ def test_on_postgresql_both_exports_download_under_row_level_security_with_their
     try:
         alice, bob = add_user(app.store, "alice"), add_user(app.store, "bob")
         app.workspace.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-        app.workspace.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+        add_member(app.workspace, alice, "/studios/team/members", {"handle": "bob"})
         note = app.workspace.execute(alice, "/studios/team", "create_note", {"title": "Plan", "body": "the plan"}).url
         app.workspace.execute(bob, note, "attach", {"filename": "votes.csv", "content_type": "text/csv",
                                                     "data": base64.b64encode(CSV).decode()})

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from nav_helpers import accepts_at
 from navmcp.identity import add_user, mint_token
 from webclient import Client
 
@@ -93,6 +94,7 @@ def test_in_chromium_the_image_shows_the_csv_downloads_and_uploaded_html_runs_no
     agent = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {server.token()}"})
     note = _studio(agent)
     assert agent.post("/studios/team/members/actions/add_member", json={"handle": "alice"}).status_code == 200
+    accepts_at(server.home, "alice")
     image = attach(agent, note, "red.png", "image/png", png())
     sheet = attach(agent, note, "votes.csv", "text/csv", CSV)
     page_file = attach(agent, note, "page.html", "text/plain", HTML)

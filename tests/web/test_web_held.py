@@ -20,6 +20,7 @@ from mcp.shared.subscriptions import ResourceUpdated  # noqa: E402
 
 from deadlines import HANG  # noqa: E402
 from mcp import Client  # noqa: E402
+from nav_helpers import accepts_at  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -45,6 +46,7 @@ def world(tmp_path):
 
         assert act(owner, "/", "create_studio", handle="team", name="Team").status_code == 200
         assert act(owner, "/studios/team/members", "add_member", handle="bob").status_code == 200
+        accepts_at(server.home, "bob")
         decision = act(bob, "/studios/team", "create_decision", question=f"Where {SCRIPT}?",
                        options=["Lisbon"]).json()["url"]
         yield server, owner, bob, act, decision

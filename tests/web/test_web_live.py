@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from deadlines import HANG, wait_for
+from nav_helpers import add_member
 from navmcp.app import App
 from navmcp.config import Config
 from navmcp.identity import create_user, mint_token
@@ -74,7 +75,7 @@ def _world(app):
         alice, bob = create_user(tx, "alice", findable=True), create_user(tx, "bob", findable=True)
     ws = app.workspace
     ws.execute(alice, "/", "create_studio", {"handle": "team", "name": "Team"})
-    ws.execute(alice, "/studios/team/members", "add_member", {"handle": "bob"})
+    add_member(ws, alice, "/studios/team/members", {"handle": "bob"})
     ws.execute(alice, "/", "create_studio", {"handle": "other", "name": "Other"})
     decision = ws.execute(alice, "/studios/team", "create_decision",
                           {"question": "Lunch?", "options": ["Pizza", "Soup"]}).url
@@ -207,7 +208,7 @@ def test_open_streams_leave_the_request_limit_free(tmp_path):
         with app.store.write() as tx:
             people = [create_user(tx, f"watcher{n}", findable=True) for n in range(2)]
         app.workspace.execute(people[0], "/", "create_studio", {"handle": "team", "name": "Team"})
-        app.workspace.execute(people[0], "/studios/team/members", "add_member", {"handle": "watcher1"})
+        add_member(app.workspace, people[0], "/studios/team/members", {"handle": "watcher1"})
         tokens = [mint_token(app.secret, person["id"]) for person in people]
         for token in tokens:
             opened += [_open_stream(server.port, token, "/studios/team") for _ in range(streams.MAX_PER_USER)]
@@ -347,11 +348,11 @@ def test_the_unread_badge_follows_the_inbox_without_a_reload(server, world):
                 r.headers.get("accept") or "") else None)
             page.goto(server.base + decision)
             badge = page.locator(".inbox-badge")
-            assert badge.inner_text() == "1 unread"  # alice added him to the studio
+            assert badge.inner_text() == "0 unread"  # he joined by accepting: nothing unread
             page.wait_for_timeout(500)  # the event streams are open
             ws.execute(alice, "/studios/other", "create_note", {"title": "Elsewhere", "body": "@bob"})  # not his
             ws.execute(alice, "/studios/team", "create_note", {"title": "Agenda", "body": "@bob, have a look"})
-            page.wait_for_function("() => document.querySelector('.inbox-badge .n').textContent === '2'",
+            page.wait_for_function("() => document.querySelector('.inbox-badge .n').textContent === '1'",
                                    timeout=10_000)
             assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
             # one stream on this page: its own, with its badge's news (the home page just left may have

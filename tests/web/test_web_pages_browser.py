@@ -21,6 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from nav_helpers import accepts_at
+
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "pages"
@@ -94,6 +96,7 @@ def world(tmp_path_factory):
         act("/", "create_studio", handle="team", name="Product team", description="Where we **decide** things.")
         for handle in ("alice", "bob"):
             act("/studios/team/members", "add_member", handle=handle)
+            accepts_at(server.home, handle)
         note = act("/studios/team", "create_note", title="Offsite planning", body=NOTE_BODY, tags=["offsite", "planning"])
         decision = act("/studios/team", "create_decision", question="Where is the offsite?",
                        description="Pick what you could live with.", options=["Lisbon", "Berlin", "Online"],

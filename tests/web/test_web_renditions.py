@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from nav_helpers import accepts
 from navmcp.identity import create_user, mint_token
 from navmcp.mcp.tools import connect
 from webclient import Client
@@ -160,6 +161,7 @@ def test_action_api_statuses(seeded, app, web, api):
     eve, as_eve = _user_client(app, web, "eve")
     try:
         assert api.post("/studios/team/members/actions/add_member", json={"handle": "bob"}).status_code == 200
+        accepts(app.workspace, "bob")
         # 403: a member, but pinning is for admins
         refused = as_bob.post(seeded["note"] + "/actions/pin")
         assert refused.status_code == 403, refused.text
