@@ -47,7 +47,7 @@ def show(site: Site, caller: Caller, url: str, rendition: str, *, error: NavErro
 
 
 def people_to_add(site: Site, caller: Caller, page: Page) -> list[dict[str, Any]]:
-    """For the members page's "Add a person": the people you share another studio with who are
+    """For the members page's "Invite a person": the people you share another studio with who are
     not in this one and may be added (findable, docs/privacy.md), to pick from (anyone else
     findable is still added by typing their handle)."""
     if page.name != "members" or not any(a.name == "add_member" for a in page.actions):

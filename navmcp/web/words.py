@@ -111,7 +111,7 @@ def hue(handle: str) -> str:
 # The people's words for each action: its button, and for the destructive ones what happens.
 # Agents read the action table's names and descriptions; these are only for the web page.
 ACTION_LABELS = {
-    "create_studio": "New studio", "add_member": "Add a person", "remove_member": "Remove a person",
+    "create_studio": "New studio", "add_member": "Invite a person", "remove_member": "Remove a person",
     "leave_studio": "Leave this studio", "delete_studio": "Delete this studio",
     "create_note": "New note", "create_decision": "New decision",
     "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",
@@ -286,7 +286,7 @@ _ACTION_NAMED = re.compile(r"(?<!\\)`([a-z_]+)`|\b([a-z]+(?:_[a-z]+)+)\b")
 
 def people_words(message: str) -> str:
     """A message for agents as people read it: each action it names by its button's label
-    ("Add a person"), not its name (`add_member`). The agents' renditions keep the names."""
+    ("Invite a person"), not its name (`add_member`). The agents' renditions keep the names."""
     names = _action_names()
 
     def label(m: re.Match) -> str:

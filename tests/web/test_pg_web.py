@@ -286,7 +286,7 @@ def test_sqlite_stays_on_the_event_loop(app, owner):
 
 
 def test_the_member_picker_suggests_only_people_you_share_a_studio_with(world, pg_database):
-    """"Add a person" suggests the people of your other studios, read as the app's role under
+    """"Invite a person" suggests the people of your other studios, read as the app's role under
     row-level security: someone you share no studio with is not listed (nor visible at all)."""
     app, skipper = world["app"], world["skipper"]
     for handle in ("cook", "stranger"):

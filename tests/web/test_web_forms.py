@@ -101,7 +101,7 @@ def test_a_refusal_names_actions_by_their_labels_for_people_only(browser, api):
     assert "delete_studio deletes it" in agents and "(add_member)" in agents
     shown = visible_text(browser.post("/studios/solo/members/actions/leave_studio",
                                       data={"csrf_token": csrf_of(members)}).text)
-    assert "“Delete this studio” deletes it" in shown and "(“Add a person”)" in shown, shown
+    assert "“Delete this studio” deletes it" in shown and "(“Invite a person”)" in shown, shown
     assert not re.search(r"\b(leave_studio|add_member|delete_studio)\b", shown.split("For agents")[0]), shown
     # an error page names no raw action either
     missing = browser.post("/studios/solo/actions/close_decision", data={"csrf_token": csrf_of(page)})
