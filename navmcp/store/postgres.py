@@ -210,11 +210,14 @@ class PostgresTx:
         self.conn.execute("SELECT navmcp.note_change(%s, %s, %s, %s)", (at, studio_id, item_id, action))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
-        # As the owner (migration 20261128000050): nobody writes another's entries directly; the
-        # function records the acting user itself and writes only for members of the studio.
-        self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                          (at, kind, studio_id, item_id, client, list(user_ids), fold, expired, held_id))
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> list[str]:
+        # As the owner (migrations 20261128000050, 20261130000250): nobody writes another's entries
+        # directly; the function records the acting user itself, writes only for members of the
+        # studio and answers whom it wrote for.
+        (row,) = self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s, %s) AS written",
+                                   (at, kind, studio_id, item_id, client, list(user_ids), fold, expired,
+                                    held_id)).fetchall()
+        return sorted(row["written"] or [])
 
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         # As the owner (migrations 20261124000019, 20261129000200): the day rows are nobody's to

@@ -78,11 +78,11 @@ class Tx(Protocol):
         commits: a change its transaction holds already need not be written again."""
         ...
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
-        """Write an inbox entry (`navmcp.feeds.inbox`) for each of `user_ids`, members of `studio_id` other
-        than the actor; with `fold`, count an unread entry of the same item and kind once more
-        instead. An entry about a held action names it (`held_id`). Their entries last changed before
-        `expired` are deleted."""
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> list[str]:
+        """Write an inbox entry (`navmcp.feeds.inbox`) for each of `user_ids` who is a member of
+        `studio_id`, the actor left out; with `fold`, count an unread entry of the same item and kind
+        once more instead. An entry about a held action names it (`held_id`). Entries last changed
+        before `expired` are deleted. Returns whom it wrote for (folded or new), sorted."""
         ...
 
 

@@ -6,6 +6,7 @@ the change feed's and the inbox's rows, the history pruned as it grows, and sear
 from __future__ import annotations
 
 import contextlib
+import json
 import operator
 import secrets
 import sqlite3
@@ -21,10 +22,21 @@ from navmcp.store.seam import Row, row_maker
 
 CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these); older ones are pruned
 CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple of this
-INBOX_CHUNK = 1000  # users per inbox statement (9 variables each; SQLite allows 32,766)
 INBOX_PRUNE_MOST = 100  # entries past their days deleted by one inbox write at most
 
 
+# The inbox's writes (`note_inbox`). Recipients go in as one JSON array, so each statement's text is
+# the same whatever their number (an IN list of N placeholders is a new statement to parse for each
+# N). The members among them, the actor left out, get an entry each: ids in the order given (the
+# base, then the position: 4 hex digits, enough for any studio's members); with `fold` (1) an unread
+# entry of the same item and kind is counted once more instead (migration 0250's unique index).
+# No RETURNING: SQLite buffers its rows in a temporary b-tree, about 10K instructions a row.
+_MEMBERS = ("SELECT m.user_id FROM json_each(?) j CROSS JOIN memberships m"
+            " WHERE m.studio_id = ? AND m.user_id = j.value AND m.user_id <> ? ORDER BY m.user_id")
+_UPSERT = ("INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, actor_id, client, created_at, updated_at, fold)"
+           " SELECT ? || printf('%04x', j.key), j.value, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM json_each(?) j WHERE 1"
+           " ON CONFLICT (item_id, kind, user_id, fold) WHERE read_at IS NULL AND dismissed_at IS NULL DO UPDATE"
+           " SET count = count + 1, updated_at = excluded.updated_at, actor_id = excluded.actor_id, client = excluded.client")
 # Kinds as constant text, never bound (`status:open` adds `closed_at IS NULL`): why, at home's `_OPEN`.
 _KIND = {kind: f"i.kind = '{kind}'" for kind in search.KINDS}
 
@@ -123,31 +135,16 @@ class SqliteTx:
             self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> None:
-        # A statement for many of them each way, not one per user; chunks keep a statement's
-        # variables under SQLite's limit (32,766) for `@everyone` in a big studio. The pages each
-        # write touches are what it costs (migration 0191): ids that grow with time append to the
-        # primary key, the fold's index holds one item's recipients together, and the pruning's
-        # index of ages takes new rows at its end.
-        base = f"{time.time_ns() // 1000:013x}{secrets.token_hex(3)}"
-        for start in range(0, len(user_ids), INBOX_CHUNK):
-            chunk = user_ids[start:start + INBOX_CHUNK]
-            folded: set[str] = set()
-            if fold:
-                folded = {r[0] for r in self.cursor.execute(
-                    "UPDATE inbox SET count = count + 1, updated_at = ?, actor_id = ?, client = ?"
-                    f" WHERE item_id = ? AND kind = ? AND user_id IN ({', '.join('?' * len(chunk))}) AND read_at IS NULL"
-                    " AND dismissed_at IS NULL RETURNING user_id", (at, actor_id, client, item_id, kind, *chunk)).fetchall()}
-            new = [u for u in chunk if u not in folded]
-            if new:
-                self.cursor.execute(
-                    "INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, actor_id, client, created_at,"
-                    " updated_at) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(new)),
-                    [v for n, u in enumerate(new, start) for v in (f"{base}{n:04x}", u, kind, studio_id, item_id, held_id,
-                                                                   actor_id, client, at, at)])
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> list[str]:
+        members = [r[0] for r in self.cursor.execute(_MEMBERS, (json.dumps(list(user_ids)), studio_id, actor_id))]
+        if members:  # the pages each write touches are what it costs (migrations 0191, 0250)
+            self.cursor.execute(_UPSERT, (f"{time.time_ns() // 1000:013x}{secrets.token_hex(3)}", kind, studio_id,
+                                          item_id, held_id, actor_id, client, at, at, 1 if fold else None,
+                                          json.dumps(members)))
         # Everyone's entries past KEEP_DAYS, oldest first, a few per write: the walk stops at the first kept.
         self.cursor.execute("DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE updated_at < ?"
                             " ORDER BY updated_at LIMIT ?)", (expired, INBOX_PRUNE_MOST))
+        return members
 
     def prune_audit(self, days: int, most: int) -> None:
         # Oldest first by id (ids grow with time): the walk stops at the first line to keep.

@@ -129,6 +129,58 @@ def test_a_closed_decision_tells_its_creator_and_voters(any_app, team):
     assert ("decision_closed", "Lunch?", 1) not in kinds(any_app, alice)  # she closed it
 
 
+def test_only_the_kinds_that_fold_fold(any_app, team):
+    """A decision closed, reopened and closed again is two entries (its kind does not fold), while
+    comments on one item fold into the unread entry; once read, the next comment is a new entry."""
+    ws, alice, bob, carol, dave = team
+    made = ws.execute(bob, "/studios/team", "create_decision", {"question": "Lunch?", "options": ["Pizza"]}).url
+    ws.execute(carol, made, "vote", {"votes": [{"option": "Pizza", "accept": True}]})
+    ws.execute(alice, made, "close_decision", {})
+    ws.execute(bob, made, "reopen_decision", {"deadline": "in 3 days"})
+    ws.execute(alice, made, "close_decision", {})
+    assert [k for k in kinds(any_app, carol) if k[0] == "decision_closed"] == [("decision_closed", "Lunch?", 1)] * 2
+    ws.execute(carol, made, "add_comment", {"body": "one"})
+    ws.execute(alice, made, "add_comment", {"body": "two"})
+    assert [k for k in kinds(any_app, bob) if k[0] == "comment"] == [("comment", "Lunch?", 2)]
+    ws.execute(bob, "/inbox", "mark_read", {"all": True})
+    ws.execute(carol, made, "add_comment", {"body": "three"})
+    assert [k for k in kinds(any_app, bob) if k[0] == "comment"] == [("comment", "Lunch?", 1), ("comment", "Lunch?", 2)]
+
+
+class Recording:
+    """A cursor that keeps the SQL text of each statement it runs."""
+
+    def __init__(self, real):
+        self.real, self.statements = real, []
+
+    def execute(self, sql, args=()):
+        self.statements.append(sql)
+        return self.real.execute(sql, args)
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+def test_an_inbox_write_is_the_same_statements_whatever_the_number_of_recipients(any_app, team):
+    """The recipients are one bound JSON array: SQLite parses each statement once, not once for each
+    number of recipients (an IN list of N placeholders); the fold and the new entries are one upsert.
+    Who is told is still the members only, the actor left out."""
+    ws, alice, bob, carol, dave = team
+    with any_app.store.read(user_id=alice["id"]) as tx:
+        studio = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
+    seen: list[list[str]] = []
+    for recipients in ([bob["id"]], [bob["id"], carol["id"], dave["id"], alice["id"]]):
+        with any_app.store.write(user_id=alice["id"]) as tx:
+            tx.cursor = recorder = Recording(tx.cursor)
+            try:
+                told = tx.note_inbox("2099-01-01T00:00:00Z", "mention", studio, None, alice["id"], "", recipients,
+                                     True, "2000")
+            finally:
+                tx.cursor = recorder.real
+        seen.append(recorder.statements)
+        assert told == sorted(u["id"] for u in (bob, carol) if u["id"] in recipients)
+    assert seen[0] == seen[1] and len(seen[0]) == 3  # who of them are members, the upsert, the pruning
+    assert ("mention", "Team", 1) in kinds(any_app, carol) and kinds(any_app, dave) == []
+
+
 def test_a_closing_entry_carries_the_result(any_app, team):
     """A decision's closing entry says what was decided, as its page does ("result: 'Lisbon'"); a
     commitment's says how many joined; a decision reopened since says no result."""
