@@ -245,7 +245,57 @@ class SqliteTx:
     def _filtered(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
                   offset: int) -> tuple[list[Row], int, bool]:
         """Filters alone: every item they select, newest first, counted exactly (no window: nothing
-        is ranked). A tag drives the walk from its index (migration 0008), else the studio's items."""
+        is ranked). Each studio's walk of its newest items (a tag's from the tag's index, migration
+        0008) stops at the page's end; the count is the one the triggers keep (migration 0240)."""
+        if query.excluded:  # `tag:x -draft`: a word left out is no key of the kept counts
+            return self._filtered_by_reading(studio_ids, query, at, limit, offset)
+        where, args = search_filters(query, at, tag=False)
+        if query.tag:
+            source, order = "item_tags t CROSS JOIN items i ON i.seq = t.seq", "t.updated_at"
+            where[:0] = ["t.studio_id = ? AND t.tag = ?"]
+        else:
+            source, order = "items i", "i.updated_at"
+            where.insert(0, "i.studio_id = ?")
+        # Per studio, the index gives its items newest first and the walk stops at offset + limit;
+        # ties of one instant are ordered by id (SQLite sorts only those: "RIGHT PART OF ORDER BY").
+        walk = (f"SELECT * FROM (SELECT i.id AS item_id, {order} AS updated_at FROM {source}"
+                f" WHERE {' AND '.join(where)} ORDER BY {order} DESC, i.id LIMIT ?)")
+        walk_args: list[Any] = []
+        for studio_id in studio_ids:
+            walk_args += [studio_id, *([query.tag] if query.tag else []), *args, offset + limit]
+        found = self.tuples(" UNION ALL ".join([walk] * len(studio_ids))
+                            + " ORDER BY updated_at DESC, item_id LIMIT ? OFFSET ?", (*walk_args, limit, offset))
+        rows: list[Row] = [{"item_id": item_id, "tier": 0, "option_id": None, "comment_id": None, "options": 0,
+                            "comments": 0} for item_id, _ in found]
+        return rows, self._filter_count(studio_ids, query, at), False
+
+    def _filter_count(self, studio_ids: Sequence[str], query: Query, at: str) -> int:
+        """How many items the filters select, from the counts kept per studio, tag, type, decision
+        kind and state (migration 0240). Of the items not closed with a deadline (state 2), those
+        whose deadline is still ahead are open: counted from the index of open deadlines."""
+        studios = ", ".join("?" * len(studio_ids))
+        keys, args = [f"studio_id IN ({studios})", "tag = ?"], [*studio_ids, query.tag or ""]
+        if query.kind:
+            keys.append("kind = ?")
+            args.append(query.kind)
+        if query.decision_kind:
+            keys.append("decision_kind = ?")
+            args.append(query.decision_kind)
+        kept = dict.fromkeys((0, 1, 2), 0)
+        kept.update(self.tuples(f"SELECT state, sum(n) FROM filter_counts WHERE {' AND '.join(keys)} GROUP BY state",
+                                args))
+        if query.status is None:
+            return sum(kept.values())
+        ahead = 0
+        if kept[2]:
+            where, more = search_filters(Query(kind=query.kind, tag=query.tag, decision_kind=query.decision_kind), at)
+            ahead = self.scalar(f"SELECT count(*) FROM items i WHERE i.studio_id IN ({studios}) AND i.closed_at IS NULL"
+                                f" AND i.deadline > ? AND {' AND '.join(where)}", (*studio_ids, at, *more))
+        return kept[1] + ahead if query.status == "open" else kept[0] + kept[2] - ahead
+
+    def _filtered_by_reading(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
+                             offset: int) -> tuple[list[Row], int, bool]:
+        """Filters with words left out: every item they select read and counted."""
         studios = ", ".join("?" * len(studio_ids))
         where, args = search_filters(query, at, tag=False)
         if query.tag:
@@ -256,9 +306,8 @@ class SqliteTx:
             source = "items i"
             where.insert(0, f"i.studio_id IN ({studios})")
             args = [*studio_ids, *args]
-        if query.excluded:  # `tag:x -draft`: leave out what says "draft"
-            where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
-            args.append(fts5_any(query.excluded))
+        where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+        args.append(fts5_any(query.excluded))
         found = f"FROM {source} WHERE {' AND '.join(where)}"
         rows = self.all(f"""SELECT i.id AS item_id, 0 AS tier, NULL AS option_id, NULL AS comment_id, 0 AS options,
                                    0 AS comments, count(*) OVER () AS total {found}
