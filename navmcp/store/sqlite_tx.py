@@ -262,6 +262,8 @@ class SqliteTx:
             where.insert(0, "i.studio_id = ?")
         # Per studio, the index gives its items newest first and the walk stops at offset + limit;
         # ties of one instant are ordered by id (SQLite sorts only those: "RIGHT PART OF ORDER BY").
+        # One walk per studio in a compound SELECT: the search pages pass at most 200 studios
+        # (home.your_studios), within SQLite's 500 terms.
         walk = (f"SELECT * FROM (SELECT i.id AS item_id, {order} AS updated_at FROM {source}"
                 f" WHERE {' AND '.join(where)} ORDER BY {order} DESC, i.id LIMIT ?)")
         walk_args: list[Any] = []
