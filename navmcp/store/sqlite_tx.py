@@ -195,22 +195,25 @@ class SqliteTx:
         args: list[Any] = []
         # Each source of hits walks its full-text index newest first and stops at the window (CROSS
         # JOIN keeps that order: left to itself the planner may walk every item of the studio and
-        # run the MATCH once per item, minutes at a million items).
-        hits = [f"""SELECT i.id AS item_id, 0 AS tier, NULL AS part FROM items_fts CROSS JOIN items i
+        # run the MATCH once per item, minutes at a million items). A hit names its item by seq:
+        # ranking reads each item found by rowid, one lookup where its text id took two (the id's
+        # index, then the row): half the time of a common word at a million items.
+        hits = [f"""SELECT i.seq AS item, 0 AS tier, NULL AS part FROM items_fts CROSS JOIN items i
                       ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
                      ORDER BY items_fts.rowid DESC LIMIT ?""",
-                 f"""SELECT i.id, 2, NULL FROM items_fts CROSS JOIN items i
+                 f"""SELECT i.seq, 2, NULL FROM items_fts CROSS JOIN items i
                       ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
                      ORDER BY items_fts.rowid DESC LIMIT ?""",
-                 f"""SELECT o.decision_id, 3, o.id FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
+                 f"""SELECT i.seq, 3, o.id FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
                       CROSS JOIN items i ON i.id = o.decision_id
                      WHERE options_fts MATCH ? AND i.studio_id IN ({studios}) ORDER BY options_fts.rowid DESC LIMIT ?""",
-                 f"""SELECT c.item_id, 4, c.id FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
+                 f"""SELECT i.seq, 4, c.id FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
+                      CROSS JOIN items i ON i.id = c.item_id
                      WHERE comments_fts MATCH ? AND c.studio_id IN ({studios}) ORDER BY comments_fts.rowid DESC LIMIT ?"""]
         for text in (title, match, match, match):
             args += [text, *studio_ids, window]
         if query.tag_word:
-            hits.append(f"""SELECT t.item_id, 1, NULL FROM item_tags t WHERE t.tag = ? AND t.studio_id IN ({studios})
+            hits.append(f"""SELECT t.seq, 1, NULL FROM item_tags t WHERE t.tag = ? AND t.studio_id IN ({studios})
                              ORDER BY t.seq DESC LIMIT ?""")
             args += [query.tag_word, *studio_ids, window]
         hits = [f"SELECT * FROM ({sql})" for sql in hits]
@@ -220,15 +223,16 @@ class SqliteTx:
             more.append(fts5_any(query.excluded))
         found = f"""
             WITH hits AS ({" UNION ALL ".join(hits)}),
-            best AS (SELECT item_id, min(tier) AS tier,
+            best AS (SELECT item, min(tier) AS tier,
                             min(CASE WHEN tier = 3 THEN part END) AS option_id,
                             min(CASE WHEN tier = 4 THEN part END) AS comment_id,
                             sum(CASE WHEN tier = 3 THEN 1 ELSE 0 END) AS options,
                             sum(CASE WHEN tier = 4 THEN 1 ELSE 0 END) AS comments
-                       FROM hits GROUP BY item_id)
-            SELECT {{}} FROM best b CROSS JOIN items i ON i.id = b.item_id WHERE {" AND ".join(where) or "1"}"""
+                       FROM hits GROUP BY item)
+            SELECT {{}} FROM best b CROSS JOIN items i ON i.seq = b.item WHERE {" AND ".join(where) or "1"}"""
         widest = "(SELECT max(n) FROM (SELECT count(*) AS n FROM hits GROUP BY tier))"
-        rows = self.all(found.format(f"b.*, count(*) OVER () AS total, {widest} AS widest")
+        rows = self.all(found.format(f"i.id AS item_id, b.tier, b.option_id, b.comment_id, b.options, b.comments,"
+                                     f" count(*) OVER () AS total, {widest} AS widest")
                         + " ORDER BY b.tier, i.updated_at DESC, i.id LIMIT ? OFFSET ?", (*args, *more, limit, offset))
         if rows or not offset:
             total, windowed = (rows[0]["total"], rows[0]["widest"] >= window) if rows else (0, False)
@@ -242,7 +246,59 @@ class SqliteTx:
     def _filtered(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
                   offset: int) -> tuple[list[Row], int, bool]:
         """Filters alone: every item they select, newest first, counted exactly (no window: nothing
-        is ranked). A tag drives the walk from its index (migration 0008), else the studio's items."""
+        is ranked). Each studio's walk of its newest items (a tag's from the tag's index, migration
+        0008) stops at the page's end; the count is the one the triggers keep (migration 0240)."""
+        if query.excluded:  # `tag:x -draft`: a word left out is no key of the kept counts
+            return self._filtered_by_reading(studio_ids, query, at, limit, offset)
+        where, args = search_filters(query, at, tag=False)
+        if query.tag:
+            source, order = "item_tags t CROSS JOIN items i ON i.seq = t.seq", "t.updated_at"
+            where[:0] = ["t.studio_id = ? AND t.tag = ?"]
+        else:
+            source, order = "items i", "i.updated_at"
+            where.insert(0, "i.studio_id = ?")
+        # Per studio, the index gives its items newest first and the walk stops at offset + limit;
+        # ties of one instant are ordered by id (SQLite sorts only those: "RIGHT PART OF ORDER BY").
+        # One walk per studio in a compound SELECT: the search pages pass at most 200 studios
+        # (home.your_studios), within SQLite's 500 terms.
+        walk = (f"SELECT * FROM (SELECT i.id AS item_id, {order} AS updated_at FROM {source}"
+                f" WHERE {' AND '.join(where)} ORDER BY {order} DESC, i.id LIMIT ?)")
+        walk_args: list[Any] = []
+        for studio_id in studio_ids:
+            walk_args += [studio_id, *([query.tag] if query.tag else []), *args, offset + limit]
+        found = self.tuples(" UNION ALL ".join([walk] * len(studio_ids))
+                            + " ORDER BY updated_at DESC, item_id LIMIT ? OFFSET ?", (*walk_args, limit, offset))
+        rows: list[Row] = [{"item_id": item_id, "tier": 0, "option_id": None, "comment_id": None, "options": 0,
+                            "comments": 0} for item_id, _ in found]
+        return rows, self._filter_count(studio_ids, query, at), False
+
+    def _filter_count(self, studio_ids: Sequence[str], query: Query, at: str) -> int:
+        """How many items the filters select, from the counts kept per studio, tag, type, decision
+        kind and state (migration 0240). Of the items not closed with a deadline (state 2), those
+        whose deadline is still ahead are open: counted from the index of open deadlines."""
+        studios = ", ".join("?" * len(studio_ids))
+        keys, args = [f"studio_id IN ({studios})", "tag = ?"], [*studio_ids, query.tag or ""]
+        if query.kind:
+            keys.append("kind = ?")
+            args.append(query.kind)
+        if query.decision_kind:
+            keys.append("decision_kind = ?")
+            args.append(query.decision_kind)
+        kept = dict.fromkeys((0, 1, 2), 0)
+        kept.update(self.tuples(f"SELECT state, sum(n) FROM filter_counts WHERE {' AND '.join(keys)} GROUP BY state",
+                                args))
+        if query.status is None:
+            return sum(kept.values())
+        ahead = 0
+        if kept[2]:
+            where, more = search_filters(Query(kind=query.kind, tag=query.tag, decision_kind=query.decision_kind), at)
+            ahead = self.scalar(f"SELECT count(*) FROM items i WHERE i.studio_id IN ({studios}) AND i.closed_at IS NULL"
+                                f" AND i.deadline > ? AND {' AND '.join(where)}", (*studio_ids, at, *more))
+        return kept[1] + ahead if query.status == "open" else kept[0] + kept[2] - ahead
+
+    def _filtered_by_reading(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
+                             offset: int) -> tuple[list[Row], int, bool]:
+        """Filters with words left out: every item they select read and counted."""
         studios = ", ".join("?" * len(studio_ids))
         where, args = search_filters(query, at, tag=False)
         if query.tag:
@@ -253,9 +309,8 @@ class SqliteTx:
             source = "items i"
             where.insert(0, f"i.studio_id IN ({studios})")
             args = [*studio_ids, *args]
-        if query.excluded:  # `tag:x -draft`: leave out what says "draft"
-            where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
-            args.append(fts5_any(query.excluded))
+        where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+        args.append(fts5_any(query.excluded))
         found = f"FROM {source} WHERE {' AND '.join(where)}"
         rows = self.all(f"""SELECT i.id AS item_id, 0 AS tier, NULL AS option_id, NULL AS comment_id, 0 AS options,
                                    0 AS comments, count(*) OVER () AS total {found}

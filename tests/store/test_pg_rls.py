@@ -223,9 +223,9 @@ def test_studio_people_is_written_by_the_membership_trigger_only(former_member, 
 
 
 def test_the_day_and_tag_counts_are_the_triggers_to_write_and_the_members_to_read(former_member):
-    """`cycle_days` (read only through navmcp.cycle_activity) and `tag_counts` (members read their
-    studios' rows) are written by triggers as the owner: a member could otherwise make a cycle or a
-    tag page state any number."""
+    """`cycle_days` (read only through navmcp.cycle_activity), `filter_counts` (only through
+    navmcp.find_items) and `tag_counts` (members read their studios' rows) are written by triggers as
+    the owner: a member could otherwise make a cycle, a search or a tag page state any number."""
     app, alice, bob, carol, dave = former_member
     ws = app.workspace
     ws.execute(alice, "/studios/team", "create_note", {"title": "Tagged", "body": "x", "tags": ["q1"]})
@@ -233,9 +233,13 @@ def test_the_day_and_tag_counts_are_the_triggers_to_write_and_the_members_to_rea
         team = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
     assert _visible(app, alice, "SELECT tag FROM tag_counts") == {"q1"}
     assert _visible(app, carol, "SELECT tag FROM tag_counts") == _visible(app, bob, "SELECT tag FROM tag_counts") == set()
-    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # the function's to read
-        _visible(app, alice, "SELECT day FROM cycle_days")
+    for table in ("cycle_days", "filter_counts"):  # the functions' to read (cycle_activity, find_items)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            _visible(app, alice, f"SELECT studio_id FROM {table}")
     for statement, params in (("UPDATE tag_counts SET n = 99", ()),
+                              ("UPDATE filter_counts SET n = 99", ()),
+                              ("INSERT INTO filter_counts (studio_id, tag, kind, decision_kind, state, n)"
+                               " VALUES (?, '', 'note', '', 1, 5)", (team,)),
                               ("INSERT INTO tag_counts (studio_id, tag, n) VALUES (?, 'x', 5)", (team,)),
                               ("UPDATE cycle_days SET ballots = 99", ()),
                               ("INSERT INTO cycle_days (studio_id, day, created) VALUES (?, '2026-01-01', 5)", (team,))):
