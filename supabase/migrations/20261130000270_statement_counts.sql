@@ -30,19 +30,28 @@ DROP FUNCTION navmcp.cycle_days_participants();
 DROP FUNCTION navmcp.count_filters(public.items, text[], integer);
 
 -- Grouped deltas (one per key, none zero) added to each counter: a rise makes the row if need be.
+-- PL/pgSQL, whose plans are kept for the session (a SQL function's are made at every call).
 CREATE FUNCTION navmcp.add_tag_counts(studios text[], tags text[], ns bigint[]) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = '' AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+    IF studios IS NULL THEN  -- no key moved
+        RETURN;
+    END IF;
     WITH d AS (SELECT * FROM unnest(studios, tags, ns) AS d(studio_id, tag, n) WHERE d.n <> 0),
     down AS (UPDATE public.tag_counts c SET n = c.n + d.n FROM d
               WHERE d.n < 0 AND c.studio_id = d.studio_id AND c.tag = d.tag)
     INSERT INTO public.tag_counts AS c (studio_id, tag, n) SELECT d.studio_id, d.tag, d.n FROM d WHERE d.n > 0
-        ON CONFLICT (studio_id, tag) DO UPDATE SET n = c.n + excluded.n
-$$;
+        ON CONFLICT (studio_id, tag) DO UPDATE SET n = c.n + excluded.n;
+END $$;
 REVOKE ALL ON FUNCTION navmcp.add_tag_counts(text[], text[], bigint[]) FROM PUBLIC;
 
 CREATE FUNCTION navmcp.add_filter_counts(studios text[], tags text[], kinds text[], decision_kinds text[],
                                          states smallint[], ns bigint[]) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = '' AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+    IF studios IS NULL THEN
+        RETURN;
+    END IF;
     WITH d AS (SELECT * FROM unnest(studios, tags, kinds, decision_kinds, states, ns)
                        AS d(studio_id, tag, kind, decision_kind, state, n) WHERE d.n <> 0),
     down AS (UPDATE public.filter_counts c SET n = c.n + d.n FROM d
@@ -50,23 +59,35 @@ LANGUAGE sql SECURITY DEFINER SET search_path = '' AS $$
                 AND c.decision_kind = d.decision_kind AND c.state = d.state)
     INSERT INTO public.filter_counts AS c (studio_id, tag, kind, decision_kind, state, n)
         SELECT d.studio_id, d.tag, d.kind, d.decision_kind, d.state, d.n FROM d WHERE d.n > 0
-        ON CONFLICT (studio_id, tag, kind, decision_kind, state) DO UPDATE SET n = c.n + excluded.n
-$$;
+        ON CONFLICT (studio_id, tag, kind, decision_kind, state) DO UPDATE SET n = c.n + excluded.n;
+END $$;
 REVOKE ALL ON FUNCTION navmcp.add_filter_counts(text[], text[], text[], text[], smallint[], bigint[]) FROM PUBLIC;
 
--- `what` is one count column of cycle_days; `stamps` are times, counted on their UTC day.
+-- `what` is one count column of cycle_days (not ballots: the votes trigger's); `stamps` are times,
+-- counted on their UTC day. One static statement for every column: its plan is kept.
 CREATE FUNCTION navmcp.add_cycle_days(what text, studios text[], stamps text[], ns bigint[]) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
-    EXECUTE format($q$
-        WITH d AS (SELECT d.studio_id, substr(d.stamp, 1, 10) AS day, sum(d.n)::bigint AS n
-                     FROM unnest($1, $2, $3) AS d(studio_id, stamp, n)
-                    WHERE d.studio_id IS NOT NULL AND d.stamp IS NOT NULL GROUP BY 1, 2 HAVING sum(d.n) <> 0),
-        down AS (UPDATE public.cycle_days c SET %1$I = c.%1$I + d.n FROM d
-                  WHERE d.n < 0 AND c.studio_id = d.studio_id AND c.day = d.day)
-        INSERT INTO public.cycle_days AS c (studio_id, day, %1$I) SELECT d.studio_id, d.day, d.n FROM d WHERE d.n > 0
-            ON CONFLICT (studio_id, day) DO UPDATE SET %1$I = c.%1$I + excluded.%1$I$q$, what)
-        USING studios, stamps, ns;
+    IF studios IS NULL THEN
+        RETURN;
+    END IF;
+    WITH d AS (SELECT d.studio_id, substr(d.stamp, 1, 10) AS day, sum(d.n)::integer AS n
+                 FROM unnest(studios, stamps, ns) AS d(studio_id, stamp, n)
+                WHERE d.studio_id IS NOT NULL AND d.stamp IS NOT NULL GROUP BY 1, 2 HAVING sum(d.n) <> 0),
+    w AS (SELECT d.studio_id, d.day, d.n,
+                 CASE WHEN what = 'created' THEN d.n ELSE 0 END AS created,
+                 CASE WHEN what = 'closed' THEN d.n ELSE 0 END AS closed,
+                 CASE WHEN what = 'comments' THEN d.n ELSE 0 END AS comments,
+                 CASE WHEN what = 'joins' THEN d.n ELSE 0 END AS joins FROM d),
+    down AS (UPDATE public.cycle_days c
+                SET created = c.created + w.created, closed = c.closed + w.closed,
+                    comments = c.comments + w.comments, joins = c.joins + w.joins
+               FROM w WHERE w.n < 0 AND c.studio_id = w.studio_id AND c.day = w.day)
+    INSERT INTO public.cycle_days AS c (studio_id, day, created, closed, comments, joins)
+        SELECT w.studio_id, w.day, w.created, w.closed, w.comments, w.joins FROM w WHERE w.n > 0
+        ON CONFLICT (studio_id, day) DO UPDATE
+            SET created = c.created + excluded.created, closed = c.closed + excluded.closed,
+                comments = c.comments + excluded.comments, joins = c.joins + excluded.joins;
 END $$;
 REVOKE ALL ON FUNCTION navmcp.add_cycle_days(text, text[], text[], bigint[]) FROM PUBLIC;
 
