@@ -125,10 +125,11 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
                   studios: int = 1, agent: bool = False) -> dict[str, Any]:
     """`seed` on PostgreSQL, connected as the database owner (`url`): row-level security lets
     `navmcp_app` insert nothing in bulk, and COPY is only fast without per-row policies. Same rows,
-    ids and timestamp formats as on SQLite, in one transaction: the rows go in with COPY; the item,
+    ids and timestamp formats as on SQLite, in one transaction: the rows go in with COPY; the
     participant and option counter triggers are switched off for the load (in this transaction
-    only), and `studio_item_counts`, the commitments' `participant_count` and the decisions'
-    `option_count` set from one count each (one update per item, not one per participant or option);
+    only), and the commitments' `participant_count` and the decisions' `option_count` set from one
+    count each (one update per item, not one per participant or option); the other counters'
+    triggers run once per COPY statement (20261130000270);
     the generated `tsvector` columns fill themselves; ANALYZE at the end. The local owner (settings
     'owner', as `ensure_owner` makes it) is the studio's admin, and every seeded member a member, so
     the items are visible to them under RLS."""
@@ -143,18 +144,12 @@ def seed_postgres(url: str, items: int, studio: str = "bench", members: int = 40
         conn = _PgConn(raw)
         with raw.transaction():
             owner_id = _pg_owner(conn)
-            raw.execute("ALTER TABLE items DISABLE TRIGGER items_count")
             raw.execute("ALTER TABLE participants DISABLE TRIGGER participants_count")
             raw.execute("ALTER TABLE options DISABLE TRIGGER options_count")
             fixtures = _fill_all(conn, rng, new_id, owner_id, items, studio, members, start, span, counts,
                                  studios, agent)
-            raw.execute("ALTER TABLE items ENABLE TRIGGER items_count")
             raw.execute("ALTER TABLE participants ENABLE TRIGGER participants_count")
             raw.execute("ALTER TABLE options ENABLE TRIGGER options_count")
-            raw.execute("""INSERT INTO studio_item_counts (studio_id, kind, n)
-                               SELECT studio_id, kind, count(*) FROM items
-                                WHERE studio_id IN (SELECT id FROM studios WHERE handle = ANY(%s)) GROUP BY studio_id, kind
-                           ON CONFLICT (studio_id, kind) DO UPDATE SET n = EXCLUDED.n""", (handles,))
             # The studio is new: every participant and option of it was loaded above, with the
             # triggers off.
             for column, table, key in (("participant_count", "participants", "commitment_id"),
