@@ -47,3 +47,18 @@ def test_a_one_note_studios_search_does_not_read_a_big_studio(pg_database, pg_ur
     finally:
         app.store.close()
 
+
+
+def test_a_search_is_never_compiled_with_jit(pg_database, pg_url, tmp_path):
+    """At a million items a search's plan costs past `jit_above_cost`, and compiling its dynamic
+    query took 53 ms of an 86 ms search for a word nobody wrote (migration 20261130000280): the
+    function runs with JIT off whatever the server's setting."""
+    app = App(Config(home=tmp_path / "home", database_url=pg_url, token=None))
+    try:
+        with app.store.read(user_id=None) as tx:
+            config = tx.scalar("SELECT array_to_string(proconfig, ',') FROM pg_proc p"
+                               " JOIN pg_namespace n ON n.oid = p.pronamespace"
+                               " WHERE n.nspname = 'navmcp' AND p.proname = 'search_hits'")
+        assert "jit=off" in (config or "").split(","), config
+    finally:
+        app.store.close()
