@@ -54,7 +54,7 @@ def notify(req: Request, kind: str, user_ids: Iterable[str], item_id: str | None
     if not wanted or req.studio is None:
         return []
     # The store keeps to the members among them (PostgreSQL: in the function, as row-level security
-    # asks) and says whom it wrote for: no membership query here besides
+    # asks) and says whom it wrote for, so this module runs no membership query of its own.
     return req.tx.note_inbox(now(), kind, req.studio["id"], item_id, actor, (req.client or "")[:100], wanted,
                              KINDS[kind], ago(KEEP_DAYS * 86400), held_id)
 
