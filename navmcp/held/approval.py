@@ -12,6 +12,7 @@ the reason, and nothing of the action is written. A target changed since the req
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Annotated, Literal
@@ -185,10 +186,10 @@ def _run(req: Request, held: Row, anyway: bool) -> Outcome:
                                         f"{' (browser)' if req.browser else ' via ' + req.client}"}
     # The action may have taken the approver out of the studio (remove_member): then home is where they are.
     still = tx.scalar("SELECT 1 FROM memberships WHERE studio_id = ? AND user_id = ?", (held["studio_id"], req.user["id"]))
-    # What the action does once its write is done (create_invitation's e-mail) follows the approval's.
-    # (mypy reads Outcome.after here as Callable[[], str], across the import cycle it sees; it is the same field.)
-    return Outcome(f"Approved: {held['action']} ran as @{requester['handle']}. {outcome.message}",
-                   req.path if still else "/", after=outcome.after)  # type: ignore[arg-type]
+    # What the action does once its write is done (create_invitation's e-mail) follows the approval's:
+    # the same outcome, said as the approval's (the approval changed the held action either way).
+    return dataclasses.replace(outcome, message=f"Approved: {held['action']} ran as @{requester['handle']}. "
+                                                f"{outcome.message}", url=req.path if still else "/", changed=True)
 
 
 class _Changed(Exception):

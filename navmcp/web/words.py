@@ -112,6 +112,7 @@ def hue(handle: str) -> str:
 # Agents read the action table's names and descriptions; these are only for the web page.
 ACTION_LABELS = {
     "create_studio": "New studio", "add_member": "Invite a person", "remove_member": "Remove a person",
+    "create_invitation": "Create an invitation link", "revoke_invitation": "Revoke an invitation",
     "leave_studio": "Leave this studio", "delete_studio": "Delete this studio",
     "create_note": "New note", "create_decision": "New decision",
     "create_commitment": "New commitment", "add_comment": "Comment", "confirm_read": "Mark as read",

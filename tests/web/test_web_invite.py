@@ -132,8 +132,8 @@ def test_in_chromium_a_newcomer_joins_and_the_admins_members_page_shows_them_liv
             api = {"Authorization": f"Bearer {server.token()}"}
             httpx.post(server.base + "/actions/create_studio", json={"handle": "team", "name": "Team"}, headers=api)
             admin.goto(server.base + "/studios/team/members")
-            admin.get_by_role("button", name="Create invitation").first.click()
-            admin.get_by_role("dialog").get_by_role("button", name="Create invitation").click()
+            admin.get_by_role("button", name="Create an invitation link").first.click()
+            admin.get_by_role("dialog").get_by_role("button", name="Create an invitation link").click()
             admin.wait_for_url(server.base + "/studios/team/members")
             link = re.search(r"/invite/[A-Za-z0-9_-]+", admin.locator(".alert.flash").inner_text()).group(0)
             admin.wait_for_timeout(500)  # its event stream is open
