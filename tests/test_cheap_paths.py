@@ -75,12 +75,16 @@ def test_tag_completion_reads_one_index_entry_per_tag(studios):
 
 @pytest.mark.parametrize("url", ["/awaiting", "/near-mass", "/awaiting?page=2"])
 def test_the_whole_lists_read_what_a_page_shows(studios, url, monkeypatch):
-    monkeypatch.setattr(home, "LIST_CAP", 25)  # the count stops below what either studio holds
+    monkeypatch.setattr(home, "LIST_AHEAD", 5)  # the count stops below what either studio holds
+
+    capped = []
 
     def page(app, owner):
         shown = app.workspace.page(owner, url, "test")
-        assert shown.data["rows"] and shown.data["pager"]["capped"]
+        assert shown.data["rows"]
+        capped.append(shown.data["pager"]["capped"])
     small, big = _cost(studios, page)
+    assert capped[-1]  # the big studio's count stopped short of its list
     assert big < small * 1.2, (small, big)  # counting and sorting every row grew with them: 3x
 
 
@@ -114,7 +118,7 @@ def test_the_cheap_paths_answer_as_the_plain_queries_did(seeded, monkeypatch):
 
     from navmcp.clock import now
 
-    monkeypatch.setattr(home, "LIST_CAP", 25)
+    monkeypatch.setattr(home, "LIST_AHEAD", 5)  # the count stops 5 past the page
     for url, (source, where, order) in {
             "/awaiting": (home._AWAITING_FROM, home._AWAITING_WHERE, "i.deadline IS NULL, i.deadline, i.created_at DESC, i.id"),
             "/near-mass": (home._NEAR_FROM, home._NEAR_WHERE, "i.critical_mass - i.participant_count, i.created_at DESC, i.id"),
@@ -126,5 +130,6 @@ def test_the_cheap_paths_answer_as_the_plain_queries_did(seeded, monkeypatch):
         for number in (1, 2):
             page = app.workspace.page(owner, f"{url}?page={number}", "test")
             assert [r["id"] for r in page.data["rows"]] == whole[(number - 1) * 20:number * 20], (url, number)
-            assert page.data["pager"]["total"] == 25 and page.data["pager"]["capped"]
+            stop = 20 * number + 5
+            assert (page.data["pager"]["total"], page.data["pager"]["capped"]) == (min(stop, len(whole)), len(whole) > stop)
         assert "25 or more in all" in app.workspace.page(owner, url, "test").markdown

@@ -66,12 +66,13 @@ def test_every_page_states_one_count_per_fact(big):
     assert feed["counts"]["decision"] == DECISIONS and feed["counts"]["commitment"] == NEAR
 
     # Awaiting your vote: the list counts all; home stops at its cap and says so, with the link.
-    from navmcp.pages.home import LIST_CAP
+    from navmcp.pages.home import LIST_AHEAD
 
-    awaiting = ws.page(alice, "/awaiting")  # its own count stops at LIST_CAP, and says "or more" there
-    assert awaiting.data["pager"]["total"] == min(DECISIONS, LIST_CAP)
-    assert awaiting.data["pager"]["capped"] == (DECISIONS > LIST_CAP)
-    # ... and its Next links still reach every decision, once, past the count's stop
+    awaiting = ws.page(alice, "/awaiting")  # its own count stops LIST_AHEAD past the page, and says "or more"
+    assert (awaiting.data["pager"]["total"], awaiting.data["pager"]["capped"]) == (PAGE_SIZE + LIST_AHEAD, True)
+    assert f"Page 1 of {1 + LIST_AHEAD // PAGE_SIZE} or more ({PAGE_SIZE + LIST_AHEAD} or more in all)." \
+        in awaiting.markdown
+    # ... its Next links reach every decision, once, each page counting further, the last exactly
     seen, page = [], awaiting
     while True:
         seen += [row["id"] for row in page.data["rows"]]
@@ -79,8 +80,9 @@ def test_every_page_states_one_count_per_fact(big):
             break
         page = ws.page(alice, page.data["pager"]["next"])
     assert len(seen) == len(set(seen)) == DECISIONS
-    assert f"Page {-(-DECISIONS // PAGE_SIZE)} of {LIST_CAP // PAGE_SIZE} or more ({LIST_CAP} or more in all)." \
-        in page.markdown
+    last = -(-DECISIONS // PAGE_SIZE)
+    assert page.data["pager"]["total"] == DECISIONS and not page.data["pager"]["capped"]
+    assert f"Page {last} of {last} ({DECISIONS} in all)." in page.markdown
     home = ws.page(alice, "/")
     assert (home.data["awaiting_count"], home.data["awaiting_capped"]) == (COUNT_CAP, True)
     assert f"## Awaiting your vote (more than {COUNT_CAP})" in home.markdown and "`/awaiting`" in home.markdown
@@ -117,4 +119,4 @@ def test_home_counts_one_list_across_studios(any_app):
     home = ws.page(alice, "/")
     assert (home.data["awaiting_count"], home.data["awaiting_capped"]) == (COUNT_CAP, True)
     assert f"(more than {COUNT_CAP})" in home.markdown
-    assert ws.page(alice, "/awaiting").data["pager"]["total"] == sum(sizes.values())  # below LIST_CAP
+    assert ws.page(alice, "/awaiting?page=7").data["pager"]["total"] == sum(sizes.values())  # counted to its end

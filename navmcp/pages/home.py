@@ -9,7 +9,7 @@ from navmcp.content.search import MIN_PREFIX, SEARCH_WINDOW
 from navmcp.errors import NavError, NotFound
 from navmcp.feeds import inbox, mail
 from navmcp.held import rules as hold_rules
-from navmcp.pages.request import PAGE_SIZE, Request, paginate, url_with
+from navmcp.pages.request import PAGE_SIZE, Request, paginate
 
 HOME = ("Home", "/")
 
@@ -136,9 +136,11 @@ def resolve_list(req: Request) -> None:
 # A whole list, a page at a time, read as home reads its first rows: each studio's rows down its
 # index, only as many as the page asked for needs (its offset plus a page), merged here in home's
 # order, so a page costs what it shows and what comes before it, never a sort of the whole backlog.
-# The count stops at LIST_CAP (then the page says "or more"); past it the list still goes on, a page
-# at a time, for as long as pages are full (each a little costlier than the one before).
-LIST_CAP = 1000
+# The count stops LIST_AHEAD rows past the page's end (then the page says "or more"), as the rows do
+# at it: a page's cost stays what it shows and what comes before it at any backlog (a fixed stop of
+# 1,000 made /awaiting at a million items 16× its cost at a thousand: issue 41). Each later page counts
+# further, and near the list's end the count is exact.
+LIST_AHEAD = 5 * PAGE_SIZE
 _LIST_ROWS = {
     "awaiting": ((f"SELECT i.id, i.title, i.deadline, i.created_at FROM {_AWAITING_FROM} WHERE {_AWAITING_WHERE}"
                   " AND i.deadline IS NOT NULL ORDER BY i.deadline, i.created_at DESC, i.id LIMIT ?",
@@ -164,26 +166,21 @@ def _whole_list(req: Request, which: str) -> tuple[list[dict[str, Any]], dict[st
     tx, uid, now_ = req.tx, req.user["id"], now()
     studios = tx.all("SELECT s.id, s.handle FROM memberships m JOIN studios s ON s.id = m.studio_id"
                      " WHERE m.user_id = ? ORDER BY s.handle", (uid,))
+    reach = req.page_number("page") * PAGE_SIZE
+    cap = reach + LIST_AHEAD
     total = 0
     for studio in studios:
         count = _CAPPED_COUNTS["near" if which == "near_due" else which]
-        total += tx.scalar(count, (uid, studio["id"], now_, LIST_CAP + 1 - total))
-        if total > LIST_CAP:
+        total += tx.scalar(count, (uid, studio["id"], now_, cap + 1 - total))
+        if total > cap:
             break
-    pager = paginate(req, min(total, LIST_CAP), at_least=total > LIST_CAP)
-    reach = pager["offset"] + PAGE_SIZE
+    pager = paginate(req, min(total, cap), at_least=total > cap)
     rows: list[dict[str, Any]] = []
     for studio in studios:
         for sql in queries:
             rows += [{**row, "studio": studio["handle"]} for row in tx.all(sql, (uid, studio["id"], now_, reach))]
     rows.sort(key=order)
-    shown = rows[pager["offset"]:reach]
-    if pager["capped"] and pager["number"] >= pager["pages"] and shown:  # the count stopped; the list did not
-        plain = {k: v for k, v in req.query.items() if k != "after"}
-        pager["past"] = None
-        pager["prev"] = url_with(req.path, {**plain, "page": str(pager["number"] - 1)})
-        pager["next"] = url_with(req.path, {**plain, "page": str(pager["number"] + 1)}) if len(shown) == PAGE_SIZE else None
-    return shown, pager
+    return rows[pager["offset"]:reach], pager
 
 
 def view_awaiting(req: Request) -> dict[str, Any]:
