@@ -37,6 +37,12 @@ _UPSERT = ("INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, a
            " SELECT ? || printf('%04x', j.key), j.value, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM json_each(?) j WHERE 1"
            " ON CONFLICT (item_id, kind, user_id, fold) WHERE read_at IS NULL AND dismissed_at IS NULL DO UPDATE"
            " SET count = count + 1, updated_at = excluded.updated_at, actor_id = excluded.actor_id, client = excluded.client")
+# Whom @mentions name: each handle looked up by the users' handle index and its membership by the
+# memberships' key (CROSS JOIN keeps that order: SQLite otherwise walks every member of the studio
+# and each one's user row); the handles as one JSON array, so the text is one statement for any
+# number of them.
+_MEMBER_IDS = ("SELECT u.id FROM json_each(?) j CROSS JOIN users u CROSS JOIN memberships m"
+               " WHERE u.handle = j.value AND u.deleted_at IS NULL AND m.studio_id = ? AND m.user_id = u.id")
 # Kinds as constant text, never bound (`status:open` adds `closed_at IS NULL`): why, at home's `_OPEN`.
 _KIND = {kind: f"i.kind = '{kind}'" for kind in search.KINDS}
 
@@ -118,6 +124,9 @@ class SqliteTx:
         `deleted`, a deleted account's too (its handle is not reused)."""
         return self.one("SELECT * FROM users WHERE handle = ?" + ("" if deleted else " AND deleted_at IS NULL"),
                         (handle,))
+
+    def member_ids(self, studio_id: str, handles: Sequence[str]) -> list[str]:
+        return [r[0] for r in self.cursor.execute(_MEMBER_IDS, (json.dumps(list(handles)), studio_id))]
 
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
                     action: str | None = None) -> None:

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from nav_helpers import add_member
-from navmcp import workspace
+from navmcp import identity, workspace
 from navmcp.content import mentions
 from navmcp.errors import ActionUnavailable, InvalidActionParams
 from navmcp.feeds import inbox
@@ -90,6 +90,25 @@ def test_a_mention_of_a_member_notifies_them_and_a_non_member_nobody(any_app, te
     assert '<a href="/studios/team/members">@bob</a> please look; @dave too' in html
     ws.execute(bob, "/studios/team", "create_decision", {"question": "Where?", "description": "thanks @carol-"})
     assert ("mention", "Where?", 1) in kinds(any_app, carol)
+
+
+def test_a_mention_names_current_members_by_handle_whatever_its_case(any_app, team):
+    """`mentions.mentioned` (the store's `member_ids`): members by handle, case aside, once each
+    and sorted; a deleted account, a non-member and an unknown handle name nobody."""
+    ws, alice, bob, carol, dave = team
+    said = "@BOB, @carol and @bob again; @dave @nobody @alice"
+
+    def mentioned(text: str, role: str = "admin") -> list[str]:
+        with any_app.store.read(user_id=alice["id"]) as tx:
+            return mentions.mentioned(tx, tx.scalar("SELECT id FROM studios WHERE handle = 'team'"), role, text)
+
+    assert mentioned(said) == sorted([alice["id"], bob["id"], carol["id"]])
+    assert mentioned("@admins @carol", "member") == sorted([alice["id"], carol["id"]])
+    assert mentioned("@everyone") == sorted([alice["id"], bob["id"], carol["id"]])
+    assert mentioned("@everyone", "member") == mentioned("@nobody") == []
+    with any_app.store.write(user_id=carol["id"]) as tx:
+        identity.delete_user(tx, "carol")
+    assert mentioned(said) == mentioned("@everyone") == sorted([alice["id"], bob["id"]])
 
 
 def test_admins_and_everyone(any_app, team):
