@@ -20,16 +20,11 @@ GROUPS = ("admins", "everyone")
 
 def handles(text: str) -> list[str]:
     """The distinct handles `text` mentions, lowercase, in the order written (at most MOST)."""
-    found: dict[str, None] = {}
     if "@" not in text:
         return []
-    for m in MENTION.finditer(text):
-        handle = m.group(1).lower().rstrip("-")
-        if handle and len(handle) <= 32:
-            found.setdefault(handle, None)
-            if len(found) >= MOST:
-                break
-    return list(found)
+    # One findall, not a loop over match objects: this runs on every comment and note written.
+    found = dict.fromkeys(m.lower().rstrip("-") for m in MENTION.findall(text))
+    return [h for h in found if len(h) <= 32][:MOST]
 
 
 def mentioned(tx: Tx, studio_id: str, role: str | None, text: str) -> list[str]:
@@ -38,22 +33,14 @@ def mentioned(tx: Tx, studio_id: str, role: str | None, text: str) -> list[str]:
     names = handles(text)
     if not names:
         return []
-    groups = [g for g in GROUPS if g in names]
     people = [n for n in names if n not in GROUPS]
-    where = []
-    args: list[object] = [studio_id]
-    if people:
-        where.append(f"u.handle IN ({', '.join('?' * len(people))})")
-        args += people
-    if "admins" in groups:
-        where.append("m.role = 'admin'")
-    if "everyone" in groups and role == "admin":
-        where.append("1 = 1")
-    if not where:
-        return []
-    return [r["id"] for r in tx.all(
-        "SELECT u.id FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.studio_id = ?"
-        f" AND u.deleted_at IS NULL AND ({' OR '.join(where)}) ORDER BY u.id", args)]
+    found = tx.member_ids(studio_id, people) if people else []
+    everyone = "everyone" in names and role == "admin"
+    if everyone or "admins" in names:  # every member, or the studio's admins
+        found += [r["user_id"] for r in tx.all(
+            "SELECT m.user_id FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.studio_id = ?"
+            " AND u.deleted_at IS NULL" + ("" if everyone else " AND m.role = 'admin'"), (studio_id,))]
+    return sorted(set(found))
 
 
 def members_named(tx: Tx, studio_id: str, texts: list[str]) -> list[str]:

@@ -150,6 +150,12 @@ class PostgresTx:
         return self.conn.execute("SELECT * FROM navmcp.find_user(%s)" + ("" if deleted else " WHERE deleted_at IS NULL"),
                                  (handle,)).fetchone()
 
+    def member_ids(self, studio_id: str, handles: Sequence[str]) -> list[str]:
+        # As the acting user: row-level security shows the members of their own studios only.
+        return [r["id"] for r in self.conn.execute(
+            "SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.studio_id = %s"
+            " WHERE u.handle = ANY(%s) AND u.deleted_at IS NULL", (studio_id, list(handles))).fetchall()]
+
     def lock(self, table: str, row_id: str) -> None:
         # NO KEY UPDATE: writers on one row queue up, while inserts that merely reference it
         # (comments, links, votes) from other transactions are not blocked by it.

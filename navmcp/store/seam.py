@@ -54,6 +54,10 @@ class Tx(Protocol):
         """A user by handle, whatever studios they are in (adding a member needs it); with
         `deleted`, a deleted account's too (its handle is not reused)."""
         ...
+    def member_ids(self, studio_id: str, handles: Sequence[str]) -> list[str]:
+        """The ids of the members of `studio_id` (accounts not deleted) who have one of `handles`
+        (lowercase), in no order: whom @mentions name (`navmcp.content.mentions`)."""
+        ...
     def lock(self, table: str, row_id: str) -> None:
         """Queue writers on one row ("items" or "studios") until this transaction ends."""
         ...

@@ -30,13 +30,22 @@ INBOX_PRUNE_MOST = 100  # entries past their days deleted by one inbox write at 
 # N). The members among them, the actor left out, get an entry each: ids in the order given (the
 # base, then the position: 4 hex digits, enough for any studio's members); with `fold` (1) an unread
 # entry of the same item and kind is counted once more instead (migration 0250's unique index).
-# No RETURNING: SQLite buffers its rows in a temporary b-tree, about 10K instructions a row.
+# The upsert keeps to the members itself; only when it wrote for fewer than it was given does
+# `_MEMBERS` ask whom (the callers pass members, mostly: those an @mention named are). No
+# RETURNING: SQLite buffers its rows in a temporary b-tree, about 10K instructions a row.
 _MEMBERS = ("SELECT m.user_id FROM json_each(?) j CROSS JOIN memberships m"
             " WHERE m.studio_id = ? AND m.user_id = j.value AND m.user_id <> ? ORDER BY m.user_id")
 _UPSERT = ("INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, actor_id, client, created_at, updated_at, fold)"
-           " SELECT ? || printf('%04x', j.key), j.value, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM json_each(?) j WHERE 1"
+           " SELECT ? || printf('%04x', j.key), j.value, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM json_each(?) j"
+           " CROSS JOIN memberships m WHERE m.studio_id = ? AND m.user_id = j.value AND j.value <> ?"
            " ON CONFLICT (item_id, kind, user_id, fold) WHERE read_at IS NULL AND dismissed_at IS NULL DO UPDATE"
            " SET count = count + 1, updated_at = excluded.updated_at, actor_id = excluded.actor_id, client = excluded.client")
+# Whom @mentions name: each handle looked up by the users' handle index and its membership by the
+# memberships' key (CROSS JOIN keeps that order: SQLite otherwise walks every member of the studio
+# and each one's user row); the handles as one JSON array, so the text is one statement for any
+# number of them.
+_MEMBER_IDS = ("SELECT u.id FROM json_each(?) j CROSS JOIN users u CROSS JOIN memberships m"
+               " WHERE u.handle = j.value AND u.deleted_at IS NULL AND m.studio_id = ? AND m.user_id = u.id")
 # Kinds as constant text, never bound (`status:open` adds `closed_at IS NULL`): why, at home's `_OPEN`.
 _KIND = {kind: f"i.kind = '{kind}'" for kind in search.KINDS}
 
@@ -119,6 +128,9 @@ class SqliteTx:
         return self.one("SELECT * FROM users WHERE handle = ?" + ("" if deleted else " AND deleted_at IS NULL"),
                         (handle,))
 
+    def member_ids(self, studio_id: str, handles: Sequence[str]) -> list[str]:
+        return [r[0] for r in self.cursor.execute(_MEMBER_IDS, (json.dumps(list(handles)), studio_id))]
+
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
                     action: str | None = None) -> None:
         """Record in the change feed (`navmcp.feeds.changes`) what this write changed; prune old rows. In a
@@ -136,11 +148,13 @@ class SqliteTx:
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> list[str]:
-        members = [r[0] for r in self.cursor.execute(_MEMBERS, (json.dumps(list(user_ids)), studio_id, actor_id))]
-        if members:  # the pages each write touches are what it costs (migrations 0191, 0250)
-            self.cursor.execute(_UPSERT, (f"{time.time_ns() // 1000:013x}{secrets.token_hex(3)}", kind, studio_id,
-                                          item_id, held_id, actor_id, client, at, at, 1 if fold else None,
-                                          json.dumps(members)))
+        given = json.dumps(list(user_ids))
+        # the pages each write touches are what it costs (migrations 0191, 0250)
+        written = self.cursor.execute(_UPSERT, (f"{time.time_ns() // 1000:013x}{secrets.token_hex(3)}", kind, studio_id,
+                                                item_id, held_id, actor_id, client, at, at, 1 if fold else None,
+                                                given, studio_id, actor_id)).rowcount
+        members = sorted(user_ids) if written == len(user_ids) else [
+            r[0] for r in self.cursor.execute(_MEMBERS, (given, studio_id, actor_id))]
         # Everyone's entries past KEEP_DAYS, oldest first, a few per write: the walk stops at the first kept.
         self.cursor.execute("DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE updated_at < ?"
                             " ORDER BY updated_at LIMIT ?)", (expired, INBOX_PRUNE_MOST))

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from nav_helpers import add_member
-from navmcp import workspace
+from navmcp import identity, workspace
 from navmcp.content import mentions
 from navmcp.errors import ActionUnavailable, InvalidActionParams
 from navmcp.feeds import inbox
@@ -92,6 +92,25 @@ def test_a_mention_of_a_member_notifies_them_and_a_non_member_nobody(any_app, te
     assert ("mention", "Where?", 1) in kinds(any_app, carol)
 
 
+def test_a_mention_names_current_members_by_handle_whatever_its_case(any_app, team):
+    """`mentions.mentioned` (the store's `member_ids`): members by handle, case aside, once each
+    and sorted; a deleted account, a non-member and an unknown handle name nobody."""
+    ws, alice, bob, carol, dave = team
+    said = "@BOB, @carol and @bob again; @dave @nobody @alice"
+
+    def mentioned(text: str, role: str = "admin") -> list[str]:
+        with any_app.store.read(user_id=alice["id"]) as tx:
+            return mentions.mentioned(tx, tx.scalar("SELECT id FROM studios WHERE handle = 'team'"), role, text)
+
+    assert mentioned(said) == sorted([alice["id"], bob["id"], carol["id"]])
+    assert mentioned("@admins @carol", "member") == sorted([alice["id"], carol["id"]])
+    assert mentioned("@everyone") == sorted([alice["id"], bob["id"], carol["id"]])
+    assert mentioned("@everyone", "member") == mentioned("@nobody") == []
+    with any_app.store.write(user_id=carol["id"]) as tx:
+        identity.delete_user(tx, "carol")
+    assert mentioned(said) == mentioned("@everyone") == sorted([alice["id"], bob["id"]])
+
+
 def test_admins_and_everyone(any_app, team):
     ws, alice, bob, carol, dave = team
     ws.execute(bob, "/studios/team", "create_note", {"title": "Ask", "body": "@admins and @everyone: help"})
@@ -161,13 +180,14 @@ class Recording:
 @pytest.mark.parametrize("store_kind", ["sqlite"])
 def test_an_inbox_write_is_the_same_statements_whatever_the_number_of_recipients(any_app, team):
     """The recipients are one bound JSON array: SQLite parses each statement once, not once for each
-    number of recipients (an IN list of N placeholders); the fold and the new entries are one upsert.
-    Who is told is still the members only, the actor left out."""
+    number of recipients (an IN list of N placeholders); the fold and the new entries are one upsert,
+    which keeps to the members. Only when it wrote for fewer than it was given (a non-member, the
+    actor) does a query ask whom: who is told is still the members only, the actor left out."""
     ws, alice, bob, carol, dave = team
     with any_app.store.read(user_id=alice["id"]) as tx:
         studio = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
     seen: list[list[str]] = []
-    for recipients in ([bob["id"]], [bob["id"], carol["id"], dave["id"], alice["id"]]):
+    for recipients in ([bob["id"]], [bob["id"], carol["id"]], [bob["id"], carol["id"], dave["id"], alice["id"]]):
         with any_app.store.write(user_id=alice["id"]) as tx:
             tx.cursor = recorder = Recording(tx.cursor)
             try:
@@ -177,7 +197,8 @@ def test_an_inbox_write_is_the_same_statements_whatever_the_number_of_recipients
                 tx.cursor = recorder.real
         seen.append(recorder.statements)
         assert told == sorted(u["id"] for u in (bob, carol) if u["id"] in recipients)
-    assert seen[0] == seen[1] and len(seen[0]) == 3  # who of them are members, the upsert, the pruning
+    assert seen[0] == seen[1] and len(seen[0]) == 2  # the upsert, the pruning
+    assert seen[2][::2] == seen[0] and len(seen[2]) == 3  # and between them: who of those given are members
     assert ("mention", "Team", 1) in kinds(any_app, carol) and kinds(any_app, dave) == []
 
 
