@@ -11,7 +11,7 @@ is the difference ÷ N. (A baseline process with no calls was tried first: its s
 from a working process's enough that it once moved a figure by half.) Targets:
 
 - `call:URL` — one `navigate` tools/call through navmcp's protocol core (bytes in, bytes out)
-- `data:URL` — `Workspace.page` only (the page's SQL and Python)
+- `data:URL` — `Workspace.page` only (the page's SQL and Python); any URL (a search's too)
 - `render:URL` — the Jinja render of that page only
 - `vote` — one `execute_action` vote tools/call (the benchmarked action)
 - `vote:group`, `call:cycle:group` — the same calls as `vote` and `call:cycle`, received as a
@@ -179,6 +179,8 @@ def inner(args) -> int:
     calls["vote:stdio"] = stdio_burst(app, fx, "legacy")
     calls["vote:stdio:modern"] = stdio_burst(app, fx, "modern")
     calls["call:cycle:group"] = lambda: grouped(calls["call:cycle"])
+    if args.target and args.target.startswith("data:") and args.target not in calls:  # any page's data: a search
+        calls[args.target] = lambda u=args.target[5:]: app.workspace.page(user, u)
     if args.list:
         print("\n".join(calls))
         return 0

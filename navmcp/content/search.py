@@ -33,7 +33,8 @@ MAX_TERMS = 16
 # Search is bounded, so that its cost does not grow with the studio: the last word matches as a
 # prefix only from MIN_PREFIX characters on (a one-letter prefix names most of the vocabulary, and
 # every posting of each of its words is read; `parse` applies it), and only the newest SEARCH_WINDOW
-# matches of each kind (items, comments, options) are ranked and counted (both stores apply it).
+# matches of each kind (items, comments, options) are ranked and counted (both stores apply it;
+# SQLite reads them only as far as the page needs, `navmcp.store.ranked`, and then counts a lower bound).
 MIN_PREFIX = 2
 SEARCH_WINDOW = 1000
 

@@ -18,6 +18,7 @@ from navmcp.clock import ago
 from navmcp.content import search
 from navmcp.content.search import Query
 from navmcp.store.fulltext import fts5_any, fts5_match
+from navmcp.store.ranked import Hit, ranked
 from navmcp.store.seam import Row, row_maker
 
 CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these); older ones are pruned
@@ -204,58 +205,7 @@ class SqliteTx:
         match, title = fts5_match(query), fts5_match(query, title_only=True)
         if not match:
             return self._filtered(studio_ids, query, at, limit, offset)
-        studios = ", ".join("?" * len(studio_ids))
-        window = search.SEARCH_WINDOW  # read per call: a test narrows it
-        args: list[Any] = []
-        # Each source of hits walks its full-text index newest first and stops at the window (CROSS
-        # JOIN keeps that order: left to itself the planner may walk every item of the studio and
-        # run the MATCH once per item, minutes at a million items). A hit names its item by seq:
-        # ranking reads each item found by rowid, one lookup where its text id took two (the id's
-        # index, then the row): half the time of a common word at a million items.
-        hits = [f"""SELECT i.seq AS item, 0 AS tier, NULL AS part FROM items_fts CROSS JOIN items i
-                      ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
-                     ORDER BY items_fts.rowid DESC LIMIT ?""",
-                 f"""SELECT i.seq, 2, NULL FROM items_fts CROSS JOIN items i
-                      ON i.seq = items_fts.rowid WHERE items_fts MATCH ? AND i.studio_id IN ({studios})
-                     ORDER BY items_fts.rowid DESC LIMIT ?""",
-                 f"""SELECT i.seq, 3, o.id FROM options_fts CROSS JOIN options o ON o.rowid = options_fts.rowid
-                      CROSS JOIN items i ON i.id = o.decision_id
-                     WHERE options_fts MATCH ? AND i.studio_id IN ({studios}) ORDER BY options_fts.rowid DESC LIMIT ?""",
-                 f"""SELECT i.seq, 4, c.id FROM comments_fts CROSS JOIN comments c ON c.seq = comments_fts.rowid
-                      CROSS JOIN items i ON i.id = c.item_id
-                     WHERE comments_fts MATCH ? AND c.studio_id IN ({studios}) ORDER BY comments_fts.rowid DESC LIMIT ?"""]
-        for text in (title, match, match, match):
-            args += [text, *studio_ids, window]
-        if query.tag_word:
-            hits.append(f"""SELECT t.seq, 1, NULL FROM item_tags t WHERE t.tag = ? AND t.studio_id IN ({studios})
-                             ORDER BY t.seq DESC LIMIT ?""")
-            args += [query.tag_word, *studio_ids, window]
-        hits = [f"SELECT * FROM ({sql})" for sql in hits]
-        where, more = search_filters(query, at)
-        if query.excluded:  # an item whose own text has a word left out is left out whole
-            where.append("i.seq NOT IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
-            more.append(fts5_any(query.excluded))
-        found = f"""
-            WITH hits AS ({" UNION ALL ".join(hits)}),
-            best AS (SELECT item, min(tier) AS tier,
-                            min(CASE WHEN tier = 3 THEN part END) AS option_id,
-                            min(CASE WHEN tier = 4 THEN part END) AS comment_id,
-                            sum(CASE WHEN tier = 3 THEN 1 ELSE 0 END) AS options,
-                            sum(CASE WHEN tier = 4 THEN 1 ELSE 0 END) AS comments
-                       FROM hits GROUP BY item)
-            SELECT {{}} FROM best b CROSS JOIN items i ON i.seq = b.item WHERE {" AND ".join(where) or "1"}"""
-        widest = "(SELECT max(n) FROM (SELECT count(*) AS n FROM hits GROUP BY tier))"
-        rows = self.all(found.format(f"i.id AS item_id, b.tier, b.option_id, b.comment_id, b.options, b.comments,"
-                                     f" count(*) OVER () AS total, {widest} AS widest")
-                        + " ORDER BY b.tier, i.updated_at DESC, i.id LIMIT ? OFFSET ?", (*args, *more, limit, offset))
-        if rows or not offset:
-            total, windowed = (rows[0]["total"], rows[0]["widest"] >= window) if rows else (0, False)
-            for row in rows:
-                del row["total"], row["widest"]
-            return rows, total, windowed
-        # A page past the end: the number found, for the page to say where the list ends.
-        total, widest = self.cursor.execute(found.format(f"count(*) AS total, {widest} AS widest"), (*args, *more)).fetchone()
-        return [], total, (widest or 0) >= window
+        return ranked(_SqliteSources(self, studio_ids, query, at, match, title or match), limit, offset)
 
     def _filtered(self, studio_ids: Sequence[str], query: Query, at: str, limit: int,
                   offset: int) -> tuple[list[Row], int, bool]:
@@ -346,3 +296,72 @@ class SqliteTx:
 
 def dict_row(cursor: sqlite3.Cursor, row: tuple) -> Row:
     return row_maker(column_names(cursor))(row)
+
+
+class _SqliteSources:
+    """The sources of one word search on the FTS5 tables, for `navmcp.store.ranked`. A position is
+    the full-text row's rowid: an item's seq (its tags' rows carry it too), an option's rowid, a
+    comment's seq; an item is named by its seq. Each read walks its full-text index newest first
+    from below a position (CROSS JOIN keeps that order: left to itself the planner may walk every
+    item of the studio and run the MATCH once per item, minutes at a million items) and reads each
+    match's item by rowid, with whether the query's filters pass."""
+
+    def __init__(self, tx: SqliteTx, studio_ids: Sequence[str], query: Query, at: str, match: str, title: str):
+        self.tx, self.studio_ids, self.excluded = tx, list(studio_ids), query.excluded
+        where, self.filter_args = search_filters(query, at)
+        studios = ", ".join("?" * len(studio_ids))
+        item = f"i.updated_at, i.id, {' AND '.join(where)}"
+        own = "CROSS JOIN items i ON i.seq = items_fts.rowid"
+        fts = {0: ("items_fts", "NULL", own, "i.studio_id", title),
+               2: ("items_fts", "NULL", own, "i.studio_id", match),
+               3: ("options_fts", "o.id", "CROSS JOIN options o ON o.rowid = options_fts.rowid"
+                   " CROSS JOIN items i ON i.id = o.decision_id", "i.studio_id", match),
+               4: ("comments_fts", "c.id", "CROSS JOIN comments c ON c.seq = comments_fts.rowid"
+                   " CROSS JOIN items i ON i.id = c.item_id", "c.studio_id", match)}
+        self.reads: dict[int, tuple[str, str]] = {
+            tier: (f"""SELECT {index}.rowid, i.seq, {part}, {item} FROM {index} {join}
+                        WHERE {index} MATCH ? AND {studio} IN ({studios}) AND {index}.rowid < ? AND {index}.rowid >= ?
+                        ORDER BY {index}.rowid DESC LIMIT ?""", text)
+            for tier, (index, part, join, studio, text) in fts.items()}
+        if query.tag_word:
+            self.reads[1] = (f"""SELECT t.seq, t.seq, NULL, {item} FROM item_tags t CROSS JOIN items i ON i.seq = t.seq
+                                  WHERE t.tag = ? AND t.studio_id IN ({studios}) AND t.seq < ? AND t.seq >= ?
+                                  ORDER BY t.seq DESC LIMIT ?""", query.tag_word)
+
+    def tiers(self) -> list[int]:
+        return sorted(self.reads)
+
+    def scan(self, tier: int, below: int | None, n: int, floor: int | None) -> list[Hit]:
+        sql, text = self.reads[tier]
+        rows = self.tx.tuples(sql, (*self.filter_args, text, *self.studio_ids, _NO_END if below is None else below,
+                                    -_NO_END if floor is None else floor, n))
+        hits = [Hit(position, seq, part, updated_at, item_id, bool(passes))
+                for position, seq, part, updated_at, item_id, passes in rows]
+        if self.excluded:  # an item whose own text has a word left out is left out whole
+            kept = [hit.item for hit in hits if hit.passes]
+            if kept:
+                out = {r[0] for r in self.tx.tuples(
+                    "SELECT rowid FROM items_fts WHERE items_fts MATCH ? AND rowid BETWEEN ? AND ?",
+                    (fts5_any(self.excluded), min(kept), max(kept)))}
+                hits = [hit._replace(passes=False) if hit.item in out else hit for hit in hits]
+        return hits
+
+    def oldest_since(self, updated_at: str) -> int | None:
+        # The index of (studio_id, updated_at, seq): per studio, the items updated since (few, when
+        # a page's worth of matches is among the newest).
+        return self.tx.scalar(f"SELECT min(seq) FROM items WHERE studio_id IN ({', '.join('?' * len(self.studio_ids))})"
+                              " AND updated_at >= ?", (*self.studio_ids, updated_at))
+
+    def parts(self, tier: int, ids: Sequence[str]) -> list[tuple[int, str, str]]:
+        marks = ", ".join("?" * len(ids))
+        sql = (f"SELECT rowid, id, decision_id FROM options WHERE decision_id IN ({marks})" if tier == 3
+               else f"SELECT seq, id, item_id FROM comments WHERE item_id IN ({marks})")
+        return self.tx.tuples(sql, ids)
+
+    def matching(self, tier: int, floor: int, n: int) -> list[int]:
+        index = "options_fts" if tier == 3 else "comments_fts"
+        return [r[0] for r in self.tx.tuples(f"SELECT rowid FROM {index} WHERE {index} MATCH ? AND rowid >= ?"
+                                             " ORDER BY rowid DESC LIMIT ?", (self.reads[tier][1], floor, n))]
+
+
+_NO_END = (1 << 63) - 1  # a position above (and, negated, below) every rowid
