@@ -207,7 +207,7 @@ def test_search_ranks_and_counts_a_bounded_window_of_matches(any_app, new_user, 
         ws.execute(alice, "/studios/team", "create_note", {"title": f"Launch plan {n}", "body": "steps"})
     monkeypatch.setattr(search, "SEARCH_WINDOW", 5)
     page = ws.page(alice, "/studios/team/search?q=launch")
-    assert "5 or more items" in page.markdown and "among the newest 5 matches of each kind" in page.markdown
+    assert "5 or more items" in page.markdown and "at most the newest 5 matches of each kind" in page.markdown
     assert "Launch plan 11" in page.markdown and "Launch plan 6" not in page.markdown  # the newest five
     monkeypatch.setattr(search, "SEARCH_WINDOW", 1000)
     page = ws.page(alice, "/studios/team/search?q=launch")

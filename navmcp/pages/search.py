@@ -45,7 +45,8 @@ def _found(req: Request, studios: dict[str, str]) -> dict[str, Any]:
         pager = paginate(req, total, at_least=windowed)
         if hits:
             results = _rows(req, hits, query, studios)
-    # `windowed`: a source of matches was cut at the newest SEARCH_WINDOW (navmcp.content.search): there may be more.
+    # `windowed`: the count is a lower bound: a source of matches was cut at the newest SEARCH_WINDOW
+    # (navmcp.content.search), or the store stopped reading once the page was known (navmcp.store.ranked).
     return {"q": q, "results": results, "pager": pager, "help": search.HELP, "windowed": windowed,
             "window": search.SEARCH_WINDOW}
 

@@ -41,8 +41,9 @@ class Tx(Protocol):
                offset: int) -> tuple[list[Row], int, bool]:
         """One row per item found in these studios (navmcp.content.search), best first: `item_id`, `tier`
         (where it was found best), the first matching `option_id` and `comment_id` and how many
-        `options` and `comments` match; the number of items found; and whether a source of matches
-        was cut at `search.SEARCH_WINDOW` (there may be more)."""
+        `options` and `comments` match; the number of items found; and whether that number is a
+        lower bound (a source of matches was cut at `search.SEARCH_WINDOW`, or not read to its end
+        once the page was known: `navmcp.store.ranked`)."""
         ...
     def cycle_activity(self, studio_id: str, since: str, till: str) -> dict[str, int]:
         """What happened in a studio in a window of whole UTC days (`since` and `till` are the starts
