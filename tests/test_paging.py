@@ -88,12 +88,20 @@ def walk(ws, user, url: str, rows: str, pager: str = "pager") -> list[str]:
 
 
 def by_number(ws, user, url: str, rows: str, pager: str = "pager", key: str = "page") -> list[str]:
-    """Every row's id on the list at `url`, asking for each page by its number (no `after=`)."""
-    first = ws.page(user, url).data
-    seen = [r["id"] for r in first[rows]]
+    """Every row's id on the list at `url`, asking for each page by its number (no `after=`): up to
+    the last page the page before counts, and past it while that count was only a lower bound
+    ("or more": a word search that stopped reading once its page was known)."""
+    data = ws.page(user, url).data
+    seen = [r["id"] for r in data[rows]]
     sep = "&" if "?" in url else "?"
-    for number in range(2, first[pager]["pages"] + 1):
-        seen += [r["id"] for r in ws.page(user, f"{url}{sep}{key}={number}").data[rows]]
+    number = 1
+    while number < data[pager]["pages"] or data[pager].get("capped"):
+        number += 1
+        assert number < 1000, f"no end to {url}"
+        data = ws.page(user, f"{url}{sep}{key}={number}").data
+        if not data[rows]:
+            break
+        seen += [r["id"] for r in data[rows]]
     return seen
 
 
