@@ -33,8 +33,7 @@ GRANT EXECUTE ON FUNCTION navmcp.search_sample(text[], text, text, integer) TO n
 -- order of search_hits' windows), each with its item, its updated_at and whether the query's
 -- filters pass (find_items' conditions, a deleted item never passing). A position is a seq (an
 -- item's, its tag rows', a comment's); an option's is (created_at, id). `walk`: the source's rows
--- newest first, each tested (the subquery's LIMIT keeps the test out of the index read); else the
--- GIN index's matches, sorted.
+-- newest first, each tested, stopping at the `n`-th match; else the GIN index's matches, sorted.
 CREATE OR REPLACE FUNCTION navmcp.search_scan(studios text[], tier integer, walk boolean, want_q text, want_title text,
                                               want_out text, want_tag_word text, want_kind text, want_status text,
                                               want_tag text, want_at text, want_decision_kind text,
@@ -75,9 +74,9 @@ BEGIN
     END IF;
     IF tier = 1 THEN
         source := source || bounds || ' ' || ord || ' LIMIT $10';
-    ELSIF walk THEN  -- newest first, each row tested: the LIMIT keeps the test above the ordered read
-        source := 'SELECT * FROM (' || source || bounds || ' ' || ord || ' LIMIT 9223372036854775807) s'
-                  || ' WHERE s.words @@ $2 LIMIT $10';
+    ELSIF walk THEN  -- newest first, each row tested (`IS TRUE`: a test no index answers)
+        source := source || bounds || ' AND (' || CASE tier WHEN 3 THEN 'o' WHEN 4 THEN 'c' ELSE 'i' END
+                  || '.fts @@ $2) IS TRUE ' || ord || ' LIMIT $10';
     ELSE  -- the index's matches (`+ 0`, `|| ''`: not the ordered read), sorted
         source := source || bounds || ' AND ' || CASE tier WHEN 3 THEN 'o' WHEN 4 THEN 'c' ELSE 'i' END || '.fts @@ $2 '
                   || replace(replace(ord, '.seq DESC', '.seq + 0 DESC'), 'o.created_at DESC', 'o.created_at || '''' DESC')
