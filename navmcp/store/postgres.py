@@ -238,10 +238,13 @@ class _PostgresSources:
     answers only for the acting user's studios). A position is a seq (an item's, its tag rows', a
     comment's), an option's (created_at, id); an item is named by its id. A source whose newest
     SAMPLE rows hold at least a DENSE share of matches is walked newest first (its matches come
-    soon); a rarer one is read from the GIN index (all its matches, sorted: few)."""
+    soon); a rarer one is read from the GIN index (all its matches, sorted: few). The index cannot
+    tell a title's words from a body's, so titles are walked too when any of the sample has one
+    and the body's are dense (`launch review` at 1M: 8 title and 221 text matches of 2,000; read
+    from the index, 626 ms)."""
 
     SAMPLE = 2000
-    DENSE = 0.01
+    DENSE = 0.002
 
     def __init__(self, tx: PostgresTx, studio_ids: Sequence[str], query: Query, at: str):
         self.tx, self.studio_ids = tx, list(studio_ids)
@@ -251,6 +254,7 @@ class _PostgresSources:
         (row,) = tx.conn.execute("SELECT navmcp.search_sample(%s, %s, %s, %s) AS n",
                                  (self.studio_ids, self.words, self.title, self.SAMPLE)).fetchall()
         self.walk = {tier: n >= self.SAMPLE * self.DENSE for tier, n in zip((0, 2, 3, 4), row["n"])}
+        self.walk[0] |= row["n"][0] > 0 and self.walk[2]
 
     def tiers(self) -> list[int]:
         return [0, 1, 2, 3, 4] if self.filters[1] else [0, 2, 3, 4]
