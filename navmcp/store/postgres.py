@@ -57,6 +57,7 @@ from navmcp.content.search import Query
 from navmcp.errors import Busy, NavError, OutcomeUnknown, Unavailable
 from navmcp.store.fulltext import tsquery, tsquery_any
 from navmcp.store.migrations import Migration, postgres_migrations, run
+from navmcp.store.ranked import Hit, ranked
 from navmcp.store.seam import Row, row_maker
 
 log = logging.getLogger("navmcp.store.postgres")
@@ -185,13 +186,12 @@ class PostgresTx:
                offset: int) -> tuple[list[Row], int, bool]:
         if not studio_ids:
             return [], 0, False
-        # One call, as the owner (migration 20261126000040): under row-level security the GIN
-        # indexes would not be used. It gives the page's items in order, their number, and whether
-        # a source of matches was cut at the window (navmcp.content.search.SEARCH_WINDOW).
+        if query.terms:  # words: read as far as the page needs (navmcp.store.ranked, migration 20261130000310)
+            return ranked(_PostgresSources(self, studio_ids, query, at), limit, offset)
+        # Filters alone: one call, as the owner (migrations 20261126000040, 20261130000241).
         (found,) = self.conn.execute(
             "SELECT * FROM navmcp.find_items(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (list(studio_ids), tsquery(query), tsquery(query, title_only=True),
-             tsquery_any(query.excluded) if query.excluded else None, query.tag_word if query.terms else None,
+            (list(studio_ids), None, None, tsquery_any(query.excluded) if query.excluded else None, None,
              query.kind, query.status, query.tag, at, limit, offset, search.SEARCH_WINDOW,
              query.decision_kind)).fetchall()
         rows = [{"item_id": i, "tier": t, "option_id": o, "comment_id": c, "options": no, "comments": nc}
@@ -230,6 +230,59 @@ class PostgresTx:
         # read directly, and the function answers only for a studio of the acting user's.
         (counts,) = self.conn.execute("SELECT * FROM navmcp.cycle_activity(%s, %s, %s)", (studio_id, since, till)).fetchall()
         return counts
+
+
+class _PostgresSources:
+    """The sources of one word search, for `navmcp.store.ranked`, read by the owner-run functions of
+    migration 20261130000310 (under row-level security the GIN indexes would not be used; each
+    answers only for the acting user's studios). A position is a seq (an item's, its tag rows', a
+    comment's), an option's (created_at, id); an item is named by its id. A source whose newest
+    SAMPLE rows hold at least a DENSE share of matches is walked newest first (its matches come
+    soon); a rarer one is read from the GIN index (all its matches, sorted: few). The index cannot
+    tell a title's words from a body's, so titles are walked too when any of the sample has one
+    and the body's are dense (`launch review` at 1M: 8 title and 221 text matches of 2,000; read
+    from the index, 626 ms)."""
+
+    SAMPLE = 2000
+    DENSE = 0.002
+
+    def __init__(self, tx: PostgresTx, studio_ids: Sequence[str], query: Query, at: str):
+        self.tx, self.studio_ids = tx, list(studio_ids)
+        self.words, self.title = tsquery(query), tsquery(query, title_only=True)
+        self.filters = (tsquery_any(query.excluded) if query.excluded else None, query.tag_word, query.kind,
+                        query.status, query.tag, at, query.decision_kind)
+        (row,) = tx.conn.execute("SELECT navmcp.search_sample(%s, %s, %s, %s) AS n",
+                                 (self.studio_ids, self.words, self.title, self.SAMPLE)).fetchall()
+        self.walk = {tier: n >= self.SAMPLE * self.DENSE for tier, n in zip((0, 2, 3, 4), row["n"])}
+        self.walk[0] |= row["n"][0] > 0 and self.walk[2]
+
+    def tiers(self) -> list[int]:
+        return [0, 1, 2, 3, 4] if self.filters[1] else [0, 2, 3, 4]
+
+    def scan(self, tier: int, below: Any, n: int, floor: Any) -> list[Hit]:
+        seqs = [None if p is None or tier == 3 else p for p in (below, floor)]
+        keys = [(None, None) if p is None or tier != 3 else p for p in (below, floor)]
+        rows = self.tx.conn.cursor(row_factory=tuple_row).execute(
+            "SELECT * FROM navmcp.search_scan(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (self.studio_ids, tier, self.walk.get(tier, False), self.words, self.title, *self.filters,
+             seqs[0], *keys[0], seqs[1], *keys[1], n)).fetchall()
+        return [Hit((at, key) if tier == 3 else seq, item_id, part, updated_at, item_id, passes)
+                for seq, at, key, item_id, part, updated_at, passes in rows]
+
+    def oldest_since(self, updated_at: str) -> int | None:
+        (row,) = self.tx.conn.execute("SELECT navmcp.search_oldest_since(%s, %s) AS seq",
+                                      (self.studio_ids, updated_at)).fetchall()
+        return row["seq"]
+
+    def parts(self, tier: int, ids: Sequence[str]) -> list[tuple[Any, str, str]]:
+        # As the acting user: row-level security shows their studios' options and comments.
+        if tier == 3:
+            return [((at, key), key, item_id) for at, key, item_id in self.tx.tuples(
+                "SELECT created_at, id, decision_id FROM options WHERE decision_id = ANY(?)", (list(ids),))]
+        return self.tx.tuples("SELECT seq, id, item_id FROM comments WHERE item_id = ANY(?)", (list(ids),))
+
+    def matching(self, tier: int, floor: Any, n: int) -> list[Any]:
+        return [hit.position for hit in self.scan(tier, None, n, floor)]
 
 
 class PostgresStore:

@@ -37,7 +37,7 @@ FIRST_CHUNK = 64  # matches read from a source at first; each further read takes
 
 
 class Hit(NamedTuple):
-    position: int
+    position: Any  # ordered within its source: a rowid or seq (PostgreSQL's options: (created_at, id))
     item: Any  # the item's key in the store
     part: str | None  # the matching option or comment, else None
     updated_at: str

@@ -3,6 +3,7 @@ source's whole window lists: the same items, in the same order, at the same tier
 options and comments counted. The reference below is the whole-window query SQLite ran before
 (issue 41, item 6); the window is narrowed so that a few hundred items cut every source, and
 updated_at is scrambled against insertion order (old items touched last, ties of one instant).
+On PostgreSQL the reference is the function it called before (`navmcp.find_items`).
 The number found is exact when the search read everything, else a lower bound that still tells
 whether a next page exists."""
 
@@ -15,7 +16,9 @@ import pytest
 
 from navmcp.clock import now
 from navmcp.content import search
-from navmcp.store.fulltext import fts5_any, fts5_match
+from navmcp.identity import add_user
+from navmcp.store.fulltext import fts5_any, fts5_match, tsquery, tsquery_any
+from navmcp.store.postgres import _PostgresSources
 from navmcp.store.sqlite_tx import search_filters
 
 WORDS = "plan launch review budget risk ship alpha beta".split()
@@ -68,9 +71,25 @@ def whole_windows(tx, studio_ids: list[str], query: search.Query, at: str, limit
     return rows[offset:offset + limit], total, windowed
 
 
+def find_items(tx, studio_ids: list[str], query: search.Query, at: str, limit: int,
+               offset: int) -> tuple[list[dict[str, Any]], int, bool]:
+    """PostgreSQL's whole-window function (navmcp.find_items, migrations 20261126000040 to
+    20261130000280), which its search called before."""
+    (found,) = tx.conn.execute(
+        "SELECT * FROM navmcp.find_items(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (studio_ids, tsquery(query), tsquery(query, title_only=True),
+         tsquery_any(query.excluded) if query.excluded else None, query.tag_word, query.kind, query.status,
+         query.tag, at, limit, offset, search.SEARCH_WINDOW, query.decision_kind)).fetchall()
+    rows = [{"item_id": i, "tier": t, "option_id": o, "comment_id": c, "options": no, "comments": nc}
+            for i, t, o, c, no, nc in zip(found["item_ids"], found["tiers"], found["option_ids"],
+                                          found["comment_ids"], found["option_counts"], found["comment_counts"])]
+    return rows, found["total"], found["windowed"]
+
+
 @pytest.fixture
-def studio(ws, owner):
-    """Studio `s` of 160 items whose words, tags, options and comments are drawn at random, with
+def studio(any_app, store_kind):
+    ws, owner = any_app.workspace, add_user(any_app.store, "owner")
+    """On each store, studio `s` of 160 items whose words, tags, options and comments are drawn at random, with
     updated_at scrambled: a fifth touched long after they were made, some at one instant; and
     studio `t`, whose items come between them (the other studio's matches that a window skips)."""
     rng = random.Random(41)
@@ -101,7 +120,7 @@ def studio(ws, owner):
                            (f"2030-01-0{rng.randint(1, 3)}T00:00:00.000000Z", seq))
             if rng.random() < 0.1:
                 tx.execute("UPDATE items SET closed_at = updated_at WHERE seq = ?", (seq,))
-    return ws, owner
+    return ws, owner, (whole_windows if store_kind == "sqlite" else find_items)
 
 
 QUERIES = ["plan", "launch review", "pl", "plan -risk", '"launch review"', "plan type:decision",
@@ -111,21 +130,38 @@ QUERIES = ["plan", "launch review", "pl", "plan -risk", '"launch review"', "plan
 
 @pytest.mark.parametrize("window", [3, 8, 40, 1000])
 def test_the_page_is_the_whole_windows_page(studio, monkeypatch, window):
-    ws, owner = studio
+    ws, owner, whole = studio
     monkeypatch.setattr(search, "SEARCH_WINDOW", window)
     at = now()
+    # PostgreSQL walks a source whose sample is dense, else reads its text index: each way, every source.
+    for dense in (None,) if whole is whole_windows else (None, 0.0, 2.0):
+        if dense is not None:
+            monkeypatch.setattr(_PostgresSources, "DENSE", dense)
+        with ws.store.read(owner["id"]) as tx:
+            s, t = (tx.scalar("SELECT id FROM studios WHERE handle = ?", (h,)) for h in "st")
+            compared = 0
+            for text, studios in [(text, [s]) for text in QUERIES] + [(text, [s, t]) for text in QUERIES[:6]]:
+                query = search.parse(text)
+                for limit, offset in ((20, 0), (20, 20), (7, 14), (20, 60), (5, 400)):
+                    want, total, windowed = whole(tx, studios, query, at, limit, offset)
+                    got, found, lower_bound = tx.search(studios, query, at, limit, offset)
+                    assert got == want, (text, limit, offset, dense)
+                    if lower_bound:  # a lower bound, which still says whether a next page exists
+                        assert found <= total and (found > offset + limit) == (total > offset + limit), (text, offset)
+                    else:
+                        assert (found, lower_bound) == (total, windowed), (text, offset)
+                    compared += bool(want)
+            assert compared >= 10  # the queries find things at every window
+
+
+def test_an_outsider_finds_nothing_of_the_studio(studio):
+    """Naming a studio one is no member of finds nothing in it (PostgreSQL: the functions answer
+    for the acting user's studios only; SQLite: the pages pass only one's own)."""
+    ws, owner, _ = studio
+    outsider = add_user(ws.store, "outsider")
     with ws.store.read(owner["id"]) as tx:
-        s, t = (tx.scalar("SELECT id FROM studios WHERE handle = ?", (h,)) for h in "st")
-        compared = 0
-        for text, studios in [(text, [s]) for text in QUERIES] + [(text, [s, t]) for text in QUERIES[:6]]:
-            query = search.parse(text)
-            for limit, offset in ((20, 0), (20, 20), (7, 14), (20, 60), (5, 400)):
-                want, total, windowed = whole_windows(tx, studios, query, at, limit, offset)
-                got, found, lower_bound = tx.search(studios, query, at, limit, offset)
-                assert got == want, (text, limit, offset)
-                if lower_bound:  # a lower bound, which still says whether a next page exists
-                    assert found <= total and (found > offset + limit) == (total > offset + limit), (text, offset)
-                else:
-                    assert (found, lower_bound) == (total, windowed), (text, offset)
-                compared += bool(want)
-        assert compared >= 10  # the queries find things at every window
+        s = tx.scalar("SELECT id FROM studios WHERE handle = 's'")
+        assert tx.search([s], search.parse("plan"), now(), 20, 0)[0]
+    with ws.store.read(outsider["id"]) as tx:
+        if tx.hosted:
+            assert tx.search([s], search.parse("plan"), now(), 20, 0) == ([], 0, False)
