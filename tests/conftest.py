@@ -61,6 +61,27 @@ from skip_summary import pytest_runtest_logreport, pytest_sessionfinish, pytest_
 from store_fixtures import any_app, new_user, pg_database, pg_url, store_kind  # noqa: E402,F401
 
 
+@pytest.fixture
+def smtp_server():
+    """A real SMTP server on loopback (aiosmtpd): the messages it receives, and its `NAVMCP_SMTP_URL`."""
+    pytest.importorskip("aiosmtpd")
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    from webproc import free_port
+
+    received: list = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            received.append(message)
+
+    controller = Controller(Keep(), hostname="127.0.0.1", port=free_port())
+    controller.start()
+    yield received, f"smtp://127.0.0.1:{controller.port}?from=navmcp@example.org"
+    controller.stop()
+
+
 class _Errors(logging.Handler):
     """Errors the server logs (and would otherwise swallow, e.g. a failed audit write)."""
 

@@ -11,34 +11,9 @@ from email import message_from_bytes
 
 import pytest
 
+from nav_helpers import add_member
 from navmcp.errors import ActionUnavailable, InvalidActionParams
 from navmcp.feeds import mail
-
-aiosmtpd = pytest.importorskip("aiosmtpd")
-from aiosmtpd.controller import Controller  # noqa: E402
-from aiosmtpd.handlers import Message  # noqa: E402
-
-from nav_helpers import add_member  # noqa: E402
-
-
-class Inbox(Message):
-    def __init__(self):
-        super().__init__()
-        self.messages = []
-
-    def handle_message(self, message):
-        self.messages.append(message)
-
-
-@pytest.fixture
-def smtp_server():
-    from webproc import free_port
-
-    handler = Inbox()
-    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    yield handler, f"smtp://127.0.0.1:{controller.port}?from=navmcp@example.org"
-    controller.stop()
 
 
 @pytest.fixture
@@ -63,7 +38,7 @@ def test_the_digest_goes_out_with_working_links_and_stops_when_turned_off(any_ap
     assert "bob@example.org" not in ws.page(alice, "/studios/team/members").markdown
     note = ws.execute(alice, "/studios/team", "create_note", {"title": "Agenda", "body": "@bob, a look?"}).url
     assert mail.send_digests(any_app.store, smtp, "http://navmcp.test/") == 1
-    [message] = received.messages
+    [message] = received
     assert message["To"] == "bob@example.org" and message["Subject"] == "navmcp: 1 unread"
     body = message.get_payload(decode=True).decode()
     assert "@alice mentioned you in “Agenda” in team" in body and "http://navmcp.test/inbox" in body
@@ -78,7 +53,7 @@ def test_the_digest_goes_out_with_working_links_and_stops_when_turned_off(any_ap
     ws.execute(bob, "/whoami", "digest_off", {})
     with pytest.raises(ActionUnavailable, match="off already"):
         ws.execute(bob, "/whoami", "digest_off", {})
-    assert mail.send_digests(any_app.store, smtp, "http://navmcp.test") == 0 and len(received.messages) == 1
+    assert mail.send_digests(any_app.store, smtp, "http://navmcp.test") == 0 and len(received) == 1
     ws.execute(bob, "/whoami", "digest_on", {})
     assert mail.send_digests(any_app.store, smtp, "http://navmcp.test") == 1
 
@@ -97,7 +72,7 @@ def test_the_digest_states_a_closed_decisions_result(any_app, team, smtp_server)
     entry = next(e for e in ws.page(bob, "/inbox").data["entries"] if e["kind"] == "decision_closed")
     assert title in entry["result"] and "Berlin" not in entry["result"]
     assert mail.send_digests(any_app.store, mail.Smtp.from_url(url), "http://navmcp.test") == 1
-    body = received.messages[0].get_payload(decode=True).decode()
+    body = received[0].get_payload(decode=True).decode()
     [line] = [line for line in body.splitlines() if "“Where?”" in line]
     assert line.endswith(f"“Where?”, result: {entry['result']} in team") and title in line, line
     assert "Berlin" not in body and "&lt;" not in body
@@ -123,4 +98,4 @@ def test_the_digest_command(any_app, team, smtp_server, tmp_path):
     done = subprocess.run([sys.executable, "-m", "navmcp", "digest", "--base-url", "http://navmcp.test"],
                           env={**env, "NAVMCP_SMTP_URL": url}, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "1 digest(s) sent.", done.stderr
-    assert message_from_bytes(received.messages[0].as_bytes())["Subject"] == "navmcp: 1 unread"
+    assert message_from_bytes(received[0].as_bytes())["Subject"] == "navmcp: 1 unread"

@@ -373,7 +373,7 @@ def test_a_legacy_client_watching_its_hold_hears_it_decided(home):
         app.store.close()
 
 
-def test_a_held_emailed_invitation_is_sent_when_approved_and_run_never_when_rejected(team, monkeypatch):
+def test_a_held_emailed_invitation_is_sent_when_approved_and_run_never_when_rejected(team, monkeypatch, smtp_server):
     """A held create_invitation with `email`, approved later, ran but sent no e-mail (its sending,
     done after the write, was dropped): the invitation existed and its link reached nobody. It is
     now sent once the approval's write is done, as a direct one is; held, previewed or rejected,
@@ -381,37 +381,22 @@ def test_a_held_emailed_invitation_is_sent_when_approved_and_run_never_when_reje
     import re
     from email import message_from_bytes
 
-    pytest.importorskip("aiosmtpd")
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
     from navmcp.identity import invitations
-    from webproc import free_port
 
     app, u, _ = team
     ws = app.workspace
-    received = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            received.append(message)
-
-    controller = Controller(Keep(), hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        monkeypatch.setenv("NAVMCP_SMTP_URL", f"smtp://127.0.0.1:{controller.port}?from=navmcp@example.org")
-        monkeypatch.setenv("NAVMCP_BASE_URL", "http://navmcp.test")
-        rule(ws, u["alice"], actions="create_invitation", approvers="admins")
-        asked = {"email": "dana@example.org", "role": "admin"}
-        held = ws.execute(u["erin"], f"{STUDIO}/members", "create_invitation", asked, client="claude-ai")
-        assert held.held is not None and received == []  # held (and previewed): nothing sent
-        ws.execute(u["alice"], held.url, "reject", {"note": "not yet"}, browser=True)
-        assert received == [] and status_of(app, held.held["id"])["status"] == "rejected"
-        held = ws.execute(u["erin"], f"{STUDIO}/members", "create_invitation", asked, client="claude-ai")
-        assert received == []
-        done = ws.execute(u["alice"], held.url, "approve", {}, browser=True)
-    finally:
-        controller.stop()
+    received, url = smtp_server
+    monkeypatch.setenv("NAVMCP_SMTP_URL", url)
+    monkeypatch.setenv("NAVMCP_BASE_URL", "http://navmcp.test")
+    rule(ws, u["alice"], actions="create_invitation", approvers="admins")
+    asked = {"email": "dana@example.org", "role": "admin"}
+    held = ws.execute(u["erin"], f"{STUDIO}/members", "create_invitation", asked, client="claude-ai")
+    assert held.held is not None and received == []  # held (and previewed): nothing sent
+    ws.execute(u["alice"], held.url, "reject", {"note": "not yet"}, browser=True)
+    assert received == [] and status_of(app, held.held["id"])["status"] == "rejected"
+    held = ws.execute(u["erin"], f"{STUDIO}/members", "create_invitation", asked, client="claude-ai")
+    assert received == []
+    done = ws.execute(u["alice"], held.url, "approve", {}, browser=True)
     assert status_of(app, held.held["id"])["status"] == "executed"
     assert "could not be sent" not in done.message and "/invite/" not in done.message
     [sent] = received

@@ -178,41 +178,23 @@ def test_a_declined_revoked_or_unfindable_invitation_adds_nobody(any_app, team, 
         ws.execute(bob, "/studios/team/members", "create_invitation", {"handle": "carol"})
 
 
-aiosmtpd = pytest.importorskip("aiosmtpd")
-
-
-def test_an_invitation_by_e_mail_sends_a_link_that_works(any_app, team, monkeypatch):
+def test_an_invitation_by_e_mail_sends_a_link_that_works(any_app, team, monkeypatch, smtp_server):
     """Where SMTP is configured, the link goes to the address (a real SMTP server, aiosmtpd) and is
     shown to nobody; it works once, in a browser. Without SMTP the action says so and makes none."""
     from email import message_from_bytes
-
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
-    from webproc import free_port
 
     ws, alice, bob, carol = team
     with pytest.raises(ActionFailed, match="sends no e-mail"):
         ws.execute(alice, "/studios/team/members", "create_invitation", {"email": "carol@example.org"})
     assert ws.page(alice, "/studios/team/members").data["invitations"] == []
 
-    received = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            received.append(message)
-
-    controller = Controller(Keep(), hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        monkeypatch.setenv("NAVMCP_SMTP_URL", f"smtp://127.0.0.1:{controller.port}?from=navmcp@example.org")
-        monkeypatch.setenv("NAVMCP_BASE_URL", "http://navmcp.test/")
-        with pytest.raises(InvalidActionParams, match="e-mail address"):
-            ws.execute(alice, "/studios/team/members", "create_invitation", {"email": "not an address"})
-        done = ws.execute(alice, "/studios/team/members", "create_invitation",
-                          {"email": "carol@example.org", "role": "admin"})
-    finally:
-        controller.stop()
+    received, url = smtp_server
+    monkeypatch.setenv("NAVMCP_SMTP_URL", url)
+    monkeypatch.setenv("NAVMCP_BASE_URL", "http://navmcp.test/")
+    with pytest.raises(InvalidActionParams, match="e-mail address"):
+        ws.execute(alice, "/studios/team/members", "create_invitation", {"email": "not an address"})
+    done = ws.execute(alice, "/studios/team/members", "create_invitation",
+                      {"email": "carol@example.org", "role": "admin"})
     assert "/invite/" not in done.message and "carol@example.org" not in done.message
     [sent] = received
     assert sent["To"] == "carol@example.org" and sent["Subject"] == "navmcp: an invitation to Team"
