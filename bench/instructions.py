@@ -200,7 +200,7 @@ def without_inbox() -> None:
     from navmcp.feeds import inbox
 
     inbox.notify = lambda req, kind, user_ids, item_id=None: []
-    inbox.related = lambda tx, item_id: set()
+    inbox.related = lambda tx, item: set()
     mentions.mentioned = lambda tx, studio_id, role, text: []
 
 

@@ -34,7 +34,7 @@ def add_comment(req: Request, p: AddComment) -> Outcome:
                             req.item["id"]))
     # Who the item concerns hear of a comment, and a reply's parent author (`p.reply_to`'s, which
     # may be a reply in the thread) with them: once, as one entry; one mentioned was told already.
-    concerned = inbox.related(req.tx, req.item["id"])
+    concerned = inbox.related(req.tx, req.item)
     if parent:
         concerned.add(req.tx.one("SELECT created_by FROM comments WHERE id = ?", (p.reply_to,))["created_by"])
     inbox.notify(req, "comment", [u for u in concerned if u not in told], req.item["id"])

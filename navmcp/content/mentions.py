@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 
+from navmcp.feeds.inbox import Members
 from navmcp.store import Tx
 
-MENTION = re.compile(r"(?<![A-Za-z0-9_.@/])@([A-Za-z0-9][A-Za-z0-9-]{0,40})")
+# '@' first, then what came before it (the lookbehind), so the search skips to each '@' rather
+# than trying the lookbehind at every character; a handle ends in a letter or digit.
+MENTION = re.compile(r"@(?<![A-Za-z0-9_.@/]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,39}[A-Za-z0-9])?)")
 MOST = 50  # distinct handles read from one text; more are left as text
 GROUPS = ("admins", "everyone")
 
@@ -22,17 +25,17 @@ def handles(text: str) -> list[str]:
     """The distinct handles `text` mentions, lowercase, in the order written (at most MOST)."""
     if "@" not in text:
         return []
-    # One findall, not a loop over match objects: this runs on every comment and note written.
-    found = dict.fromkeys(m.lower().rstrip("-") for m in MENTION.findall(text))
-    return [h for h in found if len(h) <= 32][:MOST]
+    # One findall and one lower(), not a loop over match objects: this runs on every comment and note written.
+    found = MENTION.findall(text)
+    return [h for h in dict.fromkeys(" ".join(found).lower().split(" ")) if len(h) <= 32][:MOST] if found else []
 
 
-def mentioned(tx: Tx, studio_id: str, role: str | None, text: str) -> list[str]:
+def mentioned(tx: Tx, studio_id: str, role: str | None, text: str) -> Members:
     """The ids of the members of `studio_id` that `text` mentions, written by someone whose role in
     the studio is `role` (`@everyone` counts for an admin only)."""
     names = handles(text)
     if not names:
-        return []
+        return Members()
     people = [n for n in names if n not in GROUPS]
     found = tx.member_ids(studio_id, people) if people else []
     everyone = "everyone" in names and role == "admin"
@@ -40,7 +43,7 @@ def mentioned(tx: Tx, studio_id: str, role: str | None, text: str) -> list[str]:
         found += [r["user_id"] for r in tx.all(
             "SELECT m.user_id FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.studio_id = ?"
             " AND u.deleted_at IS NULL" + ("" if everyone else " AND m.role = 'admin'"), (studio_id,))]
-    return sorted(set(found))
+    return Members(sorted(set(found)))
 
 
 def members_named(tx: Tx, studio_id: str, texts: list[str]) -> list[str]:

@@ -14,6 +14,7 @@ are not shown.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,12 @@ KINDS: dict[str, bool] = {
 }
 
 
+class Members(list):
+    """User ids read as members of the acting request's studio in this transaction, sorted and
+    distinct (`navmcp.content.mentions.mentioned`): `notify` tells the store it need not check them
+    again."""
+
+
 def notify(req: Request, kind: str, user_ids: Iterable[str], item_id: str | None = None,
            held_id: str | None = None) -> list[str]:
     """Write an entry of `kind` about `item_id` (or the studio itself; or the held action `held_id`)
@@ -50,20 +57,21 @@ def notify(req: Request, kind: str, user_ids: Iterable[str], item_id: str | None
     if kind not in KINDS:
         raise ValueError(f"unknown inbox entry kind {kind!r}")
     actor = req.user["id"]
-    wanted = sorted({u for u in user_ids if u and u != actor})
+    checked = isinstance(user_ids, Members)  # sorted and distinct too
+    wanted = [u for u in user_ids if u != actor] if checked else sorted({u for u in user_ids if u and u != actor})
     if not wanted or req.studio is None:
         return []
     # The store keeps to the members among them (PostgreSQL: in the function, as row-level security
     # asks) and says whom it wrote for, so this module runs no membership query of its own.
     return req.tx.note_inbox(now(), kind, req.studio["id"], item_id, actor, (req.client or "")[:100], wanted,
-                             KINDS[kind], ago(KEEP_DAYS * 86400), held_id)
+                             KINDS[kind], ago(KEEP_DAYS * 86400), held_id, checked=checked)
 
 
-def related(tx: Tx, item_id: str) -> set[str]:
-    """Who an item concerns: its creator and whoever commented on it."""
-    # UNION ALL and a set: UNION would build a temporary b-tree to drop the repeats.
-    return {r[0] for r in tx.tuples("SELECT created_by FROM items WHERE id = ?"
-                                     " UNION ALL SELECT created_by FROM comments WHERE item_id = ?", (item_id, item_id))}
+def related(tx: Tx, item: dict[str, Any]) -> set[str]:
+    """Who an item (its row, as the request has it) concerns: its creator and whoever commented on it."""
+    # A set, not DISTINCT: that would build a temporary b-tree to drop the repeats.
+    return {item["created_by"], *(r[0] for r in tx.tuples("SELECT created_by FROM comments WHERE item_id = ?",
+                                                           (item["id"],)))}
 
 
 def voters(tx: Tx, decision_id: str) -> list[str]:
@@ -78,36 +86,66 @@ def participants(tx: Tx, commitment_id: str) -> list[str]:
     return [r["user_id"] for r in tx.all("SELECT user_id FROM participants WHERE commitment_id = ?", (commitment_id,))]
 
 
-# A user's entries in the studios they are in (and any outside a studio), not dismissed.
+# A user's entries in the studios they are in (and any outside a studio), not dismissed: their own
+# rows (`inbox e`) and, where the store keeps a large fan-out as one pack (`tx.inbox_packs`), the
+# packs naming them (`inbox_packs e`) with their own marks on them (`inbox_marks k`). Each part is
+# read down its own index; a compound SELECT's ORDER BY merges them, so a page stops as early as one
+# part alone would. {read} is the read time's column, {id} the entry's id (a pack's is "p" and its number).
 # Entries about a deleted item wait, unseen, for its restore (navmcp.content.deletion; the few deleted items, once).
 _MINE = ("e.user_id = ? AND e.dismissed_at IS NULL"
          " AND (e.studio_id IS NULL OR e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?))"
          " AND (e.item_id IS NULL OR e.item_id NOT IN (SELECT id FROM items WHERE deleted_at IS NOT NULL))")
-_COLUMNS = """e.id, e.kind, e.count, e.client, e.created_at, e.updated_at, e.read_at, e.item_id, e.held_id,
-              s.handle AS studio, s.name AS studio_name, i.kind AS item_kind, i.title,
+_PACKED = ("instr(e.recipients, ?) > 0 AND k.dismissed_at IS NULL"
+           " AND e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?)"
+           " AND (e.item_id IS NULL OR e.item_id NOT IN (SELECT id FROM items WHERE deleted_at IS NOT NULL))")
+_MARKS = "inbox_packs e LEFT JOIN inbox_marks k ON k.pack_id = e.id AND k.user_id = ?"
+_COLUMNS = """{id} AS id, e.kind, e.count, e.client, e.created_at, e.updated_at AS updated_at, {read} AS read_at,
+              e.item_id, {held} AS held_id, s.handle AS studio, s.name AS studio_name, i.kind AS item_kind, i.title,
               i.closed_at AS item_closed_at, i.deadline AS item_deadline, i.participant_count, i.critical_mass,
               a.handle AS actor"""
-_JOINS = """inbox e LEFT JOIN studios s ON s.id = e.studio_id LEFT JOIN items i ON i.id = e.item_id
+_JOINS = """LEFT JOIN studios s ON s.id = e.studio_id LEFT JOIN items i ON i.id = e.item_id
             LEFT JOIN users a ON a.id = e.actor_id"""
+_OWN = {"id": "e.id", "read": "e.read_at", "held": "e.held_id"}
+_PACK = {"id": "'p' || e.id", "read": "k.read_at", "held": "NULL"}
+
+
+@functools.cache
+def _union_sql(select: str, where: str, joins: str, packs: bool) -> str:
+    sql = f"SELECT {select.format(**_OWN)} FROM inbox e {joins} WHERE {_MINE} {where.format(**_OWN)}"
+    if packs:
+        sql += f" UNION ALL SELECT {select.format(**_PACK)} FROM {_MARKS} {joins} WHERE {_PACKED} {where.format(**_PACK)}"
+    return sql
+
+
+def _union(tx: Tx, user_id: str, select: str, where: str = "", joins: str = "") -> tuple[str, list[Any]]:
+    """The user's entries as `select` (with {id}, {read}, {held}) `where` (with {read}) in both parts."""
+    if tx.inbox_packs:
+        return _union_sql(select, where, joins, True), [user_id, user_id, user_id, f",{user_id},", user_id]
+    return _union_sql(select, where, joins, False), [user_id, user_id]
 
 
 def unread_count(tx: Tx, user_id: str) -> int:
     """Unread entries, counted up to COUNT_CAP + 1 (more than COUNT_CAP: say "more than")."""
-    return tx.scalar(f"SELECT count(*) FROM (SELECT 1 FROM inbox e WHERE {_MINE} AND e.read_at IS NULL LIMIT ?) AS c",
-                     (user_id, user_id, COUNT_CAP + 1))
+    sql, args = _union(tx, user_id, "1", "AND {read} IS NULL")
+    return tx.scalar(f"SELECT count(*) FROM ({sql} LIMIT ?) AS c", (*args, COUNT_CAP + 1))
 
 
 def counts(tx: Tx, user_id: str) -> tuple[int, int]:
     """(unread, all) entries, not dismissed."""
-    row = tx.one(f"SELECT count(*) AS total, coalesce(sum(CASE WHEN e.read_at IS NULL THEN 1 ELSE 0 END), 0) AS unread"
-                 f" FROM inbox e WHERE {_MINE}", (user_id, user_id))
+    sql, args = _union(tx, user_id, "{read} AS read_at")
+    row = tx.one(f"SELECT count(*) AS total, coalesce(sum(CASE WHEN read_at IS NULL THEN 1 ELSE 0 END), 0) AS unread"
+                 f" FROM ({sql}) AS e", args)
     return (row["unread"], row["total"]) if row else (0, 0)
+
+
+def _page(tx: Tx, user_id: str, read: str, most: int, offset: int = 0) -> list[dict[str, Any]]:
+    sql, args = _union(tx, user_id, _COLUMNS, f"AND {{read}} IS {read}", _JOINS)
+    return _rows(tx, f"{sql} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?", (*args, most, offset))
 
 
 def newest(tx: Tx, user_id: str, most: int) -> list[dict[str, Any]]:
     """The newest unread entries."""
-    return _rows(tx, f"SELECT {_COLUMNS} FROM {_JOINS} WHERE {_MINE} AND e.read_at IS NULL"
-                     " ORDER BY e.updated_at DESC, e.id LIMIT ?", (user_id, user_id, most))
+    return _page(tx, user_id, "NULL", most)
 
 
 def entries(tx: Tx, user_id: str, unread: int, offset: int, most: int) -> list[dict[str, Any]]:
@@ -115,12 +153,9 @@ def entries(tx: Tx, user_id: str, unread: int, offset: int, most: int) -> list[d
     entries there are: each part is read down its own index, never sorted as a whole."""
     rows: list[dict[str, Any]] = []
     if offset < unread:
-        rows = _rows(tx, f"SELECT {_COLUMNS} FROM {_JOINS} WHERE {_MINE} AND e.read_at IS NULL"
-                         " ORDER BY e.updated_at DESC, e.id LIMIT ? OFFSET ?", (user_id, user_id, most, offset))
+        rows = _page(tx, user_id, "NULL", most, offset)
     if len(rows) < most:
-        rows += _rows(tx, f"SELECT {_COLUMNS} FROM {_JOINS} WHERE {_MINE} AND e.read_at IS NOT NULL"
-                          " ORDER BY e.updated_at DESC, e.id LIMIT ? OFFSET ?",
-                      (user_id, user_id, most - len(rows), max(0, offset - unread)))
+        rows += _page(tx, user_id, "NOT NULL", most - len(rows), max(0, offset - unread))
     return rows
 
 
@@ -198,23 +233,50 @@ def results(req: Request, rows: list[dict[str, Any]]) -> None:
         row["result"] = found.get("result") if found else None
 
 
+def _pack(entry: str) -> int | None:
+    """A pack's number, from its entry's id ("p12"); None for a row of the user's own."""
+    # at most 18 digits: a larger number is no pack's (and more than SQLite's integers hold)
+    return int(entry[1:]) if entry[:1] == "p" and entry[1:].isdigit() and len(entry) <= 19 else None
+
+
+# Marking a pack's entry is the user's own row (`inbox_marks`), made when first needed.
+_MARK = ("INSERT INTO inbox_marks (pack_id, user_id, {mark}) SELECT e.id, ?, ? FROM inbox_packs e"
+         " WHERE {which} AND instr(e.recipients, ?) > 0"
+         " ON CONFLICT (pack_id, user_id) DO UPDATE SET {mark} = excluded.{mark} WHERE inbox_marks.{mark} IS NULL")
+
+
+def _marked(tx: Tx, user_id: str, mark: str, entry: str | None, until: str | None) -> int:
+    """Set `mark` (read_at or dismissed_at) on one entry, or on every one last changed at or before `until`."""
+    at = now()
+    if entry is not None:
+        pack = _pack(entry)
+        if pack is None:
+            return tx.execute(f"UPDATE inbox SET {mark} = ? WHERE id = ? AND user_id = ? AND {mark} IS NULL",
+                              (at, entry, user_id))
+        if not tx.inbox_packs:
+            return 0
+        return tx.execute(_MARK.format(mark=mark, which="e.id = ?"), (user_id, at, pack, f",{user_id},"))
+    n = tx.execute(f"UPDATE inbox SET {mark} = ? WHERE user_id = ? AND {mark} IS NULL AND updated_at <= ?",
+                   (at, user_id, until or at))
+    if tx.inbox_packs:
+        n += tx.execute(_MARK.format(mark=mark, which="e.updated_at <= ?"), (user_id, at, until or at, f",{user_id},"))
+    return n
+
+
 def mark_read(tx: Tx, user_id: str, entry: str | None, until: str | None) -> int:
     """Mark one entry read, or every unread one last changed at or before `until` (a time)."""
-    if entry is not None:
-        return tx.execute("UPDATE inbox SET read_at = ? WHERE id = ? AND user_id = ? AND read_at IS NULL",
-                          (now(), entry, user_id))
-    return tx.execute("UPDATE inbox SET read_at = ? WHERE user_id = ? AND read_at IS NULL AND updated_at <= ?",
-                      (now(), user_id, until or now()))
+    return _marked(tx, user_id, "read_at", entry, until)
 
 
 def dismiss(tx: Tx, user_id: str, entry: str | None, until: str | None) -> int:
     """Dismiss one entry, or every entry last changed at or before `until` (a time)."""
-    if entry is not None:
-        return tx.execute("UPDATE inbox SET dismissed_at = ? WHERE id = ? AND user_id = ? AND dismissed_at IS NULL",
-                          (now(), entry, user_id))
-    return tx.execute("UPDATE inbox SET dismissed_at = ? WHERE user_id = ? AND dismissed_at IS NULL AND updated_at <= ?",
-                      (now(), user_id, until or now()))
+    return _marked(tx, user_id, "dismissed_at", entry, until)
 
 
 def entry_time(tx: Tx, user_id: str, entry: str) -> str | None:
-    return tx.scalar("SELECT updated_at FROM inbox WHERE id = ? AND user_id = ?", (entry, user_id))
+    pack = _pack(entry)
+    if pack is None:
+        return tx.scalar("SELECT updated_at FROM inbox WHERE id = ? AND user_id = ?", (entry, user_id))
+    if not tx.inbox_packs:
+        return None
+    return tx.scalar("SELECT updated_at FROM inbox_packs WHERE id = ? AND instr(recipients, ?) > 0", (pack, f",{user_id},"))

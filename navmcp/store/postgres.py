@@ -116,6 +116,9 @@ _LOCKABLE = {table: f"SELECT 1 FROM {table} WHERE id = %s FOR NO KEY UPDATE" for
 class PostgresTx:
     __slots__ = ("conn", "readonly")
     hosted = True  # row-level security: writing for others goes through SECURITY DEFINER functions
+    # A row per recipient, written by navmcp.note_inbox inside the server: one round trip whatever
+    # their number, and row-level security keeps each person to their own rows.
+    inbox_packs = False
     users: dict[str, Row] | None = None  # no group commit here (see `group`), so no rows kept across calls
 
     def __init__(self, conn: psycopg.Connection[Row], readonly: bool):
@@ -216,10 +219,11 @@ class PostgresTx:
         self.conn.execute("SELECT navmcp.note_change(%s, %s, %s, %s)", (at, studio_id, item_id, action))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> list[str]:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None,
+                   checked: bool = False) -> list[str]:
         # As the owner (migrations 20261128000050, 20261130000250): nobody writes another's entries
         # directly; the function records the acting user itself, writes only for members of the
-        # studio and answers whom it wrote for.
+        # studio (`checked` or not: the caller is not trusted here) and answers whom it wrote for.
         (row,) = self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s, %s) AS written",
                                    (at, kind, studio_id, item_id, client, list(user_ids), fold, expired,
                                     held_id)).fetchall()

@@ -24,6 +24,7 @@ class Tx(Protocol):
 
     users: dict[str, Row] | None  # users' rows already read in this transaction, by id (or None)
     hosted: bool  # the hosted store's (row-level security), as `Store.hosted`
+    inbox_packs: bool  # a large fan-out is one `inbox_packs` row, not an `inbox` row per person (SQLite)
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
@@ -83,11 +84,14 @@ class Tx(Protocol):
         commits: a change its transaction holds already need not be written again."""
         ...
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> list[str]:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None,
+                   checked: bool = False) -> list[str]:
         """Write an inbox entry (`navmcp.feeds.inbox`) for each of `user_ids` who is a member of
         `studio_id`, the actor left out; with `fold`, count an unread entry of the same item and kind
-        once more instead. An entry about a held action names it (`held_id`). Entries last changed
-        before `expired` are deleted. Returns whom it wrote for (folded or new), sorted."""
+        once more instead. An entry about a held action names it (`held_id`). `checked`: `user_ids`
+        are members, read so in this transaction (the store may trust it). Entries last changed
+        before `expired` are deleted. Returns whom it wrote for (folded or new), sorted. Where
+        `inbox_packs` is true a large fan-out is one pack (`navmcp.feeds.inbox` reads both)."""
         ...
 
 

@@ -247,6 +247,7 @@ class _Local(threading.local):
 
     group: _Group | None = None
     synchronous = "NORMAL"  # what the connection commits with (see SqliteStore._sync)
+    inbox_kept_from = ""  # no inbox entry or pack is older than this, as this connection last pruned (SqliteTx)
 
     def __init__(self, store: SqliteStore):
         self.conn, self.cursor = store._connect()
@@ -265,7 +266,7 @@ class _Read:
     def __enter__(self) -> SqliteTx:
         local = self.local
         self.store._retrying(local.cursor.execute, self.begin)
-        return SqliteTx(local.conn, local.cursor)
+        return SqliteTx(local.conn, local.cursor, local=local)
 
     def __exit__(self, *exc_info) -> None:
         self.store._rollback(self.local)
@@ -309,7 +310,7 @@ class _GroupedRead(_Read):
         if not group.open:
             store._retrying(local.cursor.execute, "BEGIN")
             group.open = True
-        return SqliteTx(local.conn, local.cursor, group.users)
+        return SqliteTx(local.conn, local.cursor, group.users, local=local)
 
     def __exit__(self, *exc_info) -> None:
         pass
@@ -336,7 +337,7 @@ class _GroupedWrite(_Read):
         local.cursor.execute("SAVEPOINT grouped")
         group.writes += 1
         group.last_write = group.commits
-        self.tx = SqliteTx(local.conn, local.cursor, group.users, group.noted)
+        self.tx = SqliteTx(local.conn, local.cursor, group.users, group.noted, local)
         return self.tx
 
     def __exit__(self, exc_type, exc, traceback) -> None:

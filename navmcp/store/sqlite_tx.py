@@ -24,6 +24,8 @@ from navmcp.store.seam import Row, row_maker
 CHANGES_KEPT = 10_000  # change-feed rows kept (a watcher catches up from these); older ones are pruned
 CHANGES_PRUNE_EVERY = 1024  # by every write whose sequence number is a multiple of this
 INBOX_PRUNE_MOST = 100  # entries past their days deleted by one inbox write at most
+_KEPT_FROM = ("SELECT min(coalesce((SELECT min(updated_at) FROM inbox), ?1),"
+              " coalesce((SELECT min(updated_at) FROM inbox_packs), ?1))")
 
 
 # The inbox's writes (`note_inbox`). Recipients go in as one JSON array, so each statement's text is
@@ -41,11 +43,19 @@ _UPSERT = ("INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, a
            " CROSS JOIN memberships m WHERE m.studio_id = ? AND m.user_id = j.value AND j.value <> ?"
            " ON CONFLICT (item_id, kind, user_id, fold) WHERE read_at IS NULL AND dismissed_at IS NULL DO UPDATE"
            " SET count = count + 1, updated_at = excluded.updated_at, actor_id = excluded.actor_id, client = excluded.client")
+# A fan-out of PACK_FROM members or more is one `inbox_packs` row (migration 0320): recipients as
+# ",id,…,", in the order given (sorted), so the next burst on the item for the same people folds
+# into it while nobody has read or dismissed it (`fold` is 1 until then). Fewer get a row each: a
+# reader finds those down its own index; a pack only by testing each of its studio's packs.
+PACK_FROM = 4
+_PACK = ("INSERT INTO inbox_packs (kind, studio_id, item_id, actor_id, client, fold, created_at, updated_at, recipients)"
+         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (item_id, kind, recipients, fold) DO UPDATE"
+         " SET count = count + 1, updated_at = excluded.updated_at, actor_id = excluded.actor_id, client = excluded.client")
 # Whom @mentions name: each handle looked up by the users' handle index and its membership by the
 # memberships' key (CROSS JOIN keeps that order: SQLite otherwise walks every member of the studio
 # and each one's user row); the handles as one JSON array, so the text is one statement for any
 # number of them.
-_MEMBER_IDS = ("SELECT u.id FROM json_each(?) j CROSS JOIN users u CROSS JOIN memberships m"
+_MEMBER_IDS = ("SELECT group_concat(u.id) FROM json_each(?) j CROSS JOIN users u CROSS JOIN memberships m"
                " WHERE u.handle = j.value AND u.deleted_at IS NULL AND m.studio_id = ? AND m.user_id = u.id")
 # Kinds as constant text, never bound (`status:open` adds `closed_at IS NULL`): why, at home's `_OPEN`.
 _KIND = {kind: f"i.kind = '{kind}'" for kind in search.KINDS}
@@ -80,11 +90,12 @@ def column_names(cursor: sqlite3.Cursor) -> tuple[str, ...]:
 
 
 class SqliteTx:
-    __slots__ = ("conn", "cursor", "users", "noted", "noting")
+    __slots__ = ("conn", "cursor", "users", "noted", "noting", "local")
     hosted = False  # no row-level security: the app's own SQL writes for anyone
+    inbox_packs = True  # see `note_inbox`
 
     def __init__(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor, users: dict[str, Row] | None = None,
-                 noted: set[tuple] | None = None):
+                 noted: set[tuple] | None = None, local: Any = None):
         self.conn = conn
         self.cursor = cursor  # the store's (see SqliteStore); rows come back as tuples and become dicts here
         # In a group (see `SqliteStore.group`), the users' rows its calls have read, by id: one
@@ -95,6 +106,7 @@ class SqliteTx:
         # and those this write adds (kept once its savepoint is released). None outside a group.
         self.noted = noted
         self.noting: list[tuple] | None = None if noted is None else []
+        self.local = local  # the store's state of this thread's connection (`inbox_kept_from`), if any
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         cursor = self.cursor.execute(sql, params)
@@ -130,7 +142,12 @@ class SqliteTx:
                         (handle,))
 
     def member_ids(self, studio_id: str, handles: Sequence[str]) -> list[str]:
-        return [r[0] for r in self.cursor.execute(_MEMBER_IDS, (json.dumps(list(handles)), studio_id))]
+        # One row (group_concat), not a row each; a handle is letters, digits and '-', so the JSON
+        # array is made by joining them unless one is not (each row and json.dumps ~1.3K instructions a handle).
+        joined = '","'.join(handles)
+        given = f'["{joined}"]' if '"' not in joined and "\\" not in joined else json.dumps(list(handles))
+        found = self.cursor.execute(_MEMBER_IDS, (given, studio_id)).fetchone()[0]
+        return found.split(",") if found else []
 
     def note_change(self, at: str, studio_id: str | None, item_id: str | None, user_id: str,
                     action: str | None = None) -> None:
@@ -148,18 +165,41 @@ class SqliteTx:
             self.cursor.execute("DELETE FROM changes WHERE seq <= ?", (seq - CHANGES_KEPT,))
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
-                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None) -> list[str]:
+                   user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None,
+                   checked: bool = False) -> list[str]:
+        # the pages each write touches are what it costs (migrations 0191, 0250, 0320)
+        if held_id is None and len(user_ids) >= PACK_FROM:
+            if not checked:  # a pack holds whom it names: the members among them, asked first
+                user_ids, checked = [r[0] for r in self.cursor.execute(
+                    _MEMBERS, (json.dumps(list(user_ids)), studio_id, actor_id))], True
+            if len(user_ids) >= PACK_FROM:
+                self.cursor.execute(_PACK, (kind, studio_id, item_id, actor_id, client, 1 if fold else None, at, at,
+                                            f",{','.join(user_ids)},"))
+                self._prune_inbox(expired, at)
+                return list(user_ids)
         given = json.dumps(list(user_ids))
-        # the pages each write touches are what it costs (migrations 0191, 0250)
         written = self.cursor.execute(_UPSERT, (f"{time.time_ns() // 1000:013x}{secrets.token_hex(3)}", kind, studio_id,
                                                 item_id, held_id, actor_id, client, at, at, 1 if fold else None,
                                                 given, studio_id, actor_id)).rowcount
         members = sorted(user_ids) if written == len(user_ids) else [
             r[0] for r in self.cursor.execute(_MEMBERS, (given, studio_id, actor_id))]
-        # Everyone's entries past KEEP_DAYS, oldest first, a few per write: the walk stops at the first kept.
-        self.cursor.execute("DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE updated_at < ?"
-                            " ORDER BY updated_at LIMIT ?)", (expired, INBOX_PRUNE_MOST))
+        self._prune_inbox(expired, at)
         return members
+
+    def _prune_inbox(self, expired: str, at: str) -> None:
+        # Everyone's entries and packs past KEEP_DAYS, oldest first, a few per write: each walk stops
+        # at the first kept. Then the oldest left says when the next can expire (times written only
+        # grow), and until then no write of this connection need look: a DELETE opens every index of
+        # its table, and two on every write cost ~120K instructions a comment, to delete nothing.
+        # (Rolled back, the prune leaves that time late: the rows it had deleted go a little later.)
+        local = self.local
+        if local is not None and expired <= local.inbox_kept_from:
+            return
+        for table in ("inbox", "inbox_packs"):
+            self.cursor.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table}"
+                                " WHERE updated_at < ? ORDER BY updated_at LIMIT ?)", (expired, INBOX_PRUNE_MOST))
+        if local is not None:
+            local.inbox_kept_from = self.cursor.execute(_KEPT_FROM, (at,)).fetchone()[0]
 
     def prune_audit(self, days: int, most: int) -> None:
         # Oldest first by id (ids grow with time): the walk stops at the first line to keep.

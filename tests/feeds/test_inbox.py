@@ -182,12 +182,15 @@ def test_an_inbox_write_is_the_same_statements_whatever_the_number_of_recipients
     """The recipients are one bound JSON array: SQLite parses each statement once, not once for each
     number of recipients (an IN list of N placeholders); the fold and the new entries are one upsert,
     which keeps to the members. Only when it wrote for fewer than it was given (a non-member, the
-    actor) does a query ask whom: who is told is still the members only, the actor left out."""
+    actor) does a query ask whom (first, where there are enough to make a pack, migration 0320):
+    who is told is still the members only, the actor left out. Pruning looks once, then not again
+    until an entry can have expired."""
     ws, alice, bob, carol, dave = team
     with any_app.store.read(user_id=alice["id"]) as tx:
         studio = tx.scalar("SELECT id FROM studios WHERE handle = 'team'")
     seen: list[list[str]] = []
-    for recipients in ([bob["id"]], [bob["id"], carol["id"]], [bob["id"], carol["id"], dave["id"], alice["id"]]):
+    for recipients in ([bob["id"]], [bob["id"]], [bob["id"], carol["id"]],
+                       [bob["id"], carol["id"], dave["id"], alice["id"]]):
         with any_app.store.write(user_id=alice["id"]) as tx:
             tx.cursor = recorder = Recording(tx.cursor)
             try:
@@ -197,8 +200,9 @@ def test_an_inbox_write_is_the_same_statements_whatever_the_number_of_recipients
                 tx.cursor = recorder.real
         seen.append(recorder.statements)
         assert told == sorted(u["id"] for u in (bob, carol) if u["id"] in recipients)
-    assert seen[0] == seen[1] and len(seen[0]) == 2  # the upsert, the pruning
-    assert seen[2][::2] == seen[0] and len(seen[2]) == 3  # and between them: who of those given are members
+    assert len(seen[0]) == 4 and seen[0][1].startswith("DELETE FROM inbox ")  # the upsert, the pruning, its horizon
+    assert seen[1] == seen[2] == seen[0][:1]  # the upsert alone: nothing can have expired since
+    assert seen[3][1:] == seen[1] and len(seen[3]) == 2  # and first: who of those given are members
     assert ("mention", "Team", 1) in kinds(any_app, carol) and kinds(any_app, dave) == []
 
 
