@@ -169,14 +169,14 @@ class SqliteTx:
                    checked: bool = False) -> list[str]:
         # the pages each write touches are what it costs (migrations 0191, 0250, 0320)
         if held_id is None and len(user_ids) >= PACK_FROM:
-            if not checked:  # a pack holds whom it names: the members among them, asked first
-                user_ids, checked = [r[0] for r in self.cursor.execute(
-                    _MEMBERS, (json.dumps(list(user_ids)), studio_id, actor_id))], True
+            # a pack holds whom it names: the members among them (asked first unless `checked`), not the actor
+            user_ids = [u for u in user_ids if u != actor_id] if checked else [r[0] for r in self.cursor.execute(
+                _MEMBERS, (json.dumps(list(user_ids)), studio_id, actor_id))]
             if len(user_ids) >= PACK_FROM:
                 self.cursor.execute(_PACK, (kind, studio_id, item_id, actor_id, client, 1 if fold else None, at, at,
                                             f",{','.join(user_ids)},"))
                 self._prune_inbox(expired, at)
-                return list(user_ids)
+                return user_ids
         given = json.dumps(list(user_ids))
         written = self.cursor.execute(_UPSERT, (f"{time.time_ns() // 1000:013x}{secrets.token_hex(3)}", kind, studio_id,
                                                 item_id, held_id, actor_id, client, at, at, 1 if fold else None,

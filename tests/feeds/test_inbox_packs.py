@@ -46,7 +46,7 @@ def stored(any_app) -> tuple[int, int]:
 def test_a_mention_of_four_is_one_pack_each_of_them_reads(any_app, crowd):
     ws, u = crowd
     assert len(FOUR.split()) == PACK_FROM
-    ws.execute(u["alice"], "/studios/team", "create_note", {"title": "Plan", "body": f"draft for {FOUR} and @dave"})
+    ws.execute(u["alice"], "/studios/team", "create_note", {"title": "Plan", "body": f"draft for {FOUR}, @alice and @dave"})
     if not any_app.store.hosted:
         assert stored(any_app) == (1, 0)
     for name in ("bob", "carol", "erin", "frank"):
