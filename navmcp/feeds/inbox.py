@@ -234,7 +234,8 @@ def results(req: Request, rows: list[dict[str, Any]]) -> None:
 
 
 def _pack(entry: str) -> int | None:
-    """A pack's number, from its entry's id ("p12"); None for a row of the user's own."""
+    """A pack's number, from its entry's id ("p12"); None for a row of the user's own (whose ids
+    are hex on both stores, so never begin with "p")."""
     # at most 18 digits: a larger number is no pack's (and more than SQLite's integers hold)
     return int(entry[1:]) if entry[:1] == "p" and entry[1:].isdigit() and len(entry) <= 19 else None
 
