@@ -43,6 +43,13 @@ KINDS: dict[str, bool] = {
 }
 
 
+# Kinds whose entries are a row for each person, however many are told (the rest may be one pack,
+# navmcp.store's `note_inbox`): who a comment tells (the item's creator and commenters) changes
+# with who writes it, and a pack folds only a burst for the same people, so a discussion among
+# five would be an entry per comment rather than one per person ("11 new comments on …").
+ROW_EACH = frozenset({"comment"})
+
+
 class Members(list):
     """User ids read as members of the acting request's studio in this transaction, sorted and
     distinct (`navmcp.content.mentions.mentioned`): `notify` tells the store it need not check them
@@ -64,7 +71,7 @@ def notify(req: Request, kind: str, user_ids: Iterable[str], item_id: str | None
     # The store keeps to the members among them (PostgreSQL: in the function, as row-level security
     # asks) and says whom it wrote for, so this module runs no membership query of its own.
     return req.tx.note_inbox(now(), kind, req.studio["id"], item_id, actor, (req.client or "")[:100], wanted,
-                             KINDS[kind], ago(KEEP_DAYS * 86400), held_id, checked=checked)
+                             KINDS[kind], ago(KEEP_DAYS * 86400), held_id, checked=checked, pack=kind not in ROW_EACH)
 
 
 def related(tx: Tx, item: dict[str, Any]) -> set[str]:
@@ -90,12 +97,14 @@ def participants(tx: Tx, commitment_id: str) -> list[str]:
 # rows (`inbox e`) and, where the store keeps a large fan-out as one pack (`tx.inbox_packs`), the
 # packs naming them (`inbox_packs e`) with their own marks on them (`inbox_marks k`). Each part is
 # read down its own index; a compound SELECT's ORDER BY merges them, so a page stops as early as one
-# part alone would. {read} is the read time's column, {id} the entry's id (a pack's is "p" and its number).
+# part alone would. {read} is the read time's column, {id} the entry's id (a pack's is "p" and its
+# number). A person's mark on a pack holds until the pack changes after it (another burst folded
+# in): then it is unread, and shown, again, as a row of their own would be a new entry.
 # Entries about a deleted item wait, unseen, for its restore (navmcp.content.deletion; the few deleted items, once).
 _MINE = ("e.user_id = ? AND e.dismissed_at IS NULL"
          " AND (e.studio_id IS NULL OR e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?))"
          " AND (e.item_id IS NULL OR e.item_id NOT IN (SELECT id FROM items WHERE deleted_at IS NOT NULL))")
-_PACKED = ("instr(e.recipients, ?) > 0 AND k.dismissed_at IS NULL"
+_PACKED = ("instr(e.recipients, ?) > 0 AND (k.dismissed_at IS NULL OR k.dismissed_at < e.updated_at)"
            " AND e.studio_id IN (SELECT studio_id FROM memberships WHERE user_id = ?)"
            " AND (e.item_id IS NULL OR e.item_id NOT IN (SELECT id FROM items WHERE deleted_at IS NOT NULL))")
 _MARKS = "inbox_packs e LEFT JOIN inbox_marks k ON k.pack_id = e.id AND k.user_id = ?"
@@ -106,7 +115,7 @@ _COLUMNS = """{id} AS id, e.kind, e.count, e.client, e.created_at, e.updated_at 
 _JOINS = """LEFT JOIN studios s ON s.id = e.studio_id LEFT JOIN items i ON i.id = e.item_id
             LEFT JOIN users a ON a.id = e.actor_id"""
 _OWN = {"id": "e.id", "read": "e.read_at", "held": "e.held_id"}
-_PACK = {"id": "'p' || e.id", "read": "k.read_at", "held": "NULL"}
+_PACK = {"id": "'p' || e.id", "read": "(CASE WHEN k.read_at >= e.updated_at THEN k.read_at END)", "held": "NULL"}
 
 
 @functools.cache
@@ -236,14 +245,17 @@ def results(req: Request, rows: list[dict[str, Any]]) -> None:
 def _pack(entry: str) -> int | None:
     """A pack's number, from its entry's id ("p12"); None for a row of the user's own (whose ids
     are hex on both stores, so never begin with "p")."""
-    # at most 18 digits: a larger number is no pack's (and more than SQLite's integers hold)
-    return int(entry[1:]) if entry[:1] == "p" and entry[1:].isdigit() and len(entry) <= 19 else None
+    # a number past SQLite's integers is no pack's (and could not be bound)
+    number = int(entry[1:]) if entry[:1] == "p" and entry[1:].isdigit() and len(entry) <= 20 else None
+    return number if number is not None and number < 1 << 63 else None
 
 
-# Marking a pack's entry is the user's own row (`inbox_marks`), made when first needed.
+# Marking a pack's entry is the user's own row (`inbox_marks`), made when first needed; a mark made
+# before the pack last changed is marked again (see _PACKED).
 _MARK = ("INSERT INTO inbox_marks (pack_id, user_id, {mark}) SELECT e.id, ?, ? FROM inbox_packs e"
          " WHERE {which} AND instr(e.recipients, ?) > 0"
-         " ON CONFLICT (pack_id, user_id) DO UPDATE SET {mark} = excluded.{mark} WHERE inbox_marks.{mark} IS NULL")
+         " ON CONFLICT (pack_id, user_id) DO UPDATE SET {mark} = excluded.{mark} WHERE inbox_marks.{mark} IS NULL"
+         " OR inbox_marks.{mark} < (SELECT p.updated_at FROM inbox_packs p WHERE p.id = inbox_marks.pack_id)")
 
 
 def _marked(tx: Tx, user_id: str, mark: str, entry: str | None, until: str | None) -> int:

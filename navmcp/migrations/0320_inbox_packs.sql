@@ -1,10 +1,12 @@
 -- A large fan-out is one row (navmcp/store/sqlite_tx.py `note_inbox`, navmcp/feeds/inbox.py): a
 -- comment that @mentions 20 members wrote 20 entries, each a row in five b-trees and a leaf of the
 -- per-person index (a WAL page each); a pack is one row in three, whoever it tells. `recipients`
--- is ",id,id,…," (a reader finds itself with instr). What a person does with a pack's entry (read
--- it, dismiss it) is their own row in `inbox_marks`. A pack of a kind that folds has `fold` 1 until
--- someone marks it: the next burst on its item for the same people is counted into it, one upsert
--- on `inbox_packs_fold` (NULLs are distinct: no other pack conflicts), which also finds an item's
+-- is ",id,id,…," (a reader finds itself with instr). Its id grows with time (microseconds, then
+-- random bits): it says nothing of how many packs were written, and a deleted pack's id is never
+-- another's. What a person does with a pack's entry is their own row in `inbox_marks`: read or
+-- dismissed at a time, which holds until the pack changes after it. A pack of a kind that folds
+-- (`fold` 1) counts the next burst on its item for the same people, one upsert on
+-- `inbox_packs_fold` (NULLs are distinct: no other pack conflicts), which also finds an item's
 -- packs. No foreign keys (a probe each per write): the triggers below delete the packs of a purged
 -- item or a deleted studio, and a reader joins the actor's handle.
 CREATE TABLE inbox_packs (
@@ -31,9 +33,6 @@ CREATE TABLE inbox_marks (
     PRIMARY KEY (pack_id, user_id)
 ) WITHOUT ROWID;
 
-CREATE TRIGGER inbox_marks_stop_folding AFTER INSERT ON inbox_marks BEGIN
-    UPDATE inbox_packs SET fold = NULL WHERE id = new.pack_id AND fold = 1;
-END;
 CREATE TRIGGER inbox_packs_item_gone AFTER DELETE ON items BEGIN
     DELETE FROM inbox_packs WHERE item_id = old.id;
 END;

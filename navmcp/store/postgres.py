@@ -220,10 +220,11 @@ class PostgresTx:
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None,
-                   checked: bool = False) -> list[str]:
+                   checked: bool = False, pack: bool = False) -> list[str]:
         # As the owner (migrations 20261128000050, 20261130000250): nobody writes another's entries
         # directly; the function records the acting user itself, writes only for members of the
-        # studio (`checked` or not: the caller is not trusted here) and answers whom it wrote for.
+        # studio (`checked` or not: the caller is not trusted here) and answers whom it wrote for;
+        # a row each (`pack` or not: see `inbox_packs`).
         (row,) = self.conn.execute("SELECT navmcp.note_inbox(%s, %s, %s, %s, %s, %s, %s, %s, %s) AS written",
                                    (at, kind, studio_id, item_id, client, list(user_ids), fold, expired,
                                     held_id)).fetchall()

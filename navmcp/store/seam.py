@@ -85,13 +85,14 @@ class Tx(Protocol):
         ...
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None,
-                   checked: bool = False) -> list[str]:
+                   checked: bool = False, pack: bool = False) -> list[str]:
         """Write an inbox entry (`navmcp.feeds.inbox`) for each of `user_ids` who is a member of
         `studio_id`, the actor left out; with `fold`, count an unread entry of the same item and kind
         once more instead. An entry about a held action names it (`held_id`). `checked`: `user_ids`
         are members, read so in this transaction (the store may trust it). Entries last changed
         before `expired` are deleted. Returns whom it wrote for (folded or new), sorted. Where
-        `inbox_packs` is true a large fan-out is one pack (`navmcp.feeds.inbox` reads both)."""
+        `inbox_packs` is true and the caller allows it (`pack`), a large fan-out is one pack
+        (`navmcp.feeds.inbox` reads both)."""
         ...
 
 

@@ -165,6 +165,9 @@ class SqliteStore:
     def _commit(self, local: _Local) -> None:
         try:
             self._retrying(local.cursor.execute, "COMMIT")
+        except BaseException:
+            local.inbox_kept_from = ""  # its prune is undone (see _Local)
+            raise
         finally:
             self._rollback(local)  # a COMMIT that failed leaves its transaction open: nothing of it is kept
 
@@ -197,6 +200,8 @@ class SqliteStore:
                 group.commits += 1
         finally:
             local.group = None
+            if group.writing and local.conn.in_transaction:  # its writes are undone, a prune too (see _Local)
+                local.inbox_kept_from = ""
             self._rollback(local)  # a read snapshot, or a failure: nothing kept
 
     @staticmethod
@@ -247,7 +252,9 @@ class _Local(threading.local):
 
     group: _Group | None = None
     synchronous = "NORMAL"  # what the connection commits with (see SqliteStore._sync)
-    inbox_kept_from = ""  # no inbox entry or pack is older than this, as this connection last pruned (SqliteTx)
+    # No inbox entry or pack is older than this, as this connection's last prune left them
+    # (SqliteTx._prune_inbox); a write that rolls back clears it, since its prune is undone too.
+    inbox_kept_from = ""
 
     def __init__(self, store: SqliteStore):
         self.conn, self.cursor = store._connect()
@@ -286,6 +293,7 @@ class _Write(_Read):
         if exc_type is None:
             self.store._commit(self.local)
         else:
+            self.local.inbox_kept_from = ""  # its prune is undone (see _Local)
             self.store._rollback(self.local)
 
 
@@ -346,6 +354,7 @@ class _GroupedWrite(_Read):
             cursor.execute("RELEASE grouped")
             self.tx.noted.update(self.tx.noting)  # type: ignore[union-attr, arg-type]
         elif self.local.conn.in_transaction:  # else SQLite has rolled it all back already
+            self.local.inbox_kept_from = ""  # its prune is undone (see _Local)
             cursor.execute("ROLLBACK TO grouped")
             cursor.execute("RELEASE grouped")
 

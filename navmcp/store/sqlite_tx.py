@@ -43,13 +43,13 @@ _UPSERT = ("INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, a
            " CROSS JOIN memberships m WHERE m.studio_id = ? AND m.user_id = j.value AND j.value <> ?"
            " ON CONFLICT (item_id, kind, user_id, fold) WHERE read_at IS NULL AND dismissed_at IS NULL DO UPDATE"
            " SET count = count + 1, updated_at = excluded.updated_at, actor_id = excluded.actor_id, client = excluded.client")
-# A fan-out of PACK_FROM members or more is one `inbox_packs` row (migration 0320): recipients as
-# ",id,…,", in the order given (sorted), so the next burst on the item for the same people folds
-# into it while nobody has read or dismissed it (`fold` is 1 until then). Fewer get a row each: a
+# A fan-out of PACK_FROM members or more, where the caller allows (`pack`), is one `inbox_packs` row
+# (migration 0320): recipients as ",id,…,", in the order given (sorted), so the next burst on the
+# item for the same people folds into it. Fewer get a row each: a
 # reader finds those down its own index; a pack only by testing each of its studio's packs.
 PACK_FROM = 4
-_PACK = ("INSERT INTO inbox_packs (kind, studio_id, item_id, actor_id, client, fold, created_at, updated_at, recipients)"
-         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (item_id, kind, recipients, fold) DO UPDATE"
+_PACK = ("INSERT INTO inbox_packs (id, kind, studio_id, item_id, actor_id, client, fold, created_at, updated_at, recipients)"
+         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (item_id, kind, recipients, fold) DO UPDATE"
          " SET count = count + 1, updated_at = excluded.updated_at, actor_id = excluded.actor_id, client = excluded.client")
 # Whom @mentions name: each handle looked up by the users' handle index and its membership by the
 # memberships' key (CROSS JOIN keeps that order: SQLite otherwise walks every member of the studio
@@ -166,15 +166,15 @@ class SqliteTx:
 
     def note_inbox(self, at: str, kind: str, studio_id: str, item_id: str | None, actor_id: str, client: str,
                    user_ids: Sequence[str], fold: bool, expired: str, held_id: str | None = None,
-                   checked: bool = False) -> list[str]:
+                   checked: bool = False, pack: bool = False) -> list[str]:
         # the pages each write touches are what it costs (migrations 0191, 0250, 0320)
-        if held_id is None and len(user_ids) >= PACK_FROM:
+        if pack and held_id is None and len(user_ids) >= PACK_FROM:
             # a pack holds whom it names: the members among them (asked first unless `checked`), not the actor
             user_ids = [u for u in user_ids if u != actor_id] if checked else [r[0] for r in self.cursor.execute(
                 _MEMBERS, (json.dumps(list(user_ids)), studio_id, actor_id))]
             if len(user_ids) >= PACK_FROM:
-                self.cursor.execute(_PACK, (kind, studio_id, item_id, actor_id, client, 1 if fold else None, at, at,
-                                            f",{','.join(user_ids)},"))
+                self.cursor.execute(_PACK, ((time.time_ns() // 1000) << 10 | secrets.randbits(10), kind, studio_id, item_id,
+                                            actor_id, client, 1 if fold else None, at, at, f",{','.join(user_ids)},"))
                 self._prune_inbox(expired, at)
                 return user_ids
         given = json.dumps(list(user_ids))
@@ -191,7 +191,7 @@ class SqliteTx:
         # at the first kept. Then the oldest left says when the next can expire (times written only
         # grow), and until then no write of this connection need look: a DELETE opens every index of
         # its table, and two on every write cost ~120K instructions a comment, to delete nothing.
-        # (Rolled back, the prune leaves that time late: the rows it had deleted go a little later.)
+        # A write that rolls back clears that time (navmcp.store.sqlite's _Local): its prune is undone.
         local = self.local
         if local is not None and expired <= local.inbox_kept_from:
             return

@@ -182,8 +182,7 @@ def test_an_inbox_write_is_the_same_statements_whatever_the_number_of_recipients
     """The recipients are one bound JSON array: SQLite parses each statement once, not once for each
     number of recipients (an IN list of N placeholders); the fold and the new entries are one upsert,
     which keeps to the members. Only when it wrote for fewer than it was given (a non-member, the
-    actor) does a query ask whom (first, where there are enough to make a pack, migration 0320):
-    who is told is still the members only, the actor left out. Pruning looks once, then not again
+    actor) does a query ask whom: who is told is still the members only, the actor left out. Pruning looks once, then not again
     until an entry can have expired."""
     ws, alice, bob, carol, dave = team
     with any_app.store.read(user_id=alice["id"]) as tx:
@@ -202,7 +201,7 @@ def test_an_inbox_write_is_the_same_statements_whatever_the_number_of_recipients
         assert told == sorted(u["id"] for u in (bob, carol) if u["id"] in recipients)
     assert len(seen[0]) == 4 and seen[0][1].startswith("DELETE FROM inbox ")  # the upsert, the pruning, its horizon
     assert seen[1] == seen[2] == seen[0][:1]  # the upsert alone: nothing can have expired since
-    assert seen[3][1:] == seen[1] and len(seen[3]) == 2  # and first: who of those given are members
+    assert seen[3][:1] == seen[1] and len(seen[3]) == 2  # then: who of those given are members
     assert ("mention", "Team", 1) in kinds(any_app, carol) and kinds(any_app, dave) == []
 
 
@@ -314,6 +313,27 @@ def test_entries_are_kept_90_days(any_app, team, monkeypatch):
     assert ("mention", "Old", 1) in kinds(any_app, bob)
     ws.execute(alice, "/studios/team", "create_note", {"title": "New", "body": "@bob"})
     assert [k for k in kinds(any_app, bob) if k[0] == "mention"] == [("mention", "New", 1), ("mention", "Middle", 1)]
+
+
+def test_a_write_that_rolls_back_leaves_expired_entries_to_the_next(any_app, team, monkeypatch):
+    """A write's pruning is undone with it, and the next write prunes again (SQLite remembers how
+    old the oldest entry left is, so the write that rolled back must not have taught it)."""
+    ws, alice, bob, carol, dave = team
+    ws.execute(alice, "/studios/team", "create_note", {"title": "Old", "body": "@bob"})
+    real, real_ns = time.time, time.time_ns
+    monkeypatch.setattr(time, "time", lambda: real() + (inbox.KEEP_DAYS + 1) * 86_400)
+    monkeypatch.setattr(time, "time_ns", lambda: real_ns() + (inbox.KEEP_DAYS + 1) * 86_400 * 10**9)
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("the write fails after its handler ran")
+
+    with monkeypatch.context() as m:
+        m.setattr(workspace, "write_audit", fails)
+        with pytest.raises(RuntimeError):
+            ws.execute(alice, "/studios/team", "create_note", {"title": "Lost", "body": "@bob"})
+    assert ("mention", "Old", 1) in kinds(any_app, bob)
+    ws.execute(alice, "/studios/team", "create_note", {"title": "New", "body": "@bob"})
+    assert [k for k in kinds(any_app, bob) if k[0] == "mention"] == [("mention", "New", 1)]
 
 
 def test_leaving_a_studio_hides_its_entries(any_app, team):
