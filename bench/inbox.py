@@ -25,9 +25,11 @@ import time
 from pathlib import Path
 
 from bench.run import Settings, prepare
+from navmcp.feeds.inbox import ROW_EACH
 
 TARGET_MS = 15.0
 KINDS = ("mention", "comment", "decision_closed", "commitment_mass", "commitment_closed", "reminder")
+PACKED = tuple(k for k in KINDS if k not in ROW_EACH)  # a comment keeps a row each (navmcp.feeds.inbox)
 
 
 def fill(db_path: Path, entries: int, packed: float, others: int) -> int:
@@ -51,7 +53,7 @@ def fill(db_path: Path, entries: int, packed: float, others: int) -> int:
             return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now - rng.uniform(0, 80 * 86400))) + "Z"
 
         def pack(told: list[str], n: int, at: str) -> None:
-            packs.append((len(packs) + 1, KINDS[n % len(KINDS)], studio, items[n % len(items)], rng.choice(actors),
+            packs.append((len(packs) + 1, PACKED[n % len(PACKED)], studio, items[n % len(items)], rng.choice(actors),
                           "bench", rng.randint(1, 3), at, at, f",{','.join(sorted(told))},"))
 
         first = (db.execute("SELECT max(id) FROM inbox_packs").fetchone()[0] or 0)
