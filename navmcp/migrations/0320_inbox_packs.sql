@@ -1,9 +1,9 @@
 -- A large fan-out is one row (navmcp/store/sqlite_tx.py `note_inbox`, navmcp/feeds/inbox.py): a
 -- comment that @mentions 20 members wrote 20 entries, each a row in five b-trees and a leaf of the
 -- per-person index (a WAL page each); a pack is one row in three, whoever it tells. `recipients`
--- is ",id,id,…," (a reader finds itself with instr). Its id grows with time (microseconds, then
--- random bits): it says nothing of how many packs were written, and a deleted pack's id is never
--- another's. What a person does with a pack's entry is their own row in `inbox_marks`: read or
+-- is ",id,id,…," (a reader finds itself with instr). Its id is the time it was written, in
+-- nanoseconds (writes take turns, microseconds each): it says nothing of how many packs were
+-- written, and a deleted pack's id is never another's. What a person does with a pack's entry is their own row in `inbox_marks`: read or
 -- dismissed at a time, which holds until the pack changes after it. A pack of a kind that folds
 -- (`fold` 1) counts the next burst on its item for the same people, one upsert on
 -- `inbox_packs_fold` (NULLs are distinct: no other pack conflicts), which also finds an item's

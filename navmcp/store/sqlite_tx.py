@@ -173,8 +173,8 @@ class SqliteTx:
             user_ids = [u for u in user_ids if u != actor_id] if checked else [r[0] for r in self.cursor.execute(
                 _MEMBERS, (json.dumps(list(user_ids)), studio_id, actor_id))]
             if len(user_ids) >= PACK_FROM:
-                self.cursor.execute(_PACK, ((time.time_ns() // 1000) << 10 | secrets.randbits(10), kind, studio_id, item_id,
-                                            actor_id, client, 1 if fold else None, at, at, f",{','.join(user_ids)},"))
+                self.cursor.execute(_PACK, (time.time_ns(), kind, studio_id, item_id, actor_id, client,
+                                            1 if fold else None, at, at, f",{','.join(user_ids)},"))
                 self._prune_inbox(expired, at)
                 return user_ids
         given = json.dumps(list(user_ids))
