@@ -13,7 +13,7 @@ import pytest
 
 from nav_helpers import add_member
 from navmcp import workspace
-from navmcp.errors import InvalidActionParams
+from navmcp.errors import ActionUnavailable, InvalidActionParams
 from navmcp.feeds import inbox
 from navmcp.store.sqlite_tx import PACK_FROM
 
@@ -78,6 +78,10 @@ def test_a_burst_folds_and_nobody_learns_who_read_it(any_app, crowd):
         assert mentions(ws, u["frank"]) == [("Plan", 1, True)]
     else:  # one pack: the entry changed after their marks, so it is unread (and shown) again
         assert mentions(ws, u["bob"]) == mentions(ws, u["frank"]) == [("Plan", 3, True)]
+        assert ws.execute(u["bob"], "/inbox", "mark_read", {"entry": entry["id"]}).message == "Marked 1 entry read."
+        assert mentions(ws, u["bob"]) == [("Plan", 3, False)] and mentions(ws, u["carol"]) == [("Plan", 3, True)]
+        with pytest.raises(ActionUnavailable):  # nothing unread now: marked again, it is read
+            ws.execute(u["bob"], "/inbox", "mark_read", {"all": True})
 
 
 def test_a_discussion_folds_per_person_whoever_writes(any_app, crowd):
