@@ -45,8 +45,8 @@ _UPSERT = ("INSERT INTO inbox (id, user_id, kind, studio_id, item_id, held_id, a
            " SET count = count + 1, updated_at = excluded.updated_at, actor_id = excluded.actor_id, client = excluded.client")
 # A fan-out of PACK_FROM members or more, where the caller allows (`pack`), is one `inbox_packs` row
 # (migration 0320): recipients as ",id,…,", in the order given (sorted), so the next burst on the
-# item for the same people folds into it. Fewer get a row each: a
-# reader finds those down its own index; a pack only by testing each of its studio's packs.
+# item for the same people folds into it. Fewer get a row each: a reader finds those down its own
+# index, a pack only by testing each of its studio's packs.
 PACK_FROM = 4
 _PACK = ("INSERT INTO inbox_packs (id, kind, studio_id, item_id, actor_id, client, fold, created_at, updated_at, recipients)"
          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (item_id, kind, recipients, fold) DO UPDATE"
